@@ -1,0 +1,193 @@
+"""Agent presets: how to launch each known agent, as data.
+
+The shipped presets (``presets.json``) use the ACP registry's manifest shape. A
+user adds or overrides presets with JSON files of the same shape, listed in the
+``ACP_NOTEBOOK_PRESETS`` environment variable (``os.pathsep``-separated) or passed
+explicitly.
+
+Resolution of a preset prefers an installed binary (``local``), then ``npx``, then
+``uvx``; anything that is not a preset name is a command line, split like a shell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+DEMO = "demo"
+PRESETS_ENV = "ACP_NOTEBOOK_PRESETS"
+
+Which = Callable[[str], "str | None"]
+
+
+class AgentNotFound(Exception):
+    """A preset none of whose launch methods is available here; the message says what to install."""
+
+
+@dataclass(frozen=True)
+class Preset:
+    id: str
+    name: str
+    description: str
+    distribution: Mapping[str, Any]
+    auth: str = ""
+    website: str = ""
+    source: str = "shipped"
+
+    @classmethod
+    def from_manifest(cls, raw: Mapping[str, Any], source: str) -> Preset:
+        return cls(
+            id=str(raw["id"]),
+            name=str(raw.get("name", raw["id"])),
+            description=str(raw.get("description", "")),
+            distribution=dict(raw.get("distribution") or {}),
+            auth=str(raw.get("auth", "")),
+            website=str(raw.get("website", "")),
+            source=source,
+        )
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """A resolved way to start an agent."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    #: builtin, local, npx, uvx, or command (a command line given by the user).
+    method: str = "command"
+    preset: Preset | None = None
+
+    @property
+    def command_line(self) -> str:
+        return shlex.join(self.argv)
+
+    @property
+    def display_name(self) -> str:
+        return self.preset.name if self.preset else self.name
+
+
+@dataclass(frozen=True)
+class LaunchOption:
+    """One distribution method of a preset and whether it can run here."""
+
+    method: str
+    argv: list[str]
+    env: dict[str, str]
+    available: bool
+    missing: str = ""
+
+
+def _manifests(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    agents = data.get("agents") if isinstance(data, Mapping) else None
+    return [a for a in agents or [] if isinstance(a, Mapping) and isinstance(a.get("id"), str)]
+
+
+def load_presets(extra_files: Iterable[str | os.PathLike[str]] = ()) -> dict[str, Preset]:
+    """The shipped presets, overridden by user files (later files win)."""
+    shipped = json.loads(resources.files(__package__).joinpath("presets.json").read_text("utf-8"))
+    presets = {p["id"]: Preset.from_manifest(p, "shipped") for p in _manifests(shipped)}
+    files = [
+        *filter(None, os.environ.get(PRESETS_ENV, "").split(os.pathsep)),
+        *map(os.fspath, extra_files),
+    ]
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError) as exc:
+            raise AgentNotFound(f"The presets file {path} could not be read: {exc}.") from exc
+        for manifest in _manifests(data):
+            presets[manifest["id"]] = Preset.from_manifest(manifest, path)
+    return presets
+
+
+def launch_options(preset: Preset, which: Which = shutil.which) -> list[LaunchOption]:
+    """Every way this preset could start, in order of preference, with availability."""
+    dist = preset.distribution
+    options: list[LaunchOption] = []
+    builtin = dist.get("builtin")
+    if isinstance(builtin, Mapping):
+        argv = [sys.executable, "-m", str(builtin["module"]), *map(str, builtin.get("args", []))]
+        options.append(LaunchOption("builtin", argv, dict(builtin.get("env", {})), True))
+    local = dist.get("local")
+    if isinstance(local, Mapping):
+        command = str(local["command"])
+        found = which(command)
+        argv = [found or command, *map(str, local.get("args", []))]
+        options.append(
+            LaunchOption(
+                "local",
+                argv,
+                dict(local.get("env", {})),
+                found is not None,
+                f"`{command}` is not on PATH",
+            )
+        )
+    for runner in ("npx", "uvx"):
+        entry = dist.get(runner)
+        if isinstance(entry, Mapping):
+            found = which(runner)
+            argv = [found or runner, *(["--yes"] if runner == "npx" else []), str(entry["package"])]
+            argv += [str(a) for a in entry.get("args", [])]
+            why = (
+                "Node.js's `npx` is not on PATH"
+                if runner == "npx"
+                else "`uvx` (from uv) is not on PATH"
+            )
+            options.append(
+                LaunchOption(runner, argv, dict(entry.get("env", {})), found is not None, why)
+            )
+    return options
+
+
+def install_hint(preset: Preset) -> str:
+    dist = preset.distribution
+    hints = []
+    if isinstance(dist.get("npx"), Mapping):
+        hints.append(f"`npm install -g {dist['npx']['package']}` (needs Node.js)")
+    if isinstance(dist.get("uvx"), Mapping):
+        hints.append(f"`uv tool install {dist['uvx']['package']}`")
+    if isinstance(dist.get("local"), Mapping) and not hints:
+        hints.append(
+            f"install `{dist['local']['command']}`"
+            + (f" (see {preset.website})" if preset.website else "")
+        )
+    return " or ".join(hints)
+
+
+def resolve_agent(
+    spec: str | None,
+    *,
+    presets: Mapping[str, Preset] | None = None,
+    which: Which = shutil.which,
+) -> LaunchSpec:
+    """A preset name (``claude``, ``demo``, ...) or a command line → how to launch it."""
+    presets = load_presets() if presets is None else presets
+    name = (spec or DEMO).strip()
+    preset = presets.get(name)
+    if preset is None:
+        argv = shlex.split(name)
+        if not argv:
+            raise AgentNotFound("The agent command is empty.")
+        return LaunchSpec(os.path.basename(argv[0]), argv, method="command")
+    options = launch_options(preset, which)
+    for option in options:
+        if option.available:
+            return LaunchSpec(preset.id, option.argv, option.env, option.method, preset)
+    missing = (
+        "; ".join(o.missing for o in options if o.missing)
+        or "it has no launch method for this platform"
+    )
+    hint = install_hint(preset)
+    raise AgentNotFound(
+        f"{preset.name} cannot be started here: {missing}."
+        + (f" Install it with {hint}." if hint else "")
+    )

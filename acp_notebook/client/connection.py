@@ -1,0 +1,481 @@
+"""A connection to one agent: the handshake, sessions, and routing of the agent's
+requests to the session they name.
+
+    async with ClientConnection.spawn("python -m acp_notebook.agents.demo") as conn:
+        await conn.initialize()
+        session = await conn.new_session(os.getcwd(), policy="allow")
+        turn = await session.prompt("/run echo hi")
+        print(turn.bundle()["text/markdown"])
+
+Every gated method checks the agent's capabilities first and raises
+:class:`UnsupportedByAgent` instead of sending something the agent never offered
+(spec: treat omitted capabilities as unsupported).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from .. import __version__
+from ..protocol import models as m
+from ..protocol.errors import AUTH_REQUIRED, INVALID_PARAMS, ConnectionClosed, RpcError
+from ..protocol.jsonrpc import Observer, Peer
+from ..protocol.process import AgentProcess, open_agent_process
+from ..protocol.tasks import background_tasks
+from .errors import AuthRequired, ProtocolVersionMismatch, UnsupportedByAgent
+from .permissions import Policy
+from .session import DEFAULT_CANCEL_GRACE, Session
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+CLIENT_INFO = {"name": "acp-notebook", "title": "acp_notebook", "version": __version__}
+
+#: How long a request naming a session we do not know yet may wait for it: an agent's
+#: first requests can race the `session/new` answer that registers the session.
+_SESSION_WAIT = 2.0
+#: Updates kept per unknown session id until it registers (same race, for notifications).
+_ORPHAN_LIMIT = 10_000
+
+
+def client_capabilities() -> m.ClientCapabilities:
+    """What we implement, and only that (spec: advertise honestly)."""
+    return m.ClientCapabilities(
+        fs=m.FileSystemCapabilities(read_text_file=True, write_text_file=True),
+        terminal=True,
+        session=m.ClientSessionCapabilities(
+            config_options=m.SessionConfigOptionsCapabilities(
+                boolean=m.BooleanConfigOptionCapabilities()
+            )
+        ),
+    )
+
+
+class ClientConnection:
+    """The client side of one agent connection."""
+
+    def __init__(
+        self,
+        peer: Peer,
+        *,
+        process: AgentProcess | None = None,
+        name: str = "agent",
+        task_group: anyio.abc.TaskGroup,
+        cancel_grace: float = DEFAULT_CANCEL_GRACE,
+    ) -> None:
+        self.peer = peer
+        self.process = process
+        self.name = name
+        self.cancel_grace = cancel_grace
+        self.sessions: dict[str, Session] = {}
+        self.initialize_response: m.InitializeResponse | None = None
+        self._task_group = task_group
+        self._orphans: dict[str, list[Any]] = {}
+        self._session_registered = anyio.Event()
+        self._register_handlers()
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def spawn(
+        cls,
+        command: str | Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        name: str | None = None,
+        observers: Sequence[Observer] = (),
+        on_stderr: Callable[[str], None] | None = None,
+        cancel_grace: float = DEFAULT_CANCEL_GRACE,
+    ) -> AsyncIterator[ClientConnection]:
+        """Start the agent subprocess and connect to it; on exit every session is
+        cleaned up and the agent shut down with all its children."""
+        async with open_agent_process(
+            command, env=env, cwd=cwd, name=name, on_stderr=on_stderr
+        ) as process:
+            peer = Peer(
+                process.stdout, process.stdin, name=process.name, close_reason=process.describe_exit
+            )
+            for observer in observers:
+                peer.add_observer(observer)
+            async with cls.over(
+                peer, process=process, name=process.name, cancel_grace=cancel_grace
+            ) as conn:
+                yield conn
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def over(
+        cls,
+        peer: Peer,
+        *,
+        process: AgentProcess | None = None,
+        name: str = "agent",
+        cancel_grace: float = DEFAULT_CANCEL_GRACE,
+    ) -> AsyncIterator[ClientConnection]:
+        """Connect over an existing peer (in-memory pairs, replays)."""
+        async with background_tasks() as task_group:
+            conn = cls(
+                peer, process=process, name=name, task_group=task_group, cancel_grace=cancel_grace
+            )
+            task_group.start_soon(peer.run)
+            try:
+                yield conn
+            finally:
+                await conn.aclose()
+
+    def start_soon(self, func: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        """Run a task for as long as the connection lives."""
+        self._task_group.start_soon(func, *args)
+
+    # ------------------------------------------------------------------ handshake
+
+    @property
+    def agent_capabilities(self) -> m.AgentCapabilities:
+        if self.initialize_response is None:
+            return m.AgentCapabilities()
+        return self.initialize_response.agent_capabilities
+
+    @property
+    def auth_methods(self) -> list[m.AuthMethod]:
+        return list(self.initialize_response.auth_methods) if self.initialize_response else []
+
+    @property
+    def agent_info(self) -> m.Implementation | None:
+        return self.initialize_response.agent_info if self.initialize_response else None
+
+    @property
+    def agent_name(self) -> str:
+        info = self.agent_info
+        if info is not None:
+            return f"The agent `{info.title or info.name}`"
+        return f"The agent `{self.name}`"
+
+    async def initialize(
+        self, capabilities: m.ClientCapabilities | None = None
+    ) -> m.InitializeResponse:
+        """`initialize` with protocol version 1, our capabilities and clientInfo."""
+        request = m.InitializeRequest(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=capabilities or client_capabilities(),
+            client_info=m.Implementation(**CLIENT_INFO),
+        )
+        result = await self.peer.request("initialize", request)
+        response = m.InitializeResponse.parse(result if isinstance(result, dict) else {})
+        # spec: the agent answers our version if it supports it, else its latest; a
+        # client that cannot speak the answer SHOULD close the connection and say so.
+        if response.protocol_version != PROTOCOL_VERSION:
+            await self.peer.aclose()
+            raise ProtocolVersionMismatch(
+                f"{self.agent_name} speaks ACP protocol version {response.protocol_version}; "
+                f"acp_notebook speaks version {PROTOCOL_VERSION}."
+            )
+        self.initialize_response = response
+        return response
+
+    async def authenticate(self, method_id: str) -> None:
+        """`authenticate` with one of the agent-handled methods it advertised."""
+        method = next((a for a in self.auth_methods if getattr(a, "id", None) == method_id), None)
+        if method is None:
+            offered = ", ".join(f"`{getattr(a, 'id', '?')}`" for a in self.auth_methods) or "none"
+            raise RpcError(
+                INVALID_PARAMS,
+                f"{self.agent_name} did not offer the auth method `{method_id}` (offered: {offered}).",
+            )
+        if isinstance(method, m.AuthMethodTerminal):
+            raise UnsupportedByAgent(
+                f"terminal auth method `{method_id}`", "auth.terminal (client side)", "acp_notebook"
+            )
+        await self.peer.request("authenticate", m.AuthenticateRequest(method_id=method_id))
+
+    async def logout(self) -> None:
+        if self.agent_capabilities.auth.logout is None:
+            raise UnsupportedByAgent("logout", "agentCapabilities.auth.logout", self.agent_name)
+        await self.peer.request("logout", m.LogoutRequest())
+
+    # ------------------------------------------------------------------ sessions
+
+    def _auth_error(self, exc: RpcError) -> RpcError:
+        if exc.code != AUTH_REQUIRED:
+            return exc
+        methods = self.auth_methods
+        data_methods = exc.data.get("authMethods") if isinstance(exc.data, dict) else None
+        if not methods and isinstance(data_methods, list):
+            methods = [
+                m.parse(m.AuthMethod, item) for item in data_methods if isinstance(item, dict)
+            ]
+        return AuthRequired(exc.message, exc.data, methods)
+
+    def _session_caps(self) -> m.SessionCapabilities:
+        return self.agent_capabilities.session_capabilities
+
+    def _directories(self, additional_directories: Sequence[str]) -> list[str] | None:
+        dirs = [os.path.abspath(d) for d in additional_directories]
+        if not dirs:
+            return None
+        # Sent only when advertised; they are roots for fs and terminals either way.
+        return dirs if self._session_caps().additional_directories is not None else None
+
+    def _register(self, session: Session) -> Session:
+        self.sessions[session.session_id] = session
+        for update in self._orphans.pop(session.session_id, []):
+            session.transcript.apply(update)
+        self._session_registered.set()
+        self._session_registered = anyio.Event()
+        return session
+
+    def _make_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: Sequence[str],
+        policy: Policy,
+        interactive: bool,
+        env: Mapping[str, str] | None,
+    ) -> Session:
+        return Session(
+            self,
+            session_id,
+            cwd=cwd,
+            additional_directories=[os.path.abspath(d) for d in additional_directories],
+            policy=policy,
+            interactive=interactive,
+            env=dict(env) if env else None,
+        )
+
+    async def _open_session_services(self, session: Session) -> None:
+        # The connection's task group runs the terminals' helper tasks: it outlives
+        # every session and is exited in the task that entered it.
+        session.terminals.attach(self._task_group)
+
+    async def new_session(
+        self,
+        cwd: str | os.PathLike[str],
+        *,
+        additional_directories: Sequence[str] = (),
+        mcp_servers: Sequence[m.McpServer | dict[str, Any]] = (),
+        policy: Policy = "ask",
+        interactive: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> Session:
+        """`session/new` in ``cwd`` (made absolute; spec: cwd MUST be absolute)."""
+        cwd = os.path.abspath(cwd)
+        request = m.NewSessionRequest(
+            cwd=cwd,
+            mcp_servers=self._mcp_servers(mcp_servers),
+            additional_directories=self._directories(additional_directories),
+        )
+        try:
+            result = await self.peer.request("session/new", request)
+        except RpcError as exc:
+            raise self._auth_error(exc) from None
+        response = m.NewSessionResponse.parse(result if isinstance(result, dict) else {})
+        session = self._make_session(
+            response.session_id, cwd, additional_directories, policy, interactive, env
+        )
+        await self._open_session_services(session)
+        session.transcript.set_modes(response.modes)
+        session.transcript.set_config_options(response.config_options)
+        return self._register(session)
+
+    async def load_session(
+        self,
+        session_id: str,
+        cwd: str | os.PathLike[str],
+        *,
+        additional_directories: Sequence[str] = (),
+        mcp_servers: Sequence[m.McpServer | dict[str, Any]] = (),
+        policy: Policy = "ask",
+        interactive: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> Session:
+        """`session/load`: the agent replays the history as updates before answering."""
+        if not self.agent_capabilities.load_session:
+            raise UnsupportedByAgent(
+                "session/load", "agentCapabilities.loadSession", self.agent_name
+            )
+        cwd = os.path.abspath(cwd)
+        session = self._make_session(
+            session_id, cwd, additional_directories, policy, interactive, env
+        )
+        await self._open_session_services(session)
+        self._register(session)  # before the request: the replay arrives before the answer
+        request = m.LoadSessionRequest(
+            session_id=session_id,
+            cwd=cwd,
+            mcp_servers=self._mcp_servers(mcp_servers),
+            additional_directories=self._directories(additional_directories),
+        )
+        try:
+            result = await self.peer.request("session/load", request)
+        except RpcError as exc:
+            self.sessions.pop(session_id, None)
+            await session._shutdown()
+            raise self._auth_error(exc) from None
+        response = m.LoadSessionResponse.parse(result if isinstance(result, dict) else {})
+        session.transcript.set_modes(response.modes)
+        session.transcript.set_config_options(response.config_options)
+        return session
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str | os.PathLike[str],
+        *,
+        additional_directories: Sequence[str] = (),
+        mcp_servers: Sequence[m.McpServer | dict[str, Any]] = (),
+        policy: Policy = "ask",
+        interactive: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> Session:
+        """`session/resume`: continue a session without replaying its history."""
+        if self._session_caps().resume is None:
+            raise UnsupportedByAgent(
+                "session/resume", "sessionCapabilities.resume", self.agent_name
+            )
+        cwd = os.path.abspath(cwd)
+        request = m.ResumeSessionRequest(
+            session_id=session_id,
+            cwd=cwd,
+            mcp_servers=self._mcp_servers(mcp_servers),
+            additional_directories=self._directories(additional_directories),
+        )
+        try:
+            result = await self.peer.request("session/resume", request)
+        except RpcError as exc:
+            raise self._auth_error(exc) from None
+        response = m.ResumeSessionResponse.parse(result if isinstance(result, dict) else {})
+        session = self._make_session(
+            session_id, cwd, additional_directories, policy, interactive, env
+        )
+        await self._open_session_services(session)
+        session.transcript.set_modes(response.modes)
+        session.transcript.set_config_options(response.config_options)
+        return self._register(session)
+
+    async def list_sessions(
+        self, *, cwd: str | None = None, cursor: str | None = None
+    ) -> m.ListSessionsResponse:
+        """One page of `session/list` (``next_cursor`` None = last page)."""
+        if self._session_caps().list is None:
+            raise UnsupportedByAgent("session/list", "sessionCapabilities.list", self.agent_name)
+        request = m.ListSessionsRequest(cwd=os.path.abspath(cwd) if cwd else None, cursor=cursor)
+        result = await self.peer.request("session/list", request)
+        return m.ListSessionsResponse.parse(result if isinstance(result, dict) else {})
+
+    async def close_session(self, session_id: str) -> None:
+        """`session/close` (the agent cancels in-flight work), then local cleanup."""
+        if self._session_caps().close is None:
+            raise UnsupportedByAgent("session/close", "sessionCapabilities.close", self.agent_name)
+        await self.peer.request("session/close", m.CloseSessionRequest(session_id=session_id))
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            await session._shutdown()
+
+    async def delete_session(self, session_id: str) -> None:
+        if self._session_caps().delete is None:
+            raise UnsupportedByAgent(
+                "session/delete", "sessionCapabilities.delete", self.agent_name
+            )
+        await self.peer.request("session/delete", m.DeleteSessionRequest(session_id=session_id))
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            await session._shutdown()
+
+    def _mcp_servers(self, servers: Sequence[m.McpServer | dict[str, Any]]) -> list[m.McpServer]:
+        parsed = [m.parse(m.McpServer, s) if isinstance(s, dict) else s for s in servers]
+        caps = self.agent_capabilities.mcp_capabilities
+        for server in parsed:
+            # spec: http/sse servers only when the agent advertises them.
+            if isinstance(server, m.McpServerHttp) and not caps.http:
+                raise UnsupportedByAgent(
+                    f"HTTP MCP server `{server.name}`", "mcpCapabilities.http", self.agent_name
+                )
+            if isinstance(server, m.McpServerSse) and not caps.sse:
+                raise UnsupportedByAgent(
+                    f"SSE MCP server `{server.name}`", "mcpCapabilities.sse", self.agent_name
+                )
+        return parsed
+
+    # ------------------------------------------------------------------ agent → client
+
+    def _register_handlers(self) -> None:
+        peer = self.peer
+        peer.handle_notification("session/update", self._on_session_update)
+        peer.handle_request(
+            "session/request_permission", self._routed(lambda s: s.request_permission)
+        )
+        peer.handle_request("fs/read_text_file", self._routed(lambda s: s.fs.read_text_file))
+        peer.handle_request("fs/write_text_file", self._routed(lambda s: s.fs.write_text_file))
+        peer.handle_request("terminal/create", self._routed(lambda s: s.terminals.create))
+        peer.handle_request("terminal/output", self._routed(lambda s: s.terminals.output))
+        peer.handle_request(
+            "terminal/wait_for_exit", self._routed(lambda s: s.terminals.wait_for_exit)
+        )
+        peer.handle_request("terminal/kill", self._routed(lambda s: s.terminals.kill))
+        peer.handle_request("terminal/release", self._routed(lambda s: s.terminals.release))
+
+    def _on_session_update(self, params: Any) -> None:
+        try:
+            notification = m.SessionNotification.parse(params)
+        except Exception:
+            log.warning(
+                "%s: a session/update could not be read even leniently: %.300r", self.name, params
+            )
+            return
+        session = self.sessions.get(notification.session_id)
+        if session is not None:
+            session.transcript.apply(notification.update)
+            return
+        # An update can race the answer that creates its session (the reader applies the
+        # lines after a `session/new` answer before the caller resumes): keep it.
+        orphans = self._orphans.setdefault(notification.session_id, [])
+        if len(orphans) < _ORPHAN_LIMIT:
+            orphans.append(notification.update)
+
+    def _routed(
+        self, pick: Callable[[Session], Callable[[dict[str, Any]], Awaitable[Any]]]
+    ) -> Callable[[Any], Awaitable[Any]]:
+        async def handler(params: Any) -> Any:
+            if not isinstance(params, dict) or not isinstance(params.get("sessionId"), str):
+                raise RpcError(INVALID_PARAMS, "The request has no sessionId.")
+            session = await self._session_for(params["sessionId"])
+            return await pick(session)(params)
+
+        return handler
+
+    async def _session_for(self, session_id: str) -> Session:
+        with anyio.move_on_after(_SESSION_WAIT):
+            while session_id not in self.sessions:
+                await self._session_registered.wait()
+        session = self.sessions.get(session_id)
+        if session is None or session.closed:
+            raise RpcError(
+                INVALID_PARAMS, f"Unknown session `{session_id}`.", {"sessionId": session_id}
+            )
+        return session
+
+    # ------------------------------------------------------------------ closing
+
+    async def aclose(self) -> None:
+        """Clean up every session locally (terminals killed) and close the agent's stdin."""
+        with anyio.CancelScope(shield=True):
+            for session in list(self.sessions.values()):
+                await session._shutdown()
+            await self.peer.aclose()
+
+    @property
+    def closed(self) -> bool:
+        return self.peer.closed
+
+    def raise_if_closed(self) -> None:
+        if self.peer.closed:
+            raise ConnectionClosed(self.peer.closed_message or "The agent connection is closed.")

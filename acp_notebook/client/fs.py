@@ -1,0 +1,496 @@
+"""`fs/read_text_file` and `fs/write_text_file` for one session, confined to its roots.
+
+The roots are the session ``cwd`` plus its ``additionalDirectories`` (spec: effective
+roots SHOULD bound tool file access). Every path is resolved with ``os.path.realpath``
+(symlinks and ``..`` followed) and must land inside a root; nothing outside the roots is
+opened, created, or replaced. All disk work runs in a worker thread so that a huge file
+or a slow disk never stalls the kernel's event loop.
+
+Error codes (one-sentence messages, ``data`` names the path):
+
+* ``-32602`` invalid params: ``path`` not a string, relative, or holding a NUL byte;
+  the resolved path outside the roots (``data.roots`` lists them); ``line`` / ``limit``
+  / ``content`` malformed; the path is a directory or not a regular file; a parent of a
+  path to write is not a directory; the read would return more than ``max_read_bytes``
+  (the message suggests ``line`` / ``limit``). Outside-the-roots is "invalid params"
+  rather than a custom code because agents only show the message to the model, and
+  -32602 is the code every peer already understands as "this request can't be served
+  as asked".
+* ``-32002`` resource not found: the file to read does not exist (spec: use -32002
+  for missing files).
+* ``-32603`` internal error: the file is not UTF-8 text, or the OS refused the
+  operation (permission denied, disk full, ...); the message carries the OS reason.
+
+Confinement guards against an agent's mistakes, not against a hostile one: an agent
+with ``terminal/*`` can run any command anyway. What is left is a race where another
+process swaps a checked directory for a symlink between the check and the open; the
+final component is opened with ``O_NOFOLLOW`` and a created parent is re-resolved after
+creation, which closes the common cases.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+import stat
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import anyio
+import anyio.to_thread
+
+from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
+
+__all__ = [
+    "DEFAULT_MAX_READ_BYTES",
+    "FileChange",
+    "FileSystem",
+    "is_inside",
+    "resolve_inside",
+    "resolve_root",
+]
+
+log = logging.getLogger(__name__)
+
+#: Largest text one ``fs/read_text_file`` answer may carry (and largest old text kept
+#: for a diff). 16 MiB is far above any source file a model can use, and well below what
+#: would strain the kernel or the JSON-RPC pipe.
+DEFAULT_MAX_READ_BYTES = 16 * 1024 * 1024
+
+_CHUNK = 1024 * 1024
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_temp_counter = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One successful ``fs/write_text_file``, for a UI to show as a diff."""
+
+    #: The path as the agent sent it (what its tool calls show).
+    path: str
+    #: The text before the write; None when the file did not exist, or when it existed
+    #: but its old text could not be kept (see ``old_text_unavailable``).
+    old_text: str | None
+    new_text: str
+    #: True when the file existed but was not UTF-8 text or was larger than the read
+    #: limit, so ``old_text`` is None although the file was not new.
+    old_text_unavailable: bool = False
+    #: The real path that was written (symlinks resolved).
+    resolved_path: str = ""
+
+
+def resolve_root(path: str | os.PathLike[str]) -> str:
+    """An absolute root directory, resolved (programmer error if relative)."""
+    text = os.fspath(path)
+    if not os.path.isabs(text):
+        raise ValueError(f"Session directories must be absolute paths, got {text!r}.")
+    return os.path.realpath(text)
+
+
+def is_inside(path: str, root: str) -> bool:
+    """Whether resolved ``path`` is ``root`` or below it.
+
+    ``commonpath`` compares whole components, so ``/root2`` is not inside ``/root``
+    (a string-prefix test would say it is).
+    """
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:  # different drives, or mixing absolute and relative
+        return False
+
+
+def _roots_text(roots: Sequence[str]) -> str:
+    return ", ".join(roots) if roots else "none"
+
+
+def resolve_inside(value: Any, roots: Sequence[str], *, what: str = "path") -> str:
+    """Validate an absolute path from the agent and resolve it inside ``roots``.
+
+    Returns the real path (symlinks and ``..`` resolved); raises ``RpcError`` -32602 when
+    ``value`` is not an absolute path string or resolves outside every root. This touches
+    the disk (``realpath`` reads links), so call it from a worker thread.
+    """
+    if not isinstance(value, str):
+        raise RpcError(INVALID_PARAMS, f"The {what} must be a string, not {type(value).__name__}.")
+    if "\x00" in value:
+        # No file name can hold NUL; refusing beats letting the OS truncate the name.
+        raise RpcError(
+            INVALID_PARAMS, f"The {what} {value!r} contains a NUL byte.", {"path": value}
+        )
+    if not os.path.isabs(value):
+        # spec: all file paths are absolute.
+        raise RpcError(
+            INVALID_PARAMS,
+            f"The {what} {value!r} is relative, but it must be absolute.",
+            {"path": value},
+        )
+    resolved = os.path.realpath(value)
+    if not any(is_inside(resolved, root) for root in roots):
+        raise _outside(value, resolved, roots, what)
+    return resolved
+
+
+def _outside(value: str, resolved: str, roots: Sequence[str], what: str = "path") -> RpcError:
+    via = "" if resolved == os.path.normpath(value) else f" (it resolves to {resolved})"
+    return RpcError(
+        INVALID_PARAMS,
+        f"The {what} {value}{via} is outside the session's directories ({_roots_text(roots)}).",
+        {"path": value, "resolved": resolved, "roots": list(roots)},
+    )
+
+
+def _os_error(action: str, path: str, exc: OSError) -> RpcError:
+    reason = exc.strerror or str(exc)
+    return RpcError(INTERNAL_ERROR, f"Could not {action} {path}: {reason}.", {"path": path})
+
+
+def _not_a_file(path: str, mode: int) -> RpcError:
+    if stat.S_ISDIR(mode):
+        return RpcError(
+            INVALID_PARAMS, f"The path {path} is a directory, not a file.", {"path": path}
+        )
+    return RpcError(
+        INVALID_PARAMS,
+        f"The path {path} is not a regular file (a device, socket or pipe).",
+        {"path": path},
+    )
+
+
+def _check_int(params: dict[str, Any], key: str, minimum: int) -> int | None:
+    value = params.get(key)
+    if value is None:
+        return None
+    # bool is an int subclass in Python; JSON true is not a line number.
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise RpcError(
+            INVALID_PARAMS,
+            f"The `{key}` parameter must be an integer of at least {minimum}, not {value!r}.",
+            {key: value},
+        )
+    return value
+
+
+def _read_window(f: BinaryIO, start: int, limit: int | None, max_bytes: int, path: str) -> bytes:
+    """Lines ``start`` .. ``start + limit - 1`` (1-based) of ``f``, terminators included.
+
+    Streams in chunks so a huge file is never held whole, and keeps only the requested
+    lines. Lines end at ``\\n`` (so ``\\r\\n`` stays attached to its line and a lone
+    ``\\r`` does not start a new one): the same numbering as ``grep -n`` / ``wc -l``,
+    which is where agents get line numbers from. ``\\n`` is never part of a multibyte
+    UTF-8 sequence, so splitting raw bytes on it is safe.
+    """
+    stop = None if limit is None else start + limit
+    if stop is not None and stop <= start:
+        return b""
+    out = bytearray()
+    line_no = 1
+    while True:
+        chunk = f.read(_CHUNK)
+        if not chunk:
+            break
+        if line_no < start:
+            newlines = chunk.count(b"\n")
+            if line_no + newlines < start:  # the window starts in a later chunk
+                line_no += newlines
+                continue
+        i = 0
+        while i < len(chunk):
+            nl = chunk.find(b"\n", i)
+            end = len(chunk) if nl < 0 else nl + 1
+            if line_no >= start:
+                out += chunk[i:end]
+                if len(out) > max_bytes:
+                    raise RpcError(
+                        INVALID_PARAMS,
+                        f"The requested lines of {path} exceed {max_bytes} bytes; ask for fewer lines with `limit`.",
+                        {"path": path, "maxBytes": max_bytes},
+                    )
+            if nl < 0:
+                break
+            line_no += 1
+            i = end
+            if stop is not None and line_no >= stop:
+                return bytes(out)
+    return bytes(out)
+
+
+def _open_no_follow(path: str, flags: int, mode: int = 0o777) -> int:
+    # O_NOFOLLOW: the final component was resolved already, so a symlink here means
+    # someone swapped it in after the check; refuse instead of following it.
+    return os.open(path, flags | _O_NOFOLLOW | _O_CLOEXEC, mode)
+
+
+class FileSystem:
+    """Serves ``fs/read_text_file`` / ``fs/write_text_file`` for one session.
+
+    ``roots`` are absolute directories (session ``cwd`` first, then additional
+    directories). ``on_change`` is called on the event loop with every
+    :class:`FileChange`, after it was appended to :attr:`changes`.
+    """
+
+    def __init__(
+        self,
+        roots: Sequence[str | os.PathLike[str]],
+        *,
+        max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+        on_change: Callable[[FileChange], None] | None = None,
+    ) -> None:
+        self._roots: list[str] = []
+        for root in roots:
+            self.add_root(root)
+        self.max_read_bytes = max_read_bytes
+        self.on_change = on_change
+        self.changes: list[FileChange] = []
+        # One write at a time, so each recorded old_text is the previous new_text.
+        self._write_lock = anyio.Lock()
+
+    @property
+    def roots(self) -> list[str]:
+        """The resolved root directories."""
+        return list(self._roots)
+
+    def add_root(self, path: str | os.PathLike[str] | Path) -> None:
+        """Allow access below another absolute directory (stored resolved)."""
+        root = resolve_root(path)
+        if root not in self._roots:
+            self._roots.append(root)
+
+    # -- fs/read_text_file -------------------------------------------------------------
+
+    async def read_text_file(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``fs/read_text_file``: ``{"content": str}`` for the whole file or a line window."""
+        path = params.get("path")
+        line = _check_int(params, "line", 1)  # spec: line numbers are 1-based
+        # limit 0 means zero lines (the literal reading of "maximum number of lines").
+        limit = _check_int(params, "limit", 0)
+        content = await anyio.to_thread.run_sync(self._read_sync, path, line, limit)
+        return {"content": content}
+
+    def _read_sync(self, path: Any, line: int | None, limit: int | None) -> str:
+        resolved = resolve_inside(path, self._roots)
+        assert isinstance(path, str)
+        try:
+            # O_NONBLOCK: opening a FIFO must not hang the worker thread waiting for
+            # a writer; the type check below then refuses it.
+            fd = _open_no_follow(resolved, os.O_RDONLY | _O_NONBLOCK)
+        except (FileNotFoundError, NotADirectoryError):
+            # spec: -32002 for missing files.
+            raise RpcError(
+                RESOURCE_NOT_FOUND, f"The file {path} does not exist.", {"path": path}
+            ) from None
+        except OSError as exc:
+            raise _os_error("read", path, exc) from None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise _not_a_file(path, info.st_mode)
+            f = open(fd, "rb", closefd=True)  # noqa: SIM115 (closed by the with below)
+        except BaseException:
+            os.close(fd)
+            raise
+        with f:
+            try:
+                if line is None and limit is None:
+                    data = self._read_whole(f, info.st_size, path)
+                else:
+                    data = _read_window(f, line or 1, limit, self.max_read_bytes, path)
+            except OSError as exc:
+                raise _os_error("read", path, exc) from None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RpcError(
+                INTERNAL_ERROR,
+                f"The file {path} is not UTF-8 text, so it cannot be read as a text file.",
+                {"path": path},
+            ) from None
+
+    def _read_whole(self, f: BinaryIO, size: int, path: str) -> bytes:
+        limit = self.max_read_bytes
+        too_large = RpcError(
+            INVALID_PARAMS,
+            f"The file {path} is larger than {limit} bytes; read it in parts with `line` and `limit`.",
+            {"path": path, "size": size, "maxBytes": limit},
+        )
+        if size > limit:
+            raise too_large
+        data = f.read(limit + 1)  # + 1: the file may have grown since fstat
+        if len(data) > limit:
+            raise too_large
+        return data
+
+    # -- fs/write_text_file ------------------------------------------------------------
+
+    async def write_text_file(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``fs/write_text_file``: atomically replace (or create) the file; returns ``{}``."""
+        path = params.get("path")
+        content = params.get("content")
+        if not isinstance(content, str):
+            raise RpcError(
+                INVALID_PARAMS,
+                f"The `content` parameter must be a string, not {type(content).__name__}.",
+            )
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates from a JSON "\ud800" escape
+            raise RpcError(
+                INVALID_PARAMS, "The `content` parameter is not valid Unicode text."
+            ) from None
+        async with self._write_lock:
+            change = await anyio.to_thread.run_sync(self._write_sync, path, content, data)
+            self.changes.append(change)
+        if self.on_change is not None:
+            try:
+                self.on_change(change)
+            except Exception:  # a UI observer must not turn a done write into an error
+                log.exception("on_change callback failed for %s", change.path)
+        # spec (§12): send {} for fs/write_text_file, not null.
+        return {}
+
+    def _write_sync(self, path: Any, content: str, data: bytes) -> FileChange:
+        resolved = resolve_inside(path, self._roots)
+        assert isinstance(path, str)
+        parent, name = os.path.split(resolved)
+
+        # The deepest existing ancestor must itself be a directory inside the roots:
+        # the directories we create go below it.
+        ancestor = parent
+        while not os.path.lexists(ancestor):
+            ancestor = os.path.dirname(ancestor)
+        real_ancestor = os.path.realpath(ancestor)
+        if not any(is_inside(real_ancestor, root) for root in self._roots):
+            raise _outside(path, real_ancestor, self._roots)
+        if not os.path.isdir(real_ancestor):
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Cannot write {path} because {ancestor} is not a directory.",
+                {"path": path},
+            )
+
+        try:
+            old_info: os.stat_result | None = os.lstat(resolved)
+        except FileNotFoundError:
+            old_info = None
+        except OSError as exc:
+            raise _os_error("write", path, exc) from None
+        if old_info is not None:
+            if stat.S_ISLNK(old_info.st_mode):
+                # realpath left a link here, so it changed under us (or loops): never
+                # write through it, and never "fix" it by replacing the link.
+                raise RpcError(
+                    INVALID_PARAMS,
+                    f"The path {path} is a symbolic link that could not be resolved safely.",
+                    {"path": path},
+                )
+            if not stat.S_ISREG(old_info.st_mode):
+                raise _not_a_file(path, old_info.st_mode)
+        old_text, unavailable = self._old_text(resolved, old_info)
+
+        if parent != ancestor:
+            try:
+                # spec: fs/write_text_file MUST create the file if it does not exist;
+                # we also create its missing parents, all below the checked ancestor.
+                os.makedirs(parent, exist_ok=True)
+            except OSError as exc:
+                raise _os_error("create the directories for", path, exc) from None
+            if os.path.realpath(parent) != parent:
+                raise RpcError(
+                    INVALID_PARAMS,
+                    f"The directory of {path} changed into a link while it was created.",
+                    {"path": path},
+                )
+
+        self._replace_atomically(path, resolved, parent, name, data, old_info)
+        return FileChange(
+            path=path,
+            old_text=old_text,
+            new_text=content,
+            old_text_unavailable=unavailable,
+            resolved_path=resolved,
+        )
+
+    def _old_text(self, resolved: str, info: os.stat_result | None) -> tuple[str | None, bool]:
+        """The file's current text for the diff, or (None, True) if it can't be kept."""
+        if info is None:
+            return None, False
+        if info.st_size > self.max_read_bytes:
+            return None, True
+        try:
+            fd = _open_no_follow(resolved, os.O_RDONLY | _O_NONBLOCK)
+            with open(fd, "rb", closefd=True) as f:
+                raw = f.read(self.max_read_bytes + 1)
+        except OSError:
+            return None, True
+        if len(raw) > self.max_read_bytes:
+            return None, True
+        try:
+            return raw.decode("utf-8"), False
+        except UnicodeDecodeError:
+            return None, True
+
+    def _replace_atomically(
+        self,
+        path: str,
+        resolved: str,
+        parent: str,
+        name: str,
+        data: bytes,
+        old_info: os.stat_result | None,
+    ) -> None:
+        """Write a temp file next to the target, then ``os.replace`` it over the target.
+
+        A crash leaves either the old file or the new one, never half of one; and since
+        the directory entry is replaced, a hard link to a file elsewhere is not written
+        through either.
+        """
+        # Fresh files get 0o666 minus the umask, like any editor's; an existing file's
+        # permission bits are copied below.
+        mode = 0o600 if old_info is not None else 0o666
+        fd = -1
+        temp = ""
+        for _ in range(100):
+            temp = os.path.join(
+                parent, f".{name[:100]}.{os.getpid()}.{next(_temp_counter)}.acp-tmp"
+            )
+            try:
+                fd = _open_no_follow(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+                break
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                raise _os_error("write", path, exc) from None
+        if fd < 0:
+            raise RpcError(INTERNAL_ERROR, f"Could not create a temporary file next to {path}.")
+        try:
+            try:
+                if old_info is not None:
+                    os.fchmod(fd, stat.S_IMODE(old_info.st_mode))
+                    with contextlib.suppress(OSError):  # only root may give files away
+                        os.fchown(fd, old_info.st_uid, old_info.st_gid)
+                view = memoryview(data)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                os.fsync(fd)  # the data is on disk before the rename makes it visible
+            finally:
+                os.close(fd)
+            os.replace(temp, resolved)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            if isinstance(exc, OSError):
+                raise _os_error("write", path, exc) from None
+            raise
+        # Make the rename itself durable; best effort (not every filesystem allows it).
+        with contextlib.suppress(OSError):
+            dir_fd = os.open(parent, os.O_RDONLY | _O_CLOEXEC)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)

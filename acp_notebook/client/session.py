@@ -1,0 +1,377 @@
+"""One ACP session: its prompt turns, and the services that answer its agent's requests.
+
+A session owns:
+
+* a :class:`~acp_notebook.client.transcript.Transcript` (all its updates, in order);
+* a :class:`~acp_notebook.client.fs.FileSystem` and a
+  :class:`~acp_notebook.client.terminals.TerminalManager` confined to its roots
+  (``cwd`` plus additional directories);
+* a :class:`~acp_notebook.client.permissions.PermissionBroker`.
+
+Prompt turns run one at a time; later prompts wait in a queue, in order
+(v1: never two `session/prompt` pending on one session).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+from ..protocol import models as m
+from ..protocol.errors import ConnectionClosed, RpcError
+from .errors import PromptNotSupported, TurnTimeout
+from .fs import FileChange, FileSystem
+from .permissions import PermissionBroker, PermissionRequest, Policy
+from .render import TerminalView, transcript_bundle
+from .terminals import TerminalManager
+from .transcript import Transcript, TurnRecord
+
+if TYPE_CHECKING:
+    from .connection import ClientConnection
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CANCEL_GRACE = 10.0
+
+TurnState = Literal["queued", "running", "done"]
+PromptInput = (
+    str | m.ContentBlock | dict[str, Any] | Sequence[str | m.ContentBlock | dict[str, Any]]
+)
+
+
+def prompt_blocks(prompt: PromptInput) -> list[m.ContentBlock]:
+    """Content blocks from a string, a block, a dict, or a list of those."""
+    items = (
+        [prompt]
+        if isinstance(prompt, (str, dict)) or not isinstance(prompt, Sequence)
+        else list(prompt)
+    )
+    blocks: list[m.ContentBlock] = []
+    for item in items:
+        if isinstance(item, str):
+            blocks.append(m.TextContentBlock(text=item))
+        elif isinstance(item, dict):
+            blocks.append(m.parse(m.ContentBlock, item))
+        else:
+            blocks.append(item)
+    return blocks
+
+
+class PromptTurn:
+    """One `session/prompt`: queued, then running, then done with a stop reason or an error."""
+
+    def __init__(
+        self, session: Session, blocks: list[m.ContentBlock], *, timeout: float | None
+    ) -> None:
+        self.session = session
+        self.blocks = blocks
+        self.timeout = timeout
+        self.state: TurnState = "queued"
+        self.record: TurnRecord | None = None
+        self.stop_reason: str | None = None
+        self.error: str | None = None
+        self.exception: BaseException | None = None
+        self.cancel_requested = False
+        #: True when ``timeout`` expired (the turn was then cancelled).
+        self.timed_out = False
+        self.started: float | None = None
+        self.ended: float | None = None
+        self._done = anyio.Event()
+        self._prompt_done = anyio.Event()
+
+    @property
+    def done(self) -> bool:
+        return self.state == "done"
+
+    @property
+    def duration(self) -> float | None:
+        if self.started is None:
+            return None
+        return (self.ended or time.monotonic()) - self.started
+
+    async def wait(self) -> PromptTurn:
+        await self._done.wait()
+        return self
+
+    async def cancel(self) -> None:
+        """Cancel this turn: dropped from the queue if it has not started, else
+        `session/cancel` (see :meth:`Session.cancel`)."""
+        if self.state == "queued":
+            self.cancel_requested = True
+            self.stop_reason = "cancelled"
+            self._finish()
+        elif self.state == "running":
+            await self.session.cancel()
+
+    def bundle(self) -> dict[str, str]:
+        """The turn as a Markdown + plain-text display bundle (what notebooks save)."""
+        if self.record is None:
+            text = "Cancelled before it started." if self.cancel_requested else "Queued."
+            return {"text/markdown": f"*{text}*\n", "text/plain": text + "\n"}
+        return transcript_bundle(self.session.transcript, self.record, self.session.terminal_view)
+
+    def _finish(self) -> None:
+        self.state = "done"
+        self.ended = time.monotonic()
+        self._done.set()
+
+
+class Session:
+    """A session with an agent. Created by :class:`ClientConnection`, not directly."""
+
+    def __init__(
+        self,
+        connection: ClientConnection,
+        session_id: str,
+        *,
+        cwd: str,
+        additional_directories: Sequence[str] = (),
+        policy: Policy = "ask",
+        interactive: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.connection = connection
+        self.session_id = session_id
+        self.cwd = cwd
+        self.additional_directories = list(additional_directories)
+        roots = [cwd, *self.additional_directories]
+        self.transcript = Transcript(cwd)
+        self.fs = FileSystem(roots, on_change=self._on_file_change)
+        self.terminals = TerminalManager(roots, cwd, env=env, on_output=self._on_terminal_output)
+        self.permissions = PermissionBroker(
+            policy, interactive=interactive, on_change=self._on_permission_change
+        )
+        self.turns: list[PromptTurn] = []
+        self.closed = False
+        self._turn_lock = anyio.Lock()
+        self._active: PromptTurn | None = None
+        self.file_changes: list[FileChange] = self.fs.changes
+
+    # ------------------------------------------------------------------ prompting
+
+    @property
+    def active_turn(self) -> PromptTurn | None:
+        return self._active
+
+    @property
+    def queued_turns(self) -> list[PromptTurn]:
+        return [t for t in self.turns if t.state == "queued"]
+
+    def check_prompt(self, blocks: list[m.ContentBlock]) -> None:
+        """spec: prompt content is restricted to the agent's `promptCapabilities`."""
+        caps = self.connection.agent_capabilities.prompt_capabilities
+        for block in blocks:
+            need = (
+                ("image", caps.image)
+                if isinstance(block, m.ImageContentBlock)
+                else ("audio", caps.audio)
+                if isinstance(block, m.AudioContentBlock)
+                else ("embeddedContext", caps.embedded_context)
+                if isinstance(block, m.EmbeddedResourceContentBlock)
+                else None
+            )
+            if need is not None and not need[1]:
+                raise PromptNotSupported(
+                    f"{self.connection.agent_name} does not accept {need[0]} content in prompts "
+                    f"(it did not advertise promptCapabilities.{need[0]})."
+                )
+
+    def submit(self, prompt: PromptInput, *, timeout: float | None = None) -> PromptTurn:
+        """Queue a prompt and return its turn at once; it runs when the previous turns end."""
+        if self.closed:
+            raise ConnectionClosed(f"Session {self.session_id} is closed.")
+        blocks = prompt_blocks(prompt)
+        self.check_prompt(blocks)
+        turn = PromptTurn(self, blocks, timeout=timeout)
+        self.turns.append(turn)
+        self.connection.start_soon(self._run_turn, turn)
+        return turn
+
+    async def prompt(self, prompt: PromptInput, *, timeout: float | None = None) -> PromptTurn:
+        """Send a prompt and wait for its turn to end (queued behind running turns)."""
+        return await self.submit(prompt, timeout=timeout).wait()
+
+    async def _run_turn(self, turn: PromptTurn) -> None:
+        async with self._turn_lock:  # anyio locks are FIFO: queued prompts keep their order
+            if turn.done:  # cancelled while queued
+                return
+            self._active = turn
+            turn.state = "running"
+            turn.started = time.monotonic()
+            turn.record = self.transcript.begin_turn(turn.blocks)
+            try:
+                await self._exchange(turn)
+            finally:
+                self._active = None
+                self.transcript.end_turn(
+                    turn.record, stop_reason=turn.stop_reason, error=turn.error
+                )
+                turn._finish()
+
+    async def _exchange(self, turn: PromptTurn) -> None:
+        assert turn.record is not None
+        request = m.PromptRequest(session_id=self.session_id, prompt=turn.blocks)
+        outcome: dict[str, Any] = {}
+
+        async def call() -> None:
+            try:
+                outcome["result"] = await self.connection.peer.request("session/prompt", request)
+            except (RpcError, ConnectionClosed) as exc:
+                outcome["error"] = exc
+            finally:
+                turn._prompt_done.set()
+
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(call)
+            if turn.timeout is not None:
+                with anyio.move_on_after(turn.timeout):
+                    await turn._prompt_done.wait()
+                if not turn._prompt_done.is_set():
+                    turn.timed_out = True
+                    await self.cancel(reason="timeout")
+                    with anyio.move_on_after(self.connection.cancel_grace):
+                        await turn._prompt_done.wait()
+                    if not turn._prompt_done.is_set():
+                        task_group.cancel_scope.cancel()
+                        message = (
+                            f"The agent did not finish the turn within {turn.timeout:g} s, nor confirm "
+                            f"the cancellation within {self.connection.cancel_grace:g} s."
+                        )
+                        turn.error = message
+                        turn.exception = TurnTimeout(message)
+                        return
+            await turn._prompt_done.wait()
+
+        error = outcome.get("error")
+        if error is None:
+            response = m.PromptResponse.parse(outcome.get("result") or {})
+            turn.stop_reason = str(response.stop_reason)
+            usage = (response.model_extra or {}).get("usage")
+            turn.record.usage = usage if isinstance(usage, dict) else None
+        elif turn.cancel_requested and isinstance(error, RpcError):
+            # spec says the agent answers `cancelled`; some answer an error instead: be lenient.
+            turn.stop_reason = "cancelled"
+        else:
+            turn.error = str(error)
+            turn.exception = error
+
+    async def cancel(self, *, reason: str = "user") -> bool:
+        """Cancel the running turn. False when no turn is running.
+
+        spec: send `session/cancel`; answer every pending permission request
+        `cancelled`; mark unfinished tool calls cancelled; keep accepting updates
+        until the agent answers the prompt.
+        """
+        turn = self._active
+        if turn is None or turn.done:
+            return False
+        first = not turn.cancel_requested
+        turn.cancel_requested = True
+        if turn.record is not None:
+            turn.record.cancel_requested = True
+        self.permissions.cancel_all(by="cancel" if reason == "user" else reason)
+        if turn.record is not None:
+            self.transcript.mark_unfinished_cancelled(turn.record.index)
+            self.transcript.changed()
+        if first:
+            with contextlib.suppress(ConnectionClosed):
+                await self.connection.peer.notify(
+                    "session/cancel", m.CancelNotification(session_id=self.session_id)
+                )
+            # A stop that really stops: the turn's commands die too (they stay readable).
+            await self.terminals.kill_all()
+        return True
+
+    # ------------------------------------------------------------------ session settings
+
+    async def set_mode(self, mode_id: str) -> None:
+        """`session/set_mode` (legacy; prefer config options when the agent has both)."""
+        if not self.transcript.modes:
+            raise RpcError(
+                -32602, f"{self.connection.agent_name} announced no modes for this session."
+            )
+        await self.connection.peer.request(
+            "session/set_mode", m.SetSessionModeRequest(session_id=self.session_id, mode_id=mode_id)
+        )
+        self.transcript.current_mode_id = mode_id
+        self.transcript.changed()
+
+    async def set_config_option(self, config_id: str, value: str | bool) -> None:
+        """`session/set_config_option`; the answer is the complete new state."""
+        if not any(getattr(o, "id", None) == config_id for o in self.transcript.config_options):
+            raise RpcError(
+                -32602,
+                f"{self.connection.agent_name} has no config option `{config_id}` in this session.",
+            )
+        if isinstance(value, bool):
+            request: Any = m.SetSessionConfigOptionBooleanRequest(
+                session_id=self.session_id, config_id=config_id, value=value
+            )
+        else:
+            request = m.SetSessionConfigOptionSelectRequest(
+                session_id=self.session_id, config_id=config_id, value=value
+            )
+        result = await self.connection.peer.request("session/set_config_option", request)
+        response = m.SetSessionConfigOptionResponse.parse(result or {})
+        self.transcript.set_config_options(response.config_options)
+
+    # ------------------------------------------------------------------ agent requests
+
+    async def request_permission(self, params: dict[str, Any]) -> dict[str, Any]:
+        parsed = m.RequestPermissionRequest.parse(params)
+        request = self.permissions.open(params["toolCall"], params.get("options"))
+        # spec: the request's toolCall merges into the tool call with that id (created if unseen).
+        self.transcript.merge_permission_tool_call(parsed.tool_call, request)
+        if self._active is not None and self._active.cancel_requested:
+            # spec: after session/cancel every permission request is answered `cancelled`.
+            self.permissions.cancel(request.key, by="cancel")
+        decided = await self.permissions.decide(request)
+        return decided.outcome()
+
+    def terminal_view(self, terminal_id: str) -> TerminalView | None:
+        try:
+            snap = self.terminals.snapshot(terminal_id)
+        except (KeyError, RpcError):
+            return None
+        return TerminalView(
+            command=snap.command,
+            output=snap.output,
+            truncated=snap.truncated,
+            exit_code=snap.exit_code,
+            signal=snap.signal,
+            finished=snap.exited,
+        )
+
+    # ------------------------------------------------------------------ listeners
+
+    def _on_file_change(self, change: FileChange) -> None:
+        self.transcript.changed()
+
+    def _on_terminal_output(self, terminal_id: str) -> None:
+        self.transcript.changed()
+
+    def _on_permission_change(self, request: PermissionRequest) -> None:
+        self.transcript.changed()
+
+    def on_change(self, listener: Callable[[Transcript], None]) -> Callable[[], None]:
+        return self.transcript.subscribe(listener)
+
+    # ------------------------------------------------------------------ closing
+
+    async def _shutdown(self) -> None:
+        """Local cleanup: cancel what runs, kill every terminal (their whole groups)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.permissions.cancel_all(by="session closed")
+        for turn in self.turns:
+            if turn.state == "queued":
+                turn.cancel_requested = True
+                turn.stop_reason = "cancelled"
+                turn._finish()
+        await self.terminals.aclose()

@@ -1,0 +1,544 @@
+"""`terminal/*` for one session: commands run in the background, output kept for the agent.
+
+Rules (spec §9 "Terminals" unless noted):
+
+* ``terminal/create`` answers with a ``terminalId`` at once; the command runs in the
+  background in its own session / process group, stdin from ``/dev/null`` (nobody can
+  type into it), stdout and stderr merged into one pipe so they interleave in arrival
+  order.
+* Shell or not (the spec leaves it to the client): when ``args`` is given, ``command``
+  is run directly with those arguments. When ``args`` is absent or empty and ``command``
+  is more than a plain word (spaces, pipes, quotes, ``$``, ``~``, ...), it is run as
+  ``/bin/sh -c command`` — agents send both styles (``{"command": "echo hi"}`` as well as
+  ``{"command": "bash", "args": ["-lc", "..."]}``). A plain word, or the path of an
+  existing file, is run directly.
+* ``env`` entries overlay the kernel's environment (after the manager's own ``env``
+  overlay); ``cwd`` must be absolute and inside the session's directories, default the
+  session cwd.
+* Output is kept up to ``outputByteLimit`` bytes (no spec default; we always cap at
+  ``max_output_bytes``, 32 MiB by default, so a chatty command cannot eat the kernel's
+  memory). Beyond it the *beginning* is dropped, cut at a UTF-8 character boundary, and
+  ``truncated`` becomes true. Bytes are decoded incrementally (a character split across
+  two reads comes out whole; invalid bytes become U+FFFD).
+* ``exitStatus`` appears in ``terminal/output`` only after exit: ``exitCode`` null when
+  killed by a signal (``signal`` then names it, e.g. ``"SIGTERM"``), ``signal`` null on a
+  normal exit.
+* ``terminal/kill`` kills the whole process group (SIGTERM, then SIGKILL after a grace
+  period) and answers once the command is dead; the terminal stays readable.
+* ``terminal/release`` kills too, and the id becomes invalid for every ``terminal/*``
+  call; the UI still gets the captured output through :meth:`TerminalManager.snapshot`
+  (spec: keep displaying a terminal embedded in a tool call).
+* Unknown or released ids are ``-32602`` invalid params, the code for "this request
+  names something that is not there for you" (``data.terminalId`` holds the id).
+* Closing the manager (``async with`` exit / :meth:`TerminalManager.aclose`) kills every
+  terminal's group and session (spec: clients should clean up on session close).
+
+Error codes: ``-32602`` malformed params, cwd outside the roots or not a directory,
+unknown / released terminal id, command not executable; ``-32002`` the command (or
+cwd) does not exist; ``-32603`` any other failure to start, or the manager not running.
+POSIX only (process groups and signals).
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import itertools
+import logging
+import os
+import re
+import shlex
+import signal
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+
+from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
+from ..protocol.process import session_members, signal_name, signal_tree, wait_tree_gone
+from ..protocol.tasks import background_tasks
+from .fs import resolve_inside, resolve_root
+
+__all__ = ["DEFAULT_MAX_OUTPUT_BYTES", "TerminalManager", "TerminalSnapshot"]
+
+log = logging.getLogger(__name__)
+
+#: Hard cap on the output kept per terminal, whatever ``outputByteLimit`` says (or when
+#: it is absent): 32 MiB holds any log a model can use and keeps memory bounded.
+DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024
+#: Seconds between SIGTERM and SIGKILL.
+DEFAULT_KILL_GRACE = 2.0
+#: After the command exits, how long to wait for the pipe to drain before reporting the
+#: exit (a background child may keep the pipe open for much longer; its later output is
+#: still collected).
+_EXIT_DRAIN_GRACE = 0.5
+#: What ``shlex.quote`` leaves unquoted, minus ``=`` (``A=1`` means something to a shell):
+#: such a command is one plain word and needs no shell.
+_PLAIN_WORD = re.compile(r"[\w@%+:,./-]+", re.ASCII)
+
+
+@dataclass(frozen=True)
+class TerminalSnapshot:
+    """What a UI shows for a terminal; available after ``terminal/release`` too."""
+
+    command: str
+    cwd: str
+    output: str
+    truncated: bool
+    #: Exit code after a normal exit; None while running or when killed by a signal.
+    exit_code: int | None
+    #: Signal name (e.g. ``"SIGKILL"``) when killed by one, else None.
+    signal: str | None
+    released: bool
+    exited: bool = False
+    terminal_id: str = ""
+    pid: int | None = None
+
+
+class _Output:
+    """Decoded output, at most ``limit`` bytes of UTF-8, dropping from the beginning."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.truncated = False
+        # Always valid UTF-8: it holds re-encoded decoder output.
+        self._buf = bytearray()
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def feed(self, chunk: bytes, *, final: bool = False) -> bool:
+        """Add raw bytes; True when the visible text changed."""
+        # The incremental decoder keeps an incomplete multibyte tail for the next read,
+        # so a character split across two reads comes out whole.
+        text = self._decoder.decode(chunk, final)
+        if not text:
+            return False
+        self._buf += text.encode("utf-8")
+        excess = len(self._buf) - self.limit
+        if excess > 0:
+            # spec: drop from the beginning at a character boundary — skip forward over
+            # continuation bytes (0b10xxxxxx) so no multibyte sequence is split, even if
+            # that keeps slightly fewer bytes than the limit.
+            cut = excess
+            while cut < len(self._buf) and self._buf[cut] & 0xC0 == 0x80:
+                cut += 1
+            del self._buf[:cut]  # bytearray deletes from the front in O(1) amortised
+            self.truncated = True
+        return True
+
+    def text(self) -> str:
+        return self._buf.decode("utf-8")
+
+
+@dataclass(eq=False)
+class _Terminal:
+    terminal_id: str
+    command: str
+    cwd: str
+    process: anyio.abc.Process
+    output: _Output
+    eof: anyio.Event = field(default_factory=anyio.Event)
+    exited: anyio.Event = field(default_factory=anyio.Event)
+    returncode: int | None = None
+    released: bool = False
+
+    def exit_status(self) -> dict[str, Any]:
+        code = self.returncode
+        if code is None:
+            return {"exitCode": None, "signal": None}
+        if code < 0:  # killed by a signal: spec says exitCode null, signal named
+            return {"exitCode": None, "signal": signal_name(-code)}
+        return {"exitCode": code, "signal": None}
+
+
+def _check_strings(value: Any, key: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise RpcError(INVALID_PARAMS, f"The `{key}` parameter must be a list of strings.")
+    if any("\x00" in item for item in value):
+        raise RpcError(INVALID_PARAMS, f"The `{key}` parameter contains a NUL byte.")
+    return value
+
+
+def _check_env(value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, list):
+        raise RpcError(
+            INVALID_PARAMS, "The `env` parameter must be a list of {name, value} objects."
+        )
+    env: dict[str, str] = {}
+    for entry in value:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        val = entry.get("value") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not isinstance(val, str):
+            raise RpcError(
+                INVALID_PARAMS,
+                f"The `env` entry {entry!r} is not an object with string `name` and `value`.",
+            )
+        if not name or "=" in name or "\x00" in name or "\x00" in val:
+            raise RpcError(
+                INVALID_PARAMS, f"The environment variable name or value {name!r} is invalid."
+            )
+        env[name] = val
+    return env
+
+
+def _argv(command: str, args: list[str]) -> list[str]:
+    """The argv to run; see the module docstring for when a shell is used."""
+    if args:
+        return [command, *args]
+    if _PLAIN_WORD.fullmatch(command) or (os.path.isabs(command) and os.path.isfile(command)):
+        return [command]
+    return ["/bin/sh", "-c", command]
+
+
+class TerminalManager:
+    """Serves ``terminal/create|output|wait_for_exit|kill|release`` for one session.
+
+    Use as ``async with TerminalManager(roots, cwd) as terminals: ...``; leaving the
+    block kills every command still running (whole process group and session).
+    ``env`` overlays the kernel's environment for every command; ``on_output(id)`` is
+    called on the event loop whenever a terminal has new output or exits (no data: the
+    UI reads :meth:`snapshot`).
+    """
+
+    def __init__(
+        self,
+        roots: Sequence[str | os.PathLike[str]],
+        default_cwd: str | os.PathLike[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        on_output: Callable[[str], None] | None = None,
+        max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+        kill_grace: float = DEFAULT_KILL_GRACE,
+    ) -> None:
+        self._roots: list[str] = []
+        for root in roots:
+            self.add_root(root)
+        self.default_cwd = resolve_root(default_cwd)
+        self.env = dict(env or {})
+        self.on_output = on_output
+        self.max_output_bytes = max_output_bytes
+        self.kill_grace = kill_grace
+        # Every terminal ever created, released ones included, for snapshot().
+        self._terminals: dict[str, _Terminal] = {}
+        self._ids = itertools.count(1)
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._closed = False
+
+    @property
+    def roots(self) -> list[str]:
+        return list(self._roots)
+
+    def add_root(self, path: str | os.PathLike[str]) -> None:
+        """Allow terminals to start below another absolute directory."""
+        root = resolve_root(path)
+        if root not in self._roots:
+            self._roots.append(root)
+
+    @property
+    def terminal_ids(self) -> list[str]:
+        """Every terminal id created so far, in order, released ones included."""
+        return list(self._terminals)
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def __aenter__(self) -> TerminalManager:
+        if self._stack is not None or self._closed:
+            raise RuntimeError("A TerminalManager can be entered only once.")
+        stack = contextlib.AsyncExitStack()
+        self._task_group = await stack.enter_async_context(background_tasks())
+        self._stack = stack
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        try:
+            await self.aclose()
+        finally:
+            assert self._stack is not None
+            suppress = await self._stack.__aexit__(exc_type, exc, tb)
+            # The helper tasks are gone now; nobody else will report these exits.
+            for term in self._terminals.values():
+                if not term.exited.is_set():
+                    term.returncode = term.process.returncode
+                    term.exited.set()
+        return suppress
+
+    def attach(self, task_group: anyio.abc.TaskGroup) -> TerminalManager:
+        """Run the terminals' helper tasks in ``task_group`` (owned by the caller, e.g.
+        the connection), instead of entering the manager with ``async with``.
+        :meth:`aclose` still kills every command."""
+        if self._stack is not None or self._task_group is not None or self._closed:
+            raise RuntimeError("A TerminalManager can be started only once.")
+        self._task_group = task_group
+        return self
+
+    async def kill_all(self) -> None:
+        """Kill every running command (their whole groups); terminals stay readable.
+
+        Used when a turn is cancelled: a stop that really stops.
+        """
+        async with anyio.create_task_group() as group:
+            for term in self._terminals.values():
+                if not term.exited.is_set():
+                    group.start_soon(self._terminate, term)
+
+    def kill_now(self) -> None:
+        """SIGKILL every command at once; for interpreter exit, where nothing can be awaited."""
+        for term in self._terminals.values():
+            self._signal(term, signal.SIGKILL)
+
+    async def aclose(self) -> None:
+        """Kill every terminal's process group and session; no new terminals after this."""
+        if self._closed:
+            return
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as group:
+                for term in self._terminals.values():
+                    group.start_soon(self._terminate, term)
+
+    # -- terminal/create ---------------------------------------------------------------
+
+    async def create(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``terminal/create``: start the command and return ``{"terminalId"}`` at once."""
+        task_group = self._task_group
+        if task_group is None or self._closed:
+            raise RpcError(
+                INTERNAL_ERROR, "The session's terminals are closed, so no command can start."
+            )
+        command = params.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise RpcError(INVALID_PARAMS, "The `command` parameter must be a non-empty string.")
+        if "\x00" in command:
+            raise RpcError(INVALID_PARAMS, "The `command` parameter contains a NUL byte.")
+        args = _check_strings(params.get("args"), "args")
+        env_overlay = _check_env(params.get("env"))
+        limit = params.get("outputByteLimit")
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
+        ):
+            raise RpcError(
+                INVALID_PARAMS,
+                f"The `outputByteLimit` parameter must be a non-negative integer, not {limit!r}.",
+            )
+        cwd_param = params.get("cwd")
+        cwd = await anyio.to_thread.run_sync(self._check_cwd, cwd_param)
+
+        argv = _argv(command, args)
+        full_env = dict(os.environ)
+        full_env.update(self.env)
+        full_env.update(env_overlay)
+        try:
+            process = await anyio.open_process(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,  # one pipe: stdout and stderr in arrival order
+                cwd=cwd,
+                env=full_env,
+                start_new_session=True,  # its own group and session, killed as a whole
+            )
+        except FileNotFoundError:
+            raise RpcError(
+                RESOURCE_NOT_FOUND,
+                f"The command `{argv[0]}` was not found on PATH (nor as a file).",
+                {"command": argv[0]},
+            ) from None
+        except PermissionError:
+            raise RpcError(
+                INVALID_PARAMS, f"The command `{argv[0]}` is not executable.", {"command": argv[0]}
+            ) from None
+        except OSError as exc:
+            raise RpcError(
+                INTERNAL_ERROR,
+                f"The command `{argv[0]}` could not be started: {exc.strerror or exc}.",
+            ) from None
+        if self._closed:  # the manager closed while the command was being spawned
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
+                await process.aclose()
+            raise RpcError(
+                INTERNAL_ERROR, "The session's terminals are closed, so no command can start."
+            )
+
+        terminal_id = f"term-{next(self._ids)}"  # deterministic, unique per manager
+        display = command if argv[0] == "/bin/sh" and not args else shlex.join(argv)
+        limit_bytes = self.max_output_bytes if limit is None else min(limit, self.max_output_bytes)
+        term = _Terminal(terminal_id, display, cwd, process, _Output(limit_bytes))
+        self._terminals[terminal_id] = term
+        task_group.start_soon(self._run, term)
+        return {"terminalId": terminal_id}
+
+    def _check_cwd(self, value: Any) -> str:
+        if value is None:  # spec: cwd is optional; default to the session cwd
+            return self.default_cwd
+        cwd = resolve_inside(value, self._roots, what="cwd")
+        if not os.path.exists(cwd):
+            raise RpcError(RESOURCE_NOT_FOUND, f"The cwd {value} does not exist.", {"path": value})
+        if not os.path.isdir(cwd):
+            raise RpcError(INVALID_PARAMS, f"The cwd {value} is not a directory.", {"path": value})
+        return cwd
+
+    async def _run(self, term: _Terminal) -> None:
+        """Collect the output and the exit status; lives until the pipe closes."""
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._pump, term)
+                code = await term.process.wait()
+                # Output written just before exit may still sit in the pipe: let the
+                # reader catch up before exitStatus becomes visible.
+                with anyio.move_on_after(_EXIT_DRAIN_GRACE):
+                    await term.eof.wait()
+                term.returncode = code
+                term.exited.set()
+                self._notify(term)
+        except Exception:  # never let one terminal tear down the manager's task group
+            log.exception("terminal %s failed", term.terminal_id)
+        finally:
+            with (
+                anyio.CancelScope(shield=True),
+                anyio.move_on_after(1.0),
+                contextlib.suppress(Exception),
+            ):
+                await term.process.aclose()
+
+    async def _pump(self, term: _Terminal) -> None:
+        stream = term.process.stdout
+        try:
+            if stream is None:
+                return
+            async for chunk in stream:
+                if term.output.feed(chunk):
+                    self._notify(term)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass
+        finally:
+            if term.output.feed(b"", final=True):  # an incomplete last character
+                self._notify(term)
+            term.eof.set()
+
+    def _notify(self, term: _Terminal) -> None:
+        if self.on_output is None:
+            return
+        try:
+            self.on_output(term.terminal_id)
+        except Exception:  # an observer must never stop the reading
+            log.exception("on_output callback failed for %s", term.terminal_id)
+
+    # -- terminal/output, wait_for_exit, kill, release -----------------------------------
+
+    def _lookup(self, params: dict[str, Any]) -> _Terminal:
+        terminal_id = params.get("terminalId")
+        if not isinstance(terminal_id, str):
+            raise RpcError(INVALID_PARAMS, "The `terminalId` parameter must be a string.")
+        term = self._terminals.get(terminal_id)
+        if term is None:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Unknown terminal id {terminal_id!r}: no terminal with that id was created in this session.",
+                {"terminalId": terminal_id},
+            )
+        if term.released:
+            # spec: after terminal/release the id is invalid for all terminal/* methods.
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Unknown terminal id {terminal_id!r}: that terminal was already released.",
+                {"terminalId": terminal_id},
+            )
+        return term
+
+    async def output(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``terminal/output``: ``{"output", "truncated", "exitStatus"?}``."""
+        term = self._lookup(params)
+        result: dict[str, Any] = {"output": term.output.text(), "truncated": term.output.truncated}
+        if term.exited.is_set():  # spec: exitStatus only once the process exited
+            result["exitStatus"] = term.exit_status()
+        return result
+
+    async def wait_for_exit(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``terminal/wait_for_exit``: ``{"exitCode", "signal"}`` once the command exited."""
+        term = self._lookup(params)
+        await term.exited.wait()
+        return term.exit_status()
+
+    async def kill(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``terminal/kill``: kill the process group; the terminal stays readable."""
+        term = self._lookup(params)
+        await self._terminate(term)
+        await self._settle(term)
+        return {}
+
+    async def release(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``terminal/release``: kill if running and invalidate the id (snapshot still works)."""
+        term = self._lookup(params)
+        term.released = True  # first, so concurrent calls already see the id as invalid
+        await self._terminate(term)
+        await self._settle(term)
+        self._notify(term)
+        return {}
+
+    def snapshot(self, terminal_id: str) -> TerminalSnapshot:
+        """The terminal's command, output and status for the UI (not a protocol call).
+
+        Works for released terminals too; raises ``KeyError`` for ids never created.
+        """
+        term = self._terminals[terminal_id]
+        status = term.exit_status() if term.exited.is_set() else {"exitCode": None, "signal": None}
+        return TerminalSnapshot(
+            command=term.command,
+            cwd=term.cwd,
+            output=term.output.text(),
+            truncated=term.output.truncated,
+            exit_code=status["exitCode"],
+            signal=status["signal"],
+            released=term.released,
+            exited=term.exited.is_set(),
+            terminal_id=term.terminal_id,
+            pid=term.process.pid,
+        )
+
+    # -- killing -----------------------------------------------------------------------
+
+    def _members(self, term: _Terminal) -> list[int]:
+        return session_members(term.process.pid)
+
+    def _signal(self, term: _Terminal, sig: signal.Signals) -> None:
+        """Signal the command's process group and every process left in its session."""
+        signal_tree(term.process.pid, sig, leader_alive=term.process.returncode is None)
+
+    async def _gone(self, term: _Terminal, timeout: float) -> bool:
+        return await wait_tree_gone(term.process, timeout)
+
+    async def _settle(self, term: _Terminal) -> None:
+        """Wait (briefly) until the exit is recorded, so the next call sees exitStatus."""
+        with anyio.move_on_after(_EXIT_DRAIN_GRACE + 1.0):
+            await term.exited.wait()
+
+    async def _terminate(self, term: _Terminal) -> None:
+        """SIGTERM the group, then SIGKILL it after ``kill_grace``; return once all died.
+
+        Same approach as ``protocol.process.AgentProcess.shutdown``: wrapper commands
+        (sh -c, npm, make) leave children that a signal to the leader alone misses.
+        """
+        with anyio.CancelScope(shield=True):
+            if term.process.returncode is not None and not self._members(term):
+                return
+            self._signal(term, signal.SIGTERM)
+            if await self._gone(term, self.kill_grace):
+                return
+            self._signal(term, signal.SIGKILL)
+            await self._gone(term, 5.0)

@@ -1,0 +1,440 @@
+"""The transcript of a session: a reducer from `session/update` to state.
+
+Everything the notebook shows and saves, and everything the CLI prints, is read from
+here; views never look at protocol messages themselves. ``apply`` is pure state
+change (no I/O, no clock): the same updates always give the same transcript.
+
+What the state holds:
+
+* ``entries`` — the conversation in order: messages (user, agent, thought; chunks
+  grouped by ``messageId`` when the agent sends one), tool calls (by reference, so a
+  later ``tool_call_update`` changes the entry in place), plans, notes about mode or
+  title changes, and updates this client does not know (kept raw, never dropped);
+* session state that updates replace: available commands, current mode, config
+  options, title, usage;
+* ``turns`` — the prompt turns, each with its stop reason, so one turn can be
+  rendered on its own (a notebook cell shows one turn).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..protocol import models as m
+
+log = logging.getLogger(__name__)
+
+Role = Literal["user", "agent", "thought"]
+
+#: A tool call that has not finished when the turn is cancelled is shown with this
+#: client-local status (v1 has no `cancelled` tool call status).
+CANCELLED = "cancelled"
+FINISHED_STATUSES = frozenset({"completed", "failed", CANCELLED})
+
+
+class TextRun:
+    """Consecutive text chunks. Kept as parts and joined on demand: appending the
+    thousands of chunks of a long reply stays linear."""
+
+    __slots__ = ("_joined", "parts")
+
+    def __init__(self, text: str = "") -> None:
+        self.parts = [text] if text else []
+        self._joined: str | None = text
+
+    def append(self, text: str) -> None:
+        self.parts.append(text)
+        self._joined = None
+
+    @property
+    def text(self) -> str:
+        if self._joined is None:
+            self._joined = "".join(self.parts)
+            self.parts = [self._joined]
+        return self._joined
+
+    def __repr__(self) -> str:
+        return f"TextRun({self.text!r})"
+
+
+@dataclass
+class MessageEntry:
+    """A message: consecutive chunks of one role (and one ``messageId``)."""
+
+    role: Role
+    message_id: str | None
+    turn: int | None
+    #: Content in order; consecutive text chunks are merged into one :class:`TextRun`.
+    items: list[TextRun | m.ContentBlock] = field(default_factory=list)
+
+    def append(self, block: m.ContentBlock) -> None:
+        if isinstance(block, m.TextContentBlock):
+            last = self.items[-1] if self.items else None
+            if isinstance(last, TextRun):
+                last.append(block.text)
+            else:
+                self.items.append(TextRun(block.text))
+        else:
+            self.items.append(block)
+
+    @property
+    def text(self) -> str:
+        """All text joined (non-text blocks left out)."""
+        return "".join(item.text for item in self.items if isinstance(item, TextRun))
+
+
+@dataclass
+class ToolCallState:
+    """A tool call as merged from `tool_call`, `tool_call_update` and permission requests."""
+
+    tool_call_id: str
+    turn: int | None
+    title: str = ""
+    kind: str = "other"
+    status: str = "pending"
+    content: list[m.ToolCallContent] = field(default_factory=list)
+    locations: list[m.ToolCallLocation] = field(default_factory=list)
+    raw_input: Any = None
+    raw_output: Any = None
+    meta: dict[str, Any] | None = None
+    #: Permission requests about this call (objects of the permission broker).
+    permissions: list[Any] = field(default_factory=list)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED_STATUSES
+
+    def merge(self, update: m.ToolCall | m.ToolCallUpdate) -> None:
+        """spec: present non-null fields replace; `content` and `locations` replace the
+        whole list; absent or null fields stay unchanged."""
+        present = update.model_fields_set
+        if "title" in present and update.title is not None:
+            self.title = update.title
+        if "kind" in present and update.kind is not None:
+            self.kind = str(update.kind)
+        if "status" in present and update.status is not None:
+            self.status = str(update.status)
+        if "content" in present and update.content is not None:
+            self.content = list(update.content)
+        if "locations" in present and update.locations is not None:
+            self.locations = list(update.locations)
+        if "raw_input" in present and update.raw_input is not None:
+            self.raw_input = update.raw_input
+        if "raw_output" in present and update.raw_output is not None:
+            self.raw_output = update.raw_output
+        if update.field_meta is not None:
+            self.meta = update.field_meta
+
+    @property
+    def diffs(self) -> list[m.DiffToolCallContent]:
+        return [c for c in self.content if isinstance(c, m.DiffToolCallContent)]
+
+    @property
+    def terminal_ids(self) -> list[str]:
+        return [c.terminal_id for c in self.content if isinstance(c, m.TerminalToolCallContent)]
+
+
+@dataclass
+class ToolCallEntry:
+    tool_call: ToolCallState
+
+    @property
+    def turn(self) -> int | None:
+        return self.tool_call.turn
+
+
+@dataclass
+class PlanView:
+    """The plan as shown in one turn: spec: each `plan` update replaces it whole."""
+
+    turn: int | None
+    entries: list[m.PlanEntry]
+
+
+@dataclass
+class NoteEntry:
+    """A line about a session change the agent announced (mode, title, config)."""
+
+    turn: int | None
+    text: str
+
+
+@dataclass
+class UnknownEntry:
+    """An update this client does not know: kept raw, shown as collapsed JSON."""
+
+    turn: int | None
+    kind: str
+    raw: dict[str, Any]
+
+
+Entry = MessageEntry | ToolCallEntry | PlanView | NoteEntry | UnknownEntry
+
+
+@dataclass
+class TurnRecord:
+    """One prompt turn as the transcript knows it."""
+
+    index: int
+    prompt: list[m.ContentBlock]
+    stop_reason: str | None = None
+    error: str | None = None
+    cancel_requested: bool = False
+    #: `PromptResponse.usage` (unstable) when the agent sent it, raw.
+    usage: dict[str, Any] | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.stop_reason is not None or self.error is not None
+
+
+@dataclass
+class Usage:
+    used: int | None
+    size: int | None
+    cost_amount: float | None = None
+    cost_currency: str | None = None
+
+
+class Transcript:
+    """State of one session, built by applying its updates in arrival order."""
+
+    def __init__(self, cwd: str | None = None) -> None:
+        #: Paths under ``cwd`` are shown relative to it (saved notebooks stay portable).
+        self.cwd = cwd
+        self.entries: list[Entry] = []
+        self.tool_calls: dict[str, ToolCallState] = {}
+        self.turns: list[TurnRecord] = []
+        self.plan: list[m.PlanEntry] = []
+        self.commands: list[m.AvailableCommand] = []
+        self.current_mode_id: str | None = None
+        self.modes: list[m.SessionMode] = []
+        self.config_options: list[m.SessionConfigOption] = []
+        self.title: str | None = None
+        self.updated_at: str | None = None
+        self.usage: Usage | None = None
+        #: Incremented on every change; views compare it to know whether to redraw.
+        self.version = 0
+        self._active_turn: int | None = None
+        self._listeners: list[Callable[[Transcript], None]] = []
+
+    # ------------------------------------------------------------------ listening
+
+    def subscribe(self, listener: Callable[[Transcript], None]) -> Callable[[], None]:
+        """Call ``listener(self)`` after every change; returns an unsubscribe function."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def changed(self) -> None:
+        self.version += 1
+        for listener in list(self._listeners):
+            try:
+                listener(self)
+            except Exception:
+                log.exception("transcript listener failed")
+
+    # ------------------------------------------------------------------ turns
+
+    @property
+    def current_turn(self) -> int | None:
+        """The turn updates belong to: the running one, else the last one (late updates)."""
+        if self._active_turn is not None:
+            return self._active_turn
+        return self.turns[-1].index if self.turns else None
+
+    def begin_turn(self, prompt: list[m.ContentBlock]) -> TurnRecord:
+        record = TurnRecord(len(self.turns), list(prompt))
+        self.turns.append(record)
+        self._active_turn = record.index
+        user = MessageEntry("user", None, record.index)
+        for block in prompt:
+            user.append(block)
+        self.entries.append(user)
+        self.changed()
+        return record
+
+    def end_turn(
+        self, record: TurnRecord, *, stop_reason: str | None = None, error: str | None = None
+    ) -> None:
+        record.stop_reason = stop_reason
+        record.error = error
+        if self._active_turn == record.index:
+            self._active_turn = None
+        if stop_reason == "cancelled" or record.cancel_requested:
+            self.mark_unfinished_cancelled(record.index)
+        self.changed()
+
+    def mark_unfinished_cancelled(self, turn: int | None) -> None:
+        """spec: on cancel, the client marks the turn's unfinished tool calls cancelled."""
+        for call in self.tool_calls.values():
+            if call.turn == turn and not call.finished:
+                call.status = CANCELLED
+
+    def entries_of(self, turn: int | None) -> list[Entry]:
+        return [e for e in self.entries if e.turn == turn]
+
+    # ------------------------------------------------------------------ updates
+
+    def apply(self, update: m.SessionUpdate) -> None:
+        """Apply one `session/update` (already parsed leniently)."""
+        turn = self.current_turn
+        if isinstance(update, (m.AgentMessageChunk, m.AgentThoughtChunk, m.UserMessageChunk)):
+            self._apply_chunk(update, turn)
+        elif isinstance(update, m.ToolCallStart):
+            self._tool_call(update.tool_call_id, turn).merge(update)
+        elif isinstance(update, m.ToolCallProgress):
+            # Tolerated: an update for an unknown id creates the call.
+            self._tool_call(update.tool_call_id, turn).merge(update)
+        elif isinstance(update, m.AgentPlanUpdate):
+            self.plan = list(update.entries)
+            view = next(
+                (e for e in self.entries if isinstance(e, PlanView) and e.turn == turn), None
+            )
+            if view is None:
+                self.entries.append(PlanView(turn, self.plan))
+            else:
+                view.entries = self.plan
+        elif isinstance(update, m.AvailableCommandsUpdate):
+            self.commands = list(update.available_commands)
+        elif isinstance(update, m.CurrentModeUpdate):
+            if update.current_mode_id != self.current_mode_id:
+                self.current_mode_id = update.current_mode_id
+                self.entries.append(
+                    NoteEntry(turn, f"Mode changed to {self.mode_name(update.current_mode_id)}.")
+                )
+        elif isinstance(update, m.ConfigOptionUpdate):
+            self._set_config_options(update.config_options, turn, announce=True)
+        elif isinstance(update, m.SessionInfoUpdate):
+            present = update.model_fields_set
+            if "title" in present and update.title != self.title:
+                self.title = update.title  # null clears
+                self.entries.append(
+                    NoteEntry(
+                        turn,
+                        f"Session title: {update.title}."
+                        if update.title
+                        else "Session title cleared.",
+                    )
+                )
+            if "updated_at" in present:
+                self.updated_at = update.updated_at
+        elif isinstance(update, m.UsageUpdate):
+            cost = update.cost
+            self.usage = Usage(
+                update.used,
+                update.size,
+                cost.amount if cost else None,
+                cost.currency if cost else None,
+            )
+        else:
+            raw = update.to_wire() if hasattr(update, "to_wire") else {"value": repr(update)}
+            kind = raw.get("sessionUpdate") if isinstance(raw, dict) else None
+            self.entries.append(UnknownEntry(turn, kind if isinstance(kind, str) else "?", raw))
+        self.changed()
+
+    def _apply_chunk(
+        self,
+        update: m.AgentMessageChunk | m.AgentThoughtChunk | m.UserMessageChunk,
+        turn: int | None,
+    ) -> None:
+        role: Role = (
+            "agent"
+            if isinstance(update, m.AgentMessageChunk)
+            else "thought"
+            if isinstance(update, m.AgentThoughtChunk)
+            else "user"
+        )
+        last = self.entries[-1] if self.entries else None
+        # spec: the same messageId is the same message; a changed id starts a new one.
+        if not (
+            isinstance(last, MessageEntry)
+            and last.role == role
+            and last.turn == turn
+            and (update.message_id is None or last.message_id in (None, update.message_id))
+        ):
+            last = MessageEntry(role, update.message_id, turn)
+            self.entries.append(last)
+        elif update.message_id is not None:
+            last.message_id = update.message_id
+        last.append(update.content)
+
+    def _tool_call(self, tool_call_id: str, turn: int | None) -> ToolCallState:
+        call = self.tool_calls.get(tool_call_id)
+        if call is None:
+            call = ToolCallState(tool_call_id, turn)
+            self.tool_calls[tool_call_id] = call
+            self.entries.append(ToolCallEntry(call))
+        return call
+
+    def merge_permission_tool_call(
+        self, tool_call: m.ToolCallUpdate, request: Any
+    ) -> ToolCallState:
+        """spec: a permission request's `toolCall` merges into the call with that id
+        (created if unseen); the request is kept on the call."""
+        call = self._tool_call(tool_call.tool_call_id, self.current_turn)
+        call.merge(tool_call)
+        if request not in call.permissions:
+            call.permissions.append(request)
+        self.changed()
+        return call
+
+    # ------------------------------------------------------------------ session state
+
+    def set_modes(self, modes: m.SessionModeState | None) -> None:
+        if modes is not None:
+            self.modes = list(modes.available_modes)
+            self.current_mode_id = modes.current_mode_id
+            self.changed()
+
+    def set_config_options(self, options: Iterable[m.SessionConfigOption] | None) -> None:
+        if options is not None:
+            self._set_config_options(list(options), self.current_turn, announce=False)
+            self.changed()
+
+    def _set_config_options(
+        self, options: list[m.SessionConfigOption], turn: int | None, *, announce: bool
+    ) -> None:
+        before = {
+            getattr(o, "id", None): getattr(o, "current_value", None) for o in self.config_options
+        }
+        self.config_options = options
+        if not announce:
+            return
+        for option in options:
+            value = getattr(option, "current_value", None)
+            option_id = getattr(option, "id", None)
+            if option_id in before and before[option_id] != value:
+                self.entries.append(
+                    NoteEntry(turn, f"{option.name} changed to {self.config_value_name(option)}.")
+                )
+
+    def mode_name(self, mode_id: str | None) -> str:
+        for mode in self.modes:
+            if mode.id == mode_id:
+                return mode.name
+        return str(mode_id)
+
+    @staticmethod
+    def config_value_name(option: m.SessionConfigOption) -> str:
+        value = getattr(option, "current_value", None)
+        if isinstance(option, m.SessionConfigOptionSelect):
+            for choice in select_choices(option):
+                if choice.value == value:
+                    return choice.name
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        return str(value)
+
+
+def select_choices(option: m.SessionConfigOptionSelect) -> list[m.SessionConfigSelectOption]:
+    """The values of a select option, flattened out of groups."""
+    choices: list[m.SessionConfigSelectOption] = []
+    for item in option.options:
+        if isinstance(item, m.SessionConfigSelectGroup):
+            choices.extend(item.options)
+        elif isinstance(item, m.SessionConfigSelectOption):
+            choices.append(item)
+    return choices

@@ -1,0 +1,65 @@
+"""The notebook's Python API: every control of the magics, callable from code.
+
+import acp_notebook as acp
+turn = acp.ask("/read data.csv", permissions="allow")   # starts at once
+await turn                                              # or turn.wait()
+acp.status(); acp.cancel(); acp.restart()
+"""
+
+from __future__ import annotations
+
+from ..client.session import Session
+from .extension import current
+from .manager import TurnHandle, TurnSettings
+
+
+def ask(
+    prompt: str,
+    *,
+    agent: str | None = None,
+    session: str = "default",
+    permissions: str | None = None,
+    timeout: float | None = None,
+) -> TurnHandle:
+    """Start a prompt turn without widgets; ``await`` or ``.wait()`` the handle,
+    then ``handle.bundle()`` holds the transcript (Markdown and plain text)."""
+    magics = current()
+    settings = TurnSettings(
+        prompt=prompt,
+        agent=agent or magics.agent,
+        session=session,
+        permissions=(permissions or magics.permissions),  # type: ignore[arg-type]
+        timeout=timeout if timeout is not None else magics.timeout,
+        headless=True,
+        wait=True,
+    )
+    return magics.agents.start_turn(settings)
+
+
+def status() -> str:
+    return "\n".join(current().agents.status_lines())
+
+
+def cancel(session: str | None = None, agent: str | None = None) -> int:
+    """Cancel running turns; the number cancelled."""
+    return current().agents.cancel(session=session, agent=agent)
+
+
+def restart(agent: str | None = None) -> str:
+    magics = current()
+    return magics.agents.restart(agent or magics.agent)
+
+
+def stop(agent: str | None = None) -> None:
+    current().agents.stop(agent)
+
+
+def sessions() -> list[tuple[str, str, Session]]:
+    return current().agents.sessions()
+
+
+def session(name: str = "default", agent: str | None = None) -> Session | None:
+    """A session object (its ``transcript``, ``permissions``, ``fs.changes`` ...)."""
+    magics = current()
+    runtime = magics.agents.runtimes.get(agent or magics.agent)
+    return runtime.sessions.get(name) if runtime else None

@@ -1,0 +1,155 @@
+"""Parsing a ``%acp`` line: options first, then the prompt, verbatim.
+
+Options are recognised only at the start of the line, and only in their exact
+spelling; the first word that is not an option starts the prompt, so no prompt
+is ever taken for a control (``%acp status of the build`` sends a prompt; the
+control is ``%acp --status``). ``--`` ends the options explicitly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..client.permissions import POLICIES
+
+
+class OptionError(ValueError):
+    """A malformed ``%acp`` line; the message is one sentence for the user."""
+
+
+#: Controls: ``%acp --status`` etc. They take no prompt.
+CONTROLS = {
+    "--status": "status",
+    "--cancel": "cancel",
+    "--restart": "restart",
+    "--stop": "stop",
+    "--agents": "agents",
+    "--sessions": "sessions",
+    "--commands": "commands",
+    "--log": "log",
+    "--help": "help",
+    "-h": "help",
+}
+_VALUED = {
+    "-a": "agent",
+    "--agent": "agent",
+    "-s": "session",
+    "--session": "session",
+    "-p": "permissions",
+    "--permissions": "permissions",
+    "-t": "timeout",
+    "--timeout": "timeout",
+}
+_FLAGS = {
+    "--wait": ("wait", True),
+    "--no-wait": ("wait", False),
+    "--background": ("wait", False),
+    "--headless": ("headless", True),
+    "--interactive": ("headless", False),
+}
+
+USAGE = """\
+%acp [options] PROMPT          one prompt turn, shown live in this cell
+%%acp [options]                the cell body is the prompt
+
+options (before the prompt):
+  -a, --agent AGENT            a preset (demo, claude, codex, gemini, ...) or a command line
+  -s, --session NAME           a named session (default: "default"); several may run side by side
+  -p, --permissions POLICY     ask | allow | deny (headless runs: ask means deny)
+  -t, --timeout SECONDS        cancel the turn after SECONDS
+  --wait / --no-wait           keep the cell busy until the turn ends (default), or return at once
+  --background                 same as --no-wait
+  --headless / --interactive   force plain-text output without widgets, or the live widget view
+  --                           end of options: everything after it is the prompt
+
+controls (instead of a prompt):
+  --status      agents, sessions and running turns     --cancel     cancel the running turn
+  --restart     restart the agent                      --stop       stop the agent
+  --agents      the agent presets and what is installed
+  --sessions    this notebook's sessions               --commands   the agent's slash commands
+  --log         the JSON-RPC messages of the agent     --help       this text
+"""
+
+
+@dataclass
+class AcpOptions:
+    prompt: str = ""
+    control: str | None = None
+    agent: str | None = None
+    session: str = "default"
+    permissions: str | None = None
+    timeout: float | None = None
+    wait: bool | None = None
+    headless: bool | None = None
+    given: set[str] = field(default_factory=set)
+
+
+_TOKEN = re.compile(r"\S+")
+
+
+def parse_line(line: str, cell: str | None = None) -> AcpOptions:
+    """Split a magic line (and a cell body) into options and the prompt."""
+    options = AcpOptions()
+    pos = 0
+    prompt_start: int | None = None
+    while True:
+        match = _TOKEN.search(line, pos)
+        if match is None:
+            break
+        token = match.group()
+        pos = match.end()
+        if token == "--":
+            prompt_start = pos
+            break
+        if not token.startswith("-"):
+            prompt_start = match.start()
+            break
+        name, eq, inline_value = token.partition("=")
+        if name in CONTROLS and not eq:
+            if options.control is not None:
+                raise OptionError(f"Give one control at a time, not {options.control} and {name}.")
+            options.control = CONTROLS[name]
+        elif name in _FLAGS and not eq:
+            attr, value = _FLAGS[name]
+            setattr(options, attr, value)
+            options.given.add(attr)
+        elif name in _VALUED:
+            if eq:
+                value_text = inline_value
+            else:
+                value_match = _TOKEN.search(line, pos)
+                if value_match is None:
+                    raise OptionError(f"The option {name} needs a value.")
+                value_text = value_match.group()
+                pos = value_match.end()
+            _set_valued(options, _VALUED[name], name, value_text)
+        else:
+            raise OptionError(
+                f"Unknown option {token}; to send a prompt that starts with '-', put -- before it."
+            )
+    text = line[prompt_start:].strip() if prompt_start is not None else ""
+    if cell is not None:
+        text = f"{text}\n{cell}" if text else cell
+    options.prompt = text.strip("\n")
+    if options.control is not None and options.prompt.strip():
+        raise OptionError(
+            f"--{options.control} takes no prompt; remove the text after it or drop --{options.control}."
+        )
+    return options
+
+
+def _set_valued(options: AcpOptions, attr: str, name: str, value: str) -> None:
+    if attr == "permissions" and value not in POLICIES:
+        raise OptionError(f"{name} takes one of {', '.join(POLICIES)}, not {value!r}.")
+    if attr == "timeout":
+        try:
+            seconds = float(value)
+        except ValueError:
+            raise OptionError(f"{name} takes a number of seconds, not {value!r}.") from None
+        if seconds <= 0:
+            raise OptionError(f"{name} must be positive.")
+        options.timeout = seconds
+    else:
+        setattr(options, attr, value)
+    options.given.add(attr)

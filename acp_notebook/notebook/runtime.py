@@ -1,0 +1,173 @@
+"""One agent process per kernel per agent, started on first use, restartable.
+
+Everything here runs on the agent loop thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Literal
+
+import anyio
+
+from ..agents.presets import LaunchSpec
+from ..client.connection import ClientConnection
+from ..client.errors import AcpClientError
+from ..client.permissions import Policy
+from ..client.session import Session
+from ..protocol.errors import ConnectionClosed, RpcError
+from ..protocol.jsonrpc import Observer
+from ..protocol.process import AgentStartError
+
+log = logging.getLogger(__name__)
+
+Status = Literal["stopped", "starting", "ready", "failed"]
+
+
+class AgentFailed(Exception):
+    """The agent could not be started or died; the message is one sentence for the user."""
+
+
+class AgentRuntime:
+    """An agent subprocess, its connection, and the notebook's named sessions on it."""
+
+    def __init__(
+        self,
+        spec: LaunchSpec,
+        *,
+        cwd: str,
+        env: Mapping[str, str] | None = None,
+        observers: tuple[Observer, ...] = (),
+        auth_method: str | None = None,
+        start_task: Callable[..., None],
+    ) -> None:
+        self.spec = spec
+        self.cwd = cwd
+        self.env = dict(env or {})
+        self.observers = observers
+        self.auth_method = auth_method
+        self._start_task = start_task
+        self.status: Status = "stopped"
+        self.error: str | None = None
+        self.connection: ClientConnection | None = None
+        self.sessions: dict[str, Session] = {}
+        self.restarts = 0
+        self._ready: anyio.Event | None = None
+        self._stop: anyio.Event | None = None
+        self._stopped: anyio.Event | None = None
+        self.stderr_lines: list[str] = []
+
+    @property
+    def name(self) -> str:
+        return self.spec.display_name
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def ensure_started(self) -> ClientConnection:
+        """The live connection, starting (or restarting) the agent when needed."""
+        if self.status == "ready" and self.connection is not None and not self.connection.closed:
+            return self.connection
+        if self.status != "starting":
+            if self.status in ("ready", "failed"):
+                await self.stop()
+                self.restarts += 1
+            self.status = "starting"
+            self.error = None
+            self.sessions = {}
+            self._ready = anyio.Event()
+            self._stop = anyio.Event()
+            self._stopped = anyio.Event()
+            self._start_task(self._host, self._ready, self._stop, self._stopped)
+        assert self._ready is not None
+        await self._ready.wait()
+        if self.status != "ready" or self.connection is None:
+            raise AgentFailed(self.error or f"The agent `{self.name}` did not start.")
+        return self.connection
+
+    async def _host(self, ready: anyio.Event, stop: anyio.Event, stopped: anyio.Event) -> None:
+        """Owns the connection for its whole life (an async context lives in one task)."""
+        try:
+            async with ClientConnection.spawn(
+                self.spec.argv,
+                env={**self.spec.env, **self.env},
+                cwd=self.cwd,
+                name=self.spec.name,
+                observers=self.observers,
+                on_stderr=self.stderr_lines.append,
+            ) as conn:
+                await conn.initialize()
+                if self.auth_method:
+                    await conn.authenticate(self.auth_method)
+                self.connection = conn
+                self.status = "ready"
+                ready.set()
+                async with anyio.create_task_group() as watch:
+
+                    async def until_closed() -> None:
+                        await conn.peer.wait_finished()
+                        watch.cancel_scope.cancel()
+
+                    async def until_stopped() -> None:
+                        await stop.wait()
+                        watch.cancel_scope.cancel()
+
+                    watch.start_soon(until_closed)
+                    watch.start_soon(until_stopped)
+                if conn.closed and not stop.is_set():
+                    self.status = "failed"
+                    self.error = conn.peer.closed_message or f"The agent `{self.name}` stopped."
+        except (AgentStartError, ConnectionClosed, RpcError, AcpClientError) as exc:
+            self.status = "failed"
+            self.error = self._sentence(exc)
+        except Exception as exc:  # never let an agent problem kill the loop
+            log.exception("agent host failed")
+            self.status = "failed"
+            self.error = f"The agent `{self.name}` failed: {type(exc).__name__}: {exc}"
+        finally:
+            if self.status == "ready":
+                self.status = "stopped"
+            self.connection = None
+            ready.set()
+            stopped.set()
+            del self.stderr_lines[:-200]
+
+    def _sentence(self, exc: BaseException) -> str:
+        text = str(exc)
+        if isinstance(exc, RpcError) and not isinstance(exc, AcpClientError):
+            text = f"The agent `{self.name}` answered `initialize` with an error: {exc}"
+        return text
+
+    async def stop(self) -> None:
+        """Shut the agent down (its sessions' terminals are killed first)."""
+        if self._stop is not None:
+            self._stop.set()
+        if self._stopped is not None:
+            await self._stopped.wait()
+        if self.status != "failed":
+            self.status = "stopped"
+
+    # ------------------------------------------------------------------ sessions
+
+    async def session(self, name: str, *, policy: Policy, interactive: bool) -> Session:
+        """The named session, created on first use (`session/new` in the notebook's cwd)."""
+        conn = await self.ensure_started()
+        session = self.sessions.get(name)
+        if session is None or session.closed:
+            session = await conn.new_session(
+                self.cwd, policy=policy, interactive=interactive, env=self.env or None
+            )
+            self.sessions[name] = session
+        session.permissions.policy = policy
+        session.permissions.interactive = interactive
+        return session
+
+    def describe(self) -> str:
+        if self.status == "ready" and self.connection is not None:
+            info = self.connection.agent_info
+            agent = f"{info.title or info.name} {info.version}" if info else self.spec.name
+            pid = self.connection.process.pid if self.connection.process else "?"
+            return f"{self.name}: running ({agent}, pid {pid}), sessions: {', '.join(self.sessions) or 'none'}"
+        if self.status == "failed":
+            return f"{self.name}: failed — {self.error}"
+        return f"{self.name}: {self.status}"

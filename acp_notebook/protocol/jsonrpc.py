@@ -1,0 +1,453 @@
+"""A symmetric JSON-RPC 2.0 peer over newline-delimited byte streams.
+
+Both ends of ACP use it: the client talking to an agent subprocess, and the built-in
+demo agent talking to its client. It knows nothing of ACP methods except
+``$/cancel_request``; everything else is registered by the layer above.
+
+Ordering rules (the reason this is not the official SDK, see docs):
+
+* notifications are handled **inline, in arrival order**: their handlers are plain
+  functions that must not block (they update state and return). A notification that
+  arrives before a response is therefore applied before the awaiting
+  :meth:`Peer.request` resumes.
+* incoming requests each run in their own task, so a slow permission prompt never
+  stalls the stream of updates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio
+import anyio.abc
+from pydantic import ValidationError
+
+from .errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    REQUEST_CANCELLED,
+    ConnectionClosed,
+    RpcError,
+)
+
+log = logging.getLogger(__name__)
+
+CANCEL_REQUEST = "$/cancel_request"
+
+RequestHandler = Callable[[Any], Awaitable[Any]]
+NotificationHandler = Callable[[Any], None]
+Observer = Callable[["TraceEvent"], None]
+
+_READ_SIZE = 1 << 16
+_INVALID_EXCERPT = 1024
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    """One JSON-RPC message seen by a peer, in either direction.
+
+    ``direction`` is from this peer's point of view: ``send`` is a message it wrote,
+    ``recv`` one it read. A received line that is not a JSON object has
+    ``message=None`` and the line (truncated to 1 KB) in ``invalid``.
+    """
+
+    direction: Literal["send", "recv"]
+    time: float
+    message: dict[str, Any] | None = None
+    invalid: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"direction": self.direction, "time": self.time}
+        if self.message is not None:
+            record["message"] = self.message
+        else:
+            record["invalid"] = self.invalid
+        return record
+
+
+class _Pending:
+    __slots__ = ("done", "error", "method", "result")
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.done = anyio.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+def _id_key(request_id: Any) -> Any:
+    # Ids may be any JSON value a peer chooses; only hashable ones can key a dict.
+    return (
+        request_id if isinstance(request_id, (int, str)) or request_id is None else repr(request_id)
+    )
+
+
+def _to_wire(value: Any) -> Any:
+    to_wire = getattr(value, "to_wire", None)
+    return to_wire() if to_wire is not None else value
+
+
+class Peer:
+    """One end of a JSON-RPC connection.
+
+    ``receive`` and ``send`` are anyio byte streams (a subprocess's stdout/stdin, a
+    pair of memory streams in tests). Call :meth:`run` in a task; it returns when
+    the incoming stream ends, after failing every pending request.
+
+    ``close_reason`` is awaited once when the incoming stream ends; it returns the
+    sentence used in the :class:`ConnectionClosed` errors (the agent subprocess
+    layer uses it to report the exit code and the stderr tail).
+    """
+
+    def __init__(
+        self,
+        receive: anyio.abc.ByteReceiveStream,
+        send: anyio.abc.ByteSendStream,
+        *,
+        name: str = "peer",
+        max_line_bytes: int = 256 << 20,
+        close_reason: Callable[[], Awaitable[str]] | None = None,
+    ) -> None:
+        self.name = name
+        self._receive = receive
+        self._send_stream = send
+        self._max_line_bytes = max_line_bytes
+        self._close_reason = close_reason
+        self._request_handlers: dict[str, RequestHandler] = {}
+        self._notification_handlers: dict[str, NotificationHandler] = {}
+        self._observers: list[Observer] = []
+        self._pending: dict[Any, _Pending] = {}
+        self._inflight: dict[Any, anyio.CancelScope] = {}
+        self._next_id = 0
+        self._send_lock = anyio.Lock()
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._closed_message: str | None = None
+        self._finished = anyio.Event()
+
+    # ------------------------------------------------------------------ registry
+
+    def handle_request(self, method: str, handler: RequestHandler) -> None:
+        """Serve ``method``: ``await handler(params)`` gives the result; raising
+        :class:`RpcError` answers with that error."""
+        self._request_handlers[method] = handler
+
+    def handle_notification(self, method: str, handler: NotificationHandler) -> None:
+        """Apply ``method`` notifications with ``handler(params)``, inline and in order."""
+        self._notification_handlers[method] = handler
+
+    def add_observer(self, observer: Observer) -> None:
+        """See every message in both directions (trace files, the inspector, tests)."""
+        self._observers.append(observer)
+
+    def remove_observer(self, observer: Observer) -> None:
+        if observer in self._observers:
+            self._observers.remove(observer)
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def closed(self) -> bool:
+        return self._closed_message is not None
+
+    @property
+    def closed_message(self) -> str | None:
+        return self._closed_message
+
+    async def wait_finished(self) -> None:
+        """Wait until :meth:`run` has returned (the incoming stream ended)."""
+        await self._finished.wait()
+
+    # ------------------------------------------------------------------ outgoing
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        """Send a request and wait for its result.
+
+        Raises :class:`RpcError` when the other side answers with an error and
+        :class:`ConnectionClosed` when the connection ends first. Cancelling the
+        calling task sends ``$/cancel_request`` for it.
+        """
+        if self._closed_message is not None:
+            raise ConnectionClosed(self._closed_message)
+        request_id = self._next_id
+        self._next_id += 1
+        pending = _Pending(method)
+        self._pending[request_id] = pending
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = _to_wire(params)
+        try:
+            await self._write(message)
+            await pending.done.wait()
+        except anyio.get_cancelled_exc_class():
+            if self._pending.pop(request_id, None) is not None and self._closed_message is None:
+                with anyio.CancelScope(shield=True):
+                    await self._write_quietly(
+                        {
+                            "jsonrpc": "2.0",
+                            "method": CANCEL_REQUEST,
+                            "params": {"requestId": request_id},
+                        }
+                    )
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+        if pending.error is not None:
+            raise pending.error
+        return pending.result
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification (no answer comes back)."""
+        if self._closed_message is not None:
+            raise ConnectionClosed(self._closed_message)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = _to_wire(params)
+        await self._write(message)
+
+    async def aclose(self) -> None:
+        """Close our sending side (for a subprocess: its stdin)."""
+        with anyio.CancelScope(shield=True):
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await self._send_stream.aclose()
+
+    async def _write(self, message: dict[str, Any]) -> None:
+        if self._observers:
+            self._emit(TraceEvent("send", time.time(), message))
+        data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+        try:
+            async with self._send_lock:
+                await self._send_stream.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise ConnectionClosed(
+                self._closed_message
+                or f"cannot send {message.get('method', 'a response')}: the connection is closed"
+            ) from exc
+
+    async def _write_quietly(self, message: dict[str, Any]) -> None:
+        try:
+            await self._write(message)
+        except ConnectionClosed:
+            log.debug("%s: dropped %s, connection closed", self.name, message.get("method"))
+
+    # ------------------------------------------------------------------ incoming
+
+    async def run(self) -> None:
+        """Read and dispatch messages until the incoming stream ends."""
+        stream_ended = False
+        try:
+            async with anyio.create_task_group() as task_group:
+                self._task_group = task_group
+                try:
+                    await self._read_loop()
+                    stream_ended = True
+                finally:
+                    # Nobody can answer the in-flight handlers' requests any more.
+                    task_group.cancel_scope.cancel()
+        finally:
+            self._task_group = None
+            with anyio.CancelScope(shield=True):
+                await self._fail_pending(stream_ended)
+            self._finished.set()
+
+    async def _fail_pending(self, stream_ended: bool) -> None:
+        if self._closed_message is None:
+            reason = "the connection closed"
+            # Only an ended stream has a reason to report: when run() is cancelled the
+            # other side is still there (an agent's describe_exit would wait for an exit
+            # that is not coming, shielded from the cancellation).
+            if self._close_reason is not None and stream_ended:
+                try:
+                    reason = await self._close_reason()
+                except Exception:  # a failing reporter must not hide the close itself
+                    log.exception("%s: close_reason failed", self.name)
+            self._closed_message = reason
+        for pending in list(self._pending.values()):
+            pending.error = ConnectionClosed(
+                f"{self._closed_message} (while waiting for the answer to {pending.method})"
+            )
+            pending.done.set()
+        self._pending.clear()
+
+    async def _read_loop(self) -> None:
+        pieces: list[bytes] = []  # the unfinished line, kept as pieces: no O(n²) joins
+        size = 0
+        discarding = False  # inside a line longer than max_line_bytes
+        receive = self._receive.receive
+        handle = self._handle_line
+        while True:
+            try:
+                chunk = await receive(_READ_SIZE)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                break
+            newline = chunk.find(b"\n")
+            if newline < 0:
+                if not discarding:
+                    pieces.append(chunk)
+                    size += len(chunk)
+                    if size > self._max_line_bytes:
+                        log.warning(
+                            "%s: skipped a line longer than %d bytes",
+                            self.name,
+                            self._max_line_bytes,
+                        )
+                        self._emit_invalid(b"".join(pieces)[:_INVALID_EXCERPT])
+                        pieces.clear()
+                        size = 0
+                        discarding = True
+                continue
+            if discarding:
+                discarding = False
+            elif pieces:
+                pieces.append(chunk[:newline])
+                handle(b"".join(pieces))
+            else:
+                handle(chunk[:newline])
+            pieces.clear()
+            size = 0
+            lines = chunk[newline + 1 :].split(b"\n")
+            rest = lines.pop()
+            for line in lines:
+                handle(line)
+            if rest:
+                pieces.append(rest)
+                size = len(rest)
+        if pieces and not discarding:
+            handle(b"".join(pieces))  # a last line without its newline
+
+    def _handle_line(self, line: bytes) -> None:
+        if len(line) > self._max_line_bytes:
+            # A long line that arrived together with its newline never went through
+            # the read loop's size check (that one only bounds unfinished lines).
+            log.warning("%s: skipped a line longer than %d bytes", self.name, self._max_line_bytes)
+            self._emit_invalid(line)
+            return
+        try:
+            message = json.loads(line)
+        except ValueError:
+            if line.strip():
+                log.warning("%s: skipped a line that is not JSON: %.200r", self.name, line)
+                self._emit_invalid(line)
+            return
+        if type(message) is not dict:
+            self._emit_invalid(line)
+            if isinstance(message, list):
+                # spec: ACP v1 does not use JSON-RPC batches.
+                log.warning("%s: rejected a JSON-RPC batch (not part of ACP v1)", self.name)
+                self._spawn(
+                    self._write_quietly,
+                    {
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": {
+                            "code": INVALID_REQUEST,
+                            "message": "JSON-RPC batches are not supported by ACP v1",
+                        },
+                    },
+                )
+            else:
+                log.warning(
+                    "%s: skipped a JSON value that is not an object: %.200r", self.name, line
+                )
+            return
+        if self._observers:
+            self._emit(TraceEvent("recv", time.time(), message))
+        method = message.get("method")
+        if method is None:
+            self._handle_response(message)
+        elif "id" in message:
+            self._spawn(self._serve_request, message)
+        elif method == CANCEL_REQUEST:
+            self._handle_cancel_request(message.get("params"))
+        else:
+            handler = self._notification_handlers.get(method)
+            if handler is None:
+                log.debug("%s: ignored notification %s", self.name, method)
+                return
+            try:
+                handler(message.get("params"))
+            except Exception:
+                log.exception("%s: handler for %s failed", self.name, method)
+
+    def _handle_response(self, message: dict[str, Any]) -> None:
+        if "id" not in message:
+            log.warning("%s: skipped a message with neither method nor id", self.name)
+            return
+        pending = self._pending.pop(_id_key(message["id"]), None)
+        if pending is None:
+            log.debug("%s: ignored a response to unknown request %r", self.name, message["id"])
+            return
+        if "error" in message:
+            pending.error = RpcError.from_wire(message["error"])
+        else:
+            pending.result = message.get("result")
+        pending.done.set()
+
+    def _handle_cancel_request(self, params: Any) -> None:
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        scope = self._inflight.get(_id_key(request_id))
+        if scope is None:
+            log.debug("%s: $/cancel_request for %r, which is not running", self.name, request_id)
+        else:
+            scope.cancel()
+
+    def _spawn(self, func: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        if self._task_group is not None:
+            self._task_group.start_soon(func, *args)
+
+    async def _serve_request(self, message: dict[str, Any]) -> None:
+        request_id = message["id"]
+        method = message["method"]
+        error: RpcError | None = None
+        result: Any = None
+        handler = self._request_handlers.get(method) if isinstance(method, str) else None
+        if handler is None:
+            error = RpcError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
+        else:
+            key = _id_key(request_id)
+            with anyio.CancelScope() as scope:
+                self._inflight[key] = scope
+                try:
+                    result = _to_wire(await handler(message.get("params")))
+                except RpcError as exc:
+                    error = exc
+                except ValidationError as exc:
+                    details = exc.errors(
+                        include_url=False, include_context=False, include_input=False
+                    )
+                    error = RpcError(INVALID_PARAMS, f"Invalid params for {method}: {exc}", details)
+                except Exception as exc:
+                    log.exception("%s: handler for %s failed", self.name, method)
+                    error = RpcError(INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+                finally:
+                    self._inflight.pop(key, None)
+            if scope.cancelled_caught:
+                # spec: a cancelled request is still answered, with -32800.
+                error = RpcError(REQUEST_CANCELLED, "Request cancelled")
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        if error is not None:
+            reply["error"] = error.to_wire()
+        else:
+            reply["result"] = {} if result is None else result
+        await self._write_quietly(reply)
+
+    # ------------------------------------------------------------------ observers
+
+    def _emit(self, event: TraceEvent) -> None:
+        for observer in self._observers:
+            try:
+                observer(event)
+            except Exception:
+                log.exception("%s: observer failed", self.name)
+
+    def _emit_invalid(self, line: bytes) -> None:
+        if self._observers:
+            excerpt = line[:_INVALID_EXCERPT].decode("utf-8", "replace")
+            self._emit(TraceEvent("recv", time.time(), None, excerpt))

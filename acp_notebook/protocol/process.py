@@ -1,0 +1,263 @@
+"""The agent subprocess: spawned in its own process group with the caller's full
+environment, stderr drained continuously, and shut down without leaving children.
+
+Why each rule exists (all seen with real agents, see docs): agents are often wrapper
+scripts (npx, tsx, uvx) whose children outlive a signal sent to the wrapper alone;
+chatty agents block forever if nobody reads their stderr pipe; agents need the API
+keys and PATH of the environment they were started from.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from pathlib import Path
+
+import anyio
+import anyio.abc
+
+from .tasks import background_tasks
+
+STDERR_LINES = 200
+_STDERR_LINE_CHARS = 2000
+
+
+class AgentStartError(Exception):
+    """The agent command could not be started at all (not found, not executable)."""
+
+
+def split_command(command: str | Sequence[str]) -> list[str]:
+    """A command line split like a POSIX shell would, or an argv list as given."""
+    argv = shlex.split(command) if isinstance(command, str) else [str(part) for part in command]
+    if not argv:
+        raise AgentStartError("The agent command is empty.")
+    return argv
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def session_members(session_id: int) -> list[int]:
+    """PIDs whose session is ``session_id`` (Linux /proc; empty elsewhere).
+
+    Catches descendants that left the process group but not the session.
+    """
+    members = []
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return members
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # Fields after the ")" that ends the command name: state ppid pgrp session ...
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 3 and int(fields[3]) == session_id and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+def signal_tree(pid: int, sig: int, *, leader_alive: bool) -> None:
+    """Signal the process group led by ``pid`` and every process left in its session.
+
+    The group is only trusted while its leader lives: once the leader is reaped its
+    pid may be reused, so then only the session scan is used.
+    """
+    if sys.platform == "win32":  # no process groups
+        return
+    if leader_alive:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, sig)
+    for member in session_members(pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(member, sig)
+
+
+async def wait_tree_gone(process: anyio.abc.Process, timeout: float) -> bool:
+    """Wait until ``process`` exited and nothing is left in its session; False on timeout."""
+    with anyio.move_on_after(timeout):
+        await process.wait()
+        while session_members(process.pid):
+            await anyio.sleep(0.02)
+        return True
+    return False
+
+
+class AgentProcess:
+    """A running agent subprocess. Use :func:`open_agent_process` to get one."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        name: str,
+        process: anyio.abc.Process,
+        on_stderr: Callable[[str], None] | None = None,
+    ) -> None:
+        self.argv = argv
+        self.name = name
+        self.process = process
+        self.pid = process.pid
+        self._stderr = collections.deque[str](maxlen=STDERR_LINES)
+        self._on_stderr = on_stderr
+        self._stderr_done = anyio.Event()
+        assert process.stdin is not None and process.stdout is not None
+        self.stdin: anyio.abc.ByteSendStream = process.stdin
+        self.stdout: anyio.abc.ByteReceiveStream = process.stdout
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    def stderr_tail(self, lines: int = 20) -> list[str]:
+        """The last ``lines`` lines the agent wrote to stderr."""
+        return list(self._stderr)[-lines:]
+
+    async def _drain_stderr(self) -> None:
+        stream = self.process.stderr
+        partial = b""
+        try:
+            if stream is None:
+                return
+            async for chunk in stream:
+                *lines, partial = (partial + chunk).split(b"\n")
+                for raw in lines:
+                    self._add_stderr_line(raw)
+                if len(partial) > _STDERR_LINE_CHARS * 4:  # a huge line with no newline yet
+                    self._add_stderr_line(partial)
+                    partial = b""
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass
+        finally:
+            if partial:
+                self._add_stderr_line(partial)
+            self._stderr_done.set()
+
+    def _add_stderr_line(self, raw: bytes) -> None:
+        line = raw.decode("utf-8", "replace").rstrip("\r")
+        if len(line) > _STDERR_LINE_CHARS:
+            line = line[:_STDERR_LINE_CHARS] + " …"
+        self._stderr.append(line)
+        if self._on_stderr is not None:
+            with contextlib.suppress(Exception):  # an observer must never stop the draining
+                self._on_stderr(line)
+
+    async def describe_exit(self, wait: float = 1.0) -> str:
+        """One sentence on why the agent's output ended, for error messages.
+
+        Waits up to ``wait`` seconds for the process to exit so the exit code and
+        the last stderr lines are known.
+        """
+        with anyio.move_on_after(wait):
+            await self.process.wait()
+        with anyio.move_on_after(0.3):
+            await self._stderr_done.wait()
+        code = self.process.returncode
+        if code is None:
+            sentence = f"The agent `{self.name}` closed its output but is still running"
+        elif code < 0:
+            sentence = f"The agent `{self.name}` was killed by {signal_name(-code)}"
+        else:
+            sentence = f"The agent `{self.name}` exited with code {code}"
+        tail = [line for line in self.stderr_tail(5) if line.strip()]
+        if tail:
+            sentence += "; its last stderr lines: " + " | ".join(tail)
+        return sentence
+
+    def members(self) -> list[int]:
+        """Live processes started by the agent (its group and session), itself included."""
+        return session_members(self.pid)
+
+    def _signal_group(self, sig: int) -> None:
+        if sys.platform == "win32":  # no process groups: the direct child only
+            with contextlib.suppress(ProcessLookupError, OSError):
+                self.process.send_signal(sig)
+            return
+        signal_tree(self.pid, sig, leader_alive=self.process.returncode is None)
+
+    async def _wait_gone(self, timeout: float) -> bool:
+        return await wait_tree_gone(self.process, timeout)
+
+    async def shutdown(self, *, stdin_grace: float = 1.0, term_grace: float = 2.0) -> None:
+        """Close stdin, then SIGTERM the whole group, then SIGKILL it.
+
+        spec: the client closes the agent's stdin, then terminates the process.
+        """
+        with anyio.CancelScope(shield=True):
+            with contextlib.suppress(Exception):
+                await self.stdin.aclose()
+            if await self._wait_gone(stdin_grace):
+                return
+            self._signal_group(signal.SIGTERM)
+            if await self._wait_gone(term_grace):
+                return
+            self._signal_group(signal.SIGKILL)
+            await self._wait_gone(2.0)
+
+    def kill_now(self) -> None:
+        """SIGKILL everything at once; for interpreter exit, where nothing can be awaited."""
+        self._signal_group(signal.SIGKILL)
+
+
+@contextlib.asynccontextmanager
+async def open_agent_process(
+    command: str | Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    name: str | None = None,
+    on_stderr: Callable[[str], None] | None = None,
+) -> AsyncIterator[AgentProcess]:
+    """Start an agent and yield it; on exit it is shut down with all its children.
+
+    ``env`` holds overrides on top of this process's full environment.
+    """
+    argv = split_command(command)
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    display = name or Path(argv[0]).name
+    try:
+        process = await anyio.open_process(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=full_env,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise AgentStartError(
+            f"The agent command `{argv[0]}` was not found on PATH (nor as a file); install it or pass its full path."
+        ) from exc
+    except PermissionError as exc:
+        raise AgentStartError(f"The agent command `{argv[0]}` is not executable.") from exc
+    except OSError as exc:
+        raise AgentStartError(
+            f"The agent command `{argv[0]}` could not be started: {exc}."
+        ) from exc
+    agent = AgentProcess(argv, name=display, process=process, on_stderr=on_stderr)
+    try:
+        async with background_tasks() as task_group:
+            task_group.start_soon(agent._drain_stderr)
+            try:
+                yield agent
+            finally:
+                await agent.shutdown()
+    finally:
+        with contextlib.suppress(Exception):
+            await process.aclose()

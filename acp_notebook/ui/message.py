@@ -1,0 +1,144 @@
+"""A message of the transcript: the agent's reply, the user's prompt, the agent's thoughts.
+
+A message is a list of items (text runs and other content blocks, in order). Text runs
+stream, so each is a :class:`~acp_notebook.ui.segments.GrowingText` (frozen segments +
+live tail); any other block is rendered once, when it arrives, and never sent again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import ipywidgets as w
+
+from ..client.transcript import MessageEntry, TextRun
+from .content import block_html
+from .markdown import cut_markdown, render_markdown, render_muted_markdown
+from .segments import GrowingText, flat_html
+from .style import INFO, MUTED, SMALL_SIZE, esc, span
+
+#: Titles of a thought's Accordion while the agent is still thinking, and after.
+THINKING = "Thinking…"
+THOUGHT = "Thought"
+
+
+def _run_length(run: TextRun) -> int:
+    # The parts' lengths, not ``run.text``: joining every chunk on every refresh would copy
+    # the whole reply each time just to learn that nothing changed.
+    return sum(map(len, run.parts))
+
+
+class MessageBody:
+    """The items of one message as a ``VBox``: one child per item."""
+
+    def __init__(
+        self,
+        entry: MessageEntry,
+        cwd: str | None,
+        render: Callable[[str], str] = render_markdown,
+    ) -> None:
+        self.entry = entry
+        self.cwd = cwd
+        self._render = render
+        self._views: list[GrowingText | w.HTML] = []
+        self._lengths: list[int] = []
+        # Views of the items there already are, then the box: no update right after open.
+        for item in entry.items:
+            self._views.append(self._make(item))
+            self._lengths.append(_run_length(item) if isinstance(item, TextRun) else -1)
+        self.widget = w.VBox(self._children(), layout=w.Layout(width="100%"))
+
+    def _children(self) -> tuple[w.Widget, ...]:
+        return tuple(v.widget if isinstance(v, GrowingText) else v for v in self._views)
+
+    def refresh(self) -> bool:
+        """Show new items and grown text; True if anything changed."""
+        items = self.entry.items
+        changed = False
+        added = False
+        for index, item in enumerate(items):
+            if index == len(self._views):
+                self._views.append(self._make(item))
+                self._lengths.append(_run_length(item) if isinstance(item, TextRun) else -1)
+                added = True
+            view = self._views[index]
+            if isinstance(item, TextRun) and isinstance(view, GrowingText):
+                length = _run_length(item)
+                if length != self._lengths[index]:
+                    self._lengths[index] = length
+                    view.update(item.text)
+                    changed = True
+        if added:
+            self.widget.children = self._children()
+        return changed or added
+
+    def _make(self, item: TextRun | object) -> GrowingText | w.HTML:
+        if isinstance(item, TextRun):
+            return GrowingText(self._render, cut_markdown, item.text)
+        return flat_html(block_html(item, self.cwd))  # type: ignore[arg-type]
+
+    @property
+    def text_views(self) -> list[GrowingText]:
+        return [v for v in self._views if isinstance(v, GrowingText)]
+
+
+class MessageView:
+    """An agent reply, or a user message (the prompt, or chunks replayed by
+    `session/load`), styled as the user's: a label and a coloured left edge."""
+
+    def __init__(self, entry: MessageEntry, cwd: str | None = None) -> None:
+        self.entry = entry
+        self.body = MessageBody(entry, cwd)
+        if entry.role == "user":
+            label = w.HTML(
+                span("You", f"color: {INFO}; font-weight: 600; font-size: {SMALL_SIZE}"),
+                layout=w.Layout(margin="0"),
+            )
+            self.widget: w.Box = w.VBox(
+                [label, self.body.widget],
+                layout=w.Layout(
+                    border_left=f"3px solid {INFO}", padding="0 0 0 8px", margin="4px 0 6px 0"
+                ),
+            )
+        else:
+            self.widget = w.VBox([self.body.widget], layout=w.Layout(margin="2px 0"))
+
+    @property
+    def role(self) -> str:
+        return self.entry.role
+
+    def refresh(self, active: bool = False) -> bool:
+        return self.body.refresh()
+
+
+class ThoughtView:
+    """The agent's thoughts, collapsed in an Accordion (the user's open/closed choice is
+    the Accordion's own state, so it survives every refresh)."""
+
+    def __init__(self, entry: MessageEntry, cwd: str | None = None, *, active: bool = True) -> None:
+        self.entry = entry
+        self.body = MessageBody(entry, cwd, render=render_muted_markdown)
+        self._title = THINKING if active else THOUGHT
+        self.accordion = w.Accordion([self.body.widget], selected_index=None)
+        # Titles after children: the titles validator pads them to the children's count.
+        self.accordion.titles = (self._title,)
+        self.widget = self.accordion
+
+    @property
+    def title(self) -> str:
+        return self._title
+
+    def refresh(self, active: bool = False) -> bool:
+        """``active``: the agent may still be thinking (turn running, nothing after it)."""
+        changed = self.body.refresh()
+        title = THINKING if active else THOUGHT
+        if title != self._title:
+            self._title = title
+            self.accordion.titles = (title,)
+            changed = True
+        return changed
+
+
+def note_html(text: str) -> str:
+    """A small italic line (mode or title changes)."""
+    return f'<div style="color: {MUTED}; font-size: {SMALL_SIZE}; font-style: italic; line-height: 1.6">{esc(text)}</div>'

@@ -1,0 +1,224 @@
+"""A `session/request_permission` prompt, shown inside its tool call's card.
+
+It says exactly what is being approved (title, kind, the command or the files; the
+diffs and raw input are above it in the card), then one button per option, labelled
+with the option's ``name`` exactly as the agent sent it and coloured by its ``kind``.
+After the decision every button is disabled and a line says what was chosen and by
+whom — the same words as the saved transcript (``PermissionRequest.describe()``).
+
+Clicks may arrive on any thread: :meth:`PermissionPrompt.choose` only posts the
+decision to the agent loop, which asks the broker and then redraws the prompt.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as w
+
+from ..client.permissions import PermissionBroker, PermissionRequest
+from ..client.render import short_path
+from ..client.transcript import ToolCallState
+from .rawinput import command_of, edits_from_raw_input, paths_of
+from .style import FG, MUTED, SMALL_SIZE, UI_SIZE, WARN, code, esc, span
+
+log = logging.getLogger(__name__)
+
+#: ``post(fn)``: run ``fn`` on the agent loop thread (thread-safe, returns at once).
+Post = Callable[[Callable[[], Any]], Any]
+
+#: allow_always is broader than it looks, so it is yellow, not green.
+BUTTON_STYLES = {
+    "allow_once": "success",
+    "allow_always": "warning",
+    "reject_once": "danger",
+    "reject_always": "danger",
+}
+KIND_HINTS = {
+    "allow_once": "allow this action once",
+    "allow_always": "allow this and later actions like it without asking",
+    "reject_once": "reject this action",
+    "reject_always": "reject this and later actions like it without asking",
+}
+EDIT_KINDS = frozenset({"edit", "delete", "move"})
+
+
+def button_style(kind: str) -> str:
+    return BUTTON_STYLES.get(kind, "")
+
+
+def tooltip(kind: str) -> str:
+    hint = KIND_HINTS.get(kind)
+    return f"{kind}: {hint}" if hint else (kind or "option")
+
+
+def safe_post(post: Post, fn: Callable[[], Any]) -> bool:
+    """Post ``fn``; False (and nothing else) when the loop is gone."""
+    try:
+        post(fn)
+    except RuntimeError:  # "Event loop is closed": the session ended under the click
+        log.debug("click ignored: the agent loop is gone")
+        return False
+    return True
+
+
+def what_is_approved(call: ToolCallState, cwd: str | None) -> str:
+    """One HTML line: what the agent asks to do, in the terms a user checks."""
+    title = call.title or call.tool_call_id
+    head = f"<b>{esc(title)}</b> " + span(esc(f"· {call.kind}"), f"color: {MUTED}")
+    command = command_of(call.raw_input)
+    if command is not None:
+        return f"{head}<br>Run {code(command)}"
+    if call.kind in EDIT_KINDS or call.diffs:
+        paths = [d.path for d in call.diffs] + [loc.path for loc in call.locations]
+        paths += paths_of(call.raw_input)
+        names = list(dict.fromkeys(short_path(p, cwd) for p in paths if p))
+        verb = {"delete": "Delete", "move": "Move"}.get(call.kind, "Edit")
+        target = ", ".join(code(n) for n in names) if names else "files"
+        has_diffs = bool(call.diffs) or bool(edits_from_raw_input(call.raw_input, call.kind))
+        see = " — see the diffs above" if has_diffs else ""
+        return f"{head}<br>{verb} {target}{see}"
+    if isinstance(call.raw_input, dict) and isinstance(call.raw_input.get("url"), str):
+        return f"{head}<br>Fetch {code(call.raw_input['url'])}"
+    if call.locations:
+        located = ", ".join(code(short_path(loc.path, cwd)) for loc in call.locations)
+        return f"{head}<br>On {located}"
+    return head
+
+
+def decision_line(request: PermissionRequest) -> str:
+    if request.state == "pending":
+        text, color = "Waiting for your answer…", WARN
+    elif request.state == "selected" and request.chosen is not None:
+        icon = "✅" if request.chosen.allows else "⛔"
+        text, color = f"{icon} Permission: {request.describe()}", FG
+    else:
+        text, color = f"⏹️ Permission: {request.describe()}", MUTED
+    return span(esc(text), f"color: {color}; font-size: {UI_SIZE}")
+
+
+class PermissionPrompt:
+    """The question, one button per option, and the decision once there is one."""
+
+    def __init__(
+        self,
+        request: PermissionRequest,
+        call: ToolCallState,
+        *,
+        broker: PermissionBroker | None,
+        post: Post,
+        cwd: str | None = None,
+    ) -> None:
+        self.request = request
+        self.call = call
+        self._broker = broker
+        self._post = post
+        self._cwd = cwd
+        self._closed = False
+        self.buttons: dict[str, w.Button] = {}
+        for option in request.options:
+            button = w.Button(
+                description=option.name,
+                button_style=button_style(option.kind),
+                tooltip=tooltip(option.kind),
+                layout=w.Layout(width="auto", margin="2px 6px 2px 0"),
+            )
+            button.on_click(lambda _button, option_id=option.option_id: self.choose(option_id))
+            self.buttons[option.option_id] = button
+        self._question = w.HTML(layout=w.Layout(margin="0"))
+        self._decision = w.HTML(layout=w.Layout(margin="0"))
+        self.widget = w.VBox(
+            [
+                self._question,
+                w.HBox(list(self.buttons.values()), layout=w.Layout(flex_flow="row wrap")),
+                self._decision,
+            ],
+            layout=w.Layout(
+                border_left=f"3px solid {WARN}", padding="4px 8px", margin="6px 0 2px 0"
+            ),
+        )
+        self._signature: tuple[object, ...] | None = None
+        self.refresh()
+
+    @property
+    def key(self) -> str:
+        return self.request.key
+
+    @property
+    def pending(self) -> bool:
+        return self.request.pending and not self._closed
+
+    @property
+    def question(self) -> str:
+        return self._question.value
+
+    @property
+    def decision(self) -> str:
+        return self._decision.value
+
+    # ------------------------------------------------------------------ user actions
+
+    def choose(self, option_id: str) -> None:
+        """What pressing the option's button does, from any thread: post the decision."""
+        if self._closed:
+            return
+        if self.request.option(option_id) is None:
+            offered = ", ".join(o.option_id for o in self.request.options)
+            raise ValueError(
+                f"The agent did not offer option {option_id!r}; it offered: {offered}."
+            )
+        safe_post(self._post, lambda: self._decide(option_id))
+
+    def _decide(self, option_id: str) -> None:  # agent loop thread
+        if self._closed:
+            return
+        if self._broker is not None:
+            self._broker.choose(self.request.key, option_id, by="user")
+        self.refresh()
+
+    # ------------------------------------------------------------------ loop thread
+
+    def refresh(self) -> bool:
+        call = self.call
+        request = self.request
+        signature = (
+            call.title,
+            call.kind,
+            id(call.raw_input),
+            len(call.content),
+            len(call.locations),
+            request.state,
+            request.decided_by,
+            self._closed,
+        )
+        if signature == self._signature:
+            return False
+        self._signature = signature
+        question = (
+            f'<div style="font-size: {UI_SIZE}; line-height: 1.6; color: {FG}">'
+            f"🔐 <b>Permission requested</b>: {what_is_approved(call, self._cwd)}</div>"
+        )
+        if question != self._question.value:
+            self._question.value = question
+        decided = not request.pending
+        for option_id, button in self.buttons.items():
+            button.disabled = decided or self._closed
+            if decided and (request.chosen is None or request.chosen.option_id != option_id):
+                # Only the chosen option keeps its colour: the decision reads at a glance.
+                button.button_style = ""
+        line = decision_line(request)
+        if request.pending and self._closed:
+            line = span(
+                esc("No longer answerable: the turn has ended."),
+                f"color: {MUTED}; font-size: {SMALL_SIZE}",
+            )
+        if line != self._decision.value:
+            self._decision.value = line
+        return True
+
+    def close(self) -> None:
+        """The turn ended: no more answers from this prompt."""
+        self._closed = True
+        self.refresh()

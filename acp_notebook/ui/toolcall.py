@@ -1,0 +1,304 @@
+"""A tool call as a card: header, locations, content in order (text, every diff,
+embedded terminals), a diff rebuilt from ``rawInput`` when the agent sent none, the raw
+input and output (collapsed), and its permission prompts — all before the buttons, so
+the user sees what they approve (anchors §3.2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import ipywidgets as w
+
+from ..client.render import KIND_ICONS, STATUS_ICONS, short_path
+from ..client.transcript import ToolCallState
+from ..protocol import models as m
+from .content import MAX_TEXT_CHARS, block_html, unknown_html
+from .context import ViewContext
+from .diff import DiffView
+from .markdown import cut_markdown, inline_markdown, render_markdown
+from .permission import PermissionPrompt
+from .rawinput import DERIVED_NOTE, DerivedEdit, edits_from_raw_input
+from .segments import GrowingText, flat_html
+from .style import (
+    BORDER,
+    FG,
+    MUTED,
+    SMALL_SIZE,
+    STATUS_COLORS,
+    UI_SIZE,
+    badge,
+    code,
+    esc,
+    json_pre,
+    span,
+)
+from .terminal import TerminalOutputView
+
+WAITING = "waiting for permission"
+
+
+def status_label(call: ToolCallState) -> str:
+    """The badge text: the call's status, or that it waits for the user."""
+    if not call.finished and any(getattr(r, "pending", False) for r in call.permissions):
+        return WAITING
+    return call.status
+
+
+def header_html(call: ToolCallState) -> str:
+    icon = KIND_ICONS.get(call.kind, KIND_ICONS["other"])
+    status = status_label(call)
+    color = STATUS_COLORS.get(status, MUTED)
+    mark = "🔐" if status == WAITING else STATUS_ICONS.get(status, "")
+    title = inline_markdown(call.title) if call.title else code(call.tool_call_id)
+    status_text = f"{mark} {status.replace('_', ' ')}".strip()
+    kind = span(esc("· " + call.kind), f"color: {MUTED}; font-size: {SMALL_SIZE}")
+    return (
+        f'<div style="font-size: {UI_SIZE}; line-height: 1.6; color: {FG}; display: flex; '
+        'gap: 6px; align-items: baseline; flex-wrap: wrap">'
+        f'<span>{icon}</span><span style="font-weight: 600">{title}</span>'
+        f"{kind}{badge(status_text, color)}</div>"
+    )
+
+
+def locations_html(call: ToolCallState, cwd: str | None) -> str:
+    if not call.locations:
+        return ""
+    names = ", ".join(
+        code(short_path(loc.path, cwd) + (f":{loc.line}" if loc.line else ""))
+        for loc in call.locations
+    )
+    return (
+        f'<div style="color: {MUTED}; font-size: {SMALL_SIZE}; line-height: 1.6">📍 {names}</div>'
+    )
+
+
+@dataclass
+class _Item:
+    """The view of one content item, and the item it shows (to know when to redo it)."""
+
+    item: Any
+    widget: w.Widget
+    text: GrowingText | None = None
+    diff: DiffView | None = None
+    terminal: TerminalOutputView | None = None
+
+
+def _item_text(item: Any) -> str | None:
+    if isinstance(item, m.ContentToolCallContent) and isinstance(item.content, m.TextContentBlock):
+        return item.content.text[:MAX_TEXT_CHARS]
+    return None
+
+
+class ToolCallCard:
+    """One tool call; :meth:`refresh` reconciles the card with the call's current state."""
+
+    def __init__(self, call: ToolCallState, ctx: ViewContext) -> None:
+        self.call = call
+        self.ctx = ctx
+        self._header = flat_html()
+        self._locations = flat_html()
+        self._content = w.VBox([], layout=w.Layout(width="100%"))
+        self._derived = w.VBox([], layout=w.Layout(width="100%"))
+        self._raw = w.Accordion([], selected_index=None, layout=w.Layout(margin="4px 0 0 0"))
+        self._prompts_box = w.VBox([], layout=w.Layout(width="100%"))
+        self.widget = w.VBox(
+            [self._header, self._locations, self._content, self._derived, self._prompts_box],
+            layout=w.Layout(
+                border=f"1px solid {BORDER}",
+                border_left=f"3px solid {STATUS_COLORS['pending']}",
+                padding="4px 8px",
+                margin="4px 0",
+                width="100%",
+            ),
+        )
+        self._items: list[_Item] = []
+        self._terminals: dict[str, Any] = {}
+        self.derived: list[DiffView] = []
+        self._derived_edits: list[DerivedEdit] = []
+        self.prompts: list[PermissionPrompt] = []
+        self._seen: dict[str, Any] = {}
+        self._raw_children: list[w.HTML] = []
+        self.refresh()
+
+    # ------------------------------------------------------------------ reading (tests, API)
+
+    @property
+    def diff_views(self) -> list[DiffView]:
+        """Every diff shown, the agent's own first, then those derived from rawInput."""
+        return [i.diff for i in self._items if i.diff is not None] + self.derived
+
+    @property
+    def terminal_views(self) -> list[TerminalOutputView]:
+        return list(self._terminals.values())
+
+    @property
+    def header(self) -> str:
+        return self._header.value
+
+    @property
+    def raw_sections(self) -> dict[str, str]:
+        """Title → HTML of the collapsed raw sections."""
+        return dict(zip(self._raw.titles, (c.value for c in self._raw_children), strict=False))
+
+    # ------------------------------------------------------------------ refresh
+
+    def refresh(self, active: bool = False) -> bool:
+        call = self.call
+        changed = False
+        header = header_html(call)
+        if header != self._seen.get("header"):
+            self._seen["header"] = header
+            self._header.value = header
+            color = STATUS_COLORS.get(status_label(call), STATUS_COLORS["pending"])
+            self.widget.layout.border_left = f"3px solid {color}"
+            changed = True
+        # Lists and raw values are replaced, never mutated, by the transcript: an identity
+        # check is enough (the references kept here stop ids being reused).
+        if self._changed("locations", call.locations):
+            self._locations.value = locations_html(call, self.ctx.cwd)
+            changed = True
+        content_changed = self._changed("content", call.content)
+        if content_changed:
+            self._sync_content(call.content)
+            changed = True
+        for terminal in self._terminals.values():
+            changed = terminal.refresh() or changed
+        raw_input_changed = self._changed("raw_input", call.raw_input)
+        kind_changed = self._changed("kind", call.kind)
+        if content_changed or raw_input_changed or kind_changed:
+            changed = self._sync_derived() or changed
+        if self._changed("raw_output", call.raw_output) or raw_input_changed:
+            changed = self._sync_raw() or changed
+        changed = self._sync_prompts() or changed
+        return changed
+
+    def _changed(self, name: str, value: object) -> bool:
+        if name in self._seen and self._seen[name] is value:
+            return False
+        self._seen[name] = value
+        return True
+
+    def _sync_content(self, content: list[m.ToolCallContent]) -> None:
+        old = self._items
+        new: list[_Item] = []
+        for index, item in enumerate(content):
+            previous = old[index] if index < len(old) else None
+            new.append(self._item_view(item, previous))
+        kept = {id(i.widget) for i in new}
+        for item_view in old:
+            # Terminal views are kept by id (a later update may list the terminal again).
+            if id(item_view.widget) not in kept and item_view.terminal is None:
+                item_view.widget.close()
+        self._items = new
+        children = tuple(i.widget for i in new)
+        if children != self._content.children:
+            self._content.children = children
+
+    def _item_view(self, item: Any, previous: _Item | None) -> _Item:
+        text = _item_text(item)
+        if text is not None:
+            if previous is not None and previous.text is not None:
+                previous.text.update(text)
+                previous.item = item
+                return previous
+            growing = GrowingText(render_markdown, cut_markdown, text)
+            return _Item(item, growing.widget, growing)
+        if previous is not None and previous.text is None and previous.item == item:
+            return previous
+        if isinstance(item, m.TerminalToolCallContent):
+            terminal = self._terminals.get(item.terminal_id)
+            if terminal is None:
+                terminal = TerminalOutputView(item.terminal_id, self.ctx.terminals)
+                self._terminals[item.terminal_id] = terminal
+            return _Item(item, terminal.widget, terminal=terminal)
+        if isinstance(item, m.DiffToolCallContent):
+            diff = DiffView.from_diff(item, self.ctx.cwd)
+            return _Item(item, diff.widget, diff=diff)
+        if isinstance(item, m.ContentToolCallContent):
+            return _Item(item, flat_html(block_html(item.content, self.ctx.cwd)))
+        raw = item.to_wire() if hasattr(item, "to_wire") else {"value": repr(item)}
+        return _Item(item, flat_html(unknown_html("tool call content", raw)))
+
+    def _sync_derived(self) -> bool:
+        call = self.call
+        # Only when the agent sent no diff of its own (if one comes later, these go).
+        edits = (
+            edits_from_raw_input(call.raw_input, call.kind)
+            if not call.diffs and call.raw_input is not None
+            else []
+        )
+        if edits == self._derived_edits:
+            return False
+        self._derived_edits = edits
+        for view in self.derived:
+            view.widget.close()
+        self.derived = []
+        for edit in edits:
+            note = DERIVED_NOTE + (" · new content only" if edit.content_only else "")
+            if edit.diff is not None:
+                view = DiffView.from_diff(edit.diff, self.ctx.cwd, note=note, label=edit.label)
+            else:
+                label = short_path(edit.label, self.ctx.cwd)
+                view = DiffView.from_patch(edit.patch or "", label, note=note)
+            self.derived.append(view)
+        self._derived.children = tuple(v.widget for v in self.derived)
+        return True
+
+    def _sync_raw(self) -> bool:
+        call = self.call
+        sections = [
+            (title, value)
+            for title, value in (("Raw input", call.raw_input), ("Raw output", call.raw_output))
+            if value is not None
+        ]
+        if not sections:
+            return False
+        while len(self._raw_children) < len(sections):
+            self._raw_children.append(flat_html())
+        for child, (_title, value) in zip(self._raw_children, sections, strict=False):
+            html = f'<div style="font-size: {SMALL_SIZE}">{json_pre(value)}</div>'
+            if child.value != html:
+                child.value = html
+        titles = tuple(title for title, _value in sections)
+        if tuple(self._raw.children) != tuple(self._raw_children[: len(sections)]):
+            self._raw.children = tuple(self._raw_children[: len(sections)])
+        if tuple(self._raw.titles) != titles:
+            self._raw.titles = titles
+        if self._raw not in self.widget.children:
+            # Before the permission prompts: everything the user approves comes first.
+            children = list(self.widget.children)
+            children.insert(children.index(self._prompts_box), self._raw)
+            self.widget.children = tuple(children)
+        return True
+
+    def _sync_prompts(self) -> bool:
+        changed = False
+        known = {p.key for p in self.prompts}
+        added = False
+        for request in self.call.permissions:
+            if getattr(request, "key", None) not in known:
+                self.prompts.append(
+                    PermissionPrompt(
+                        request,
+                        self.call,
+                        broker=self.ctx.broker,
+                        post=self.ctx.post,
+                        cwd=self.ctx.cwd,
+                    )
+                )
+                added = True
+        if added:
+            self._prompts_box.children = tuple(p.widget for p in self.prompts)
+            changed = True
+        for prompt in self.prompts:
+            changed = prompt.refresh() or changed
+        return changed
+
+    def close(self) -> None:
+        """The turn ended: prompts stop taking answers; terminals show their last state."""
+        for prompt in self.prompts:
+            prompt.close()
+        for terminal in self._terminals.values():
+            terminal.refresh()

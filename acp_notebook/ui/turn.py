@@ -1,0 +1,559 @@
+"""The live view of one prompt turn: header, one child view per transcript entry of the
+turn, footer, and a Cancel button that works for the whole turn.
+
+Threads (docs/jupyter-mechanics.md §0): the view may be built on the main thread, but
+once :meth:`TurnView.bind` is called every trait write happens on the agent loop
+thread (``refresh``, ``finish``, and the functions that clicks post). Click handlers
+run on whatever thread the kernel uses for comm messages; they only ``post`` to the
+loop and do nothing once the view is finished.
+
+Updates are coalesced: with a ``schedule_later`` the view follows the transcript by
+itself, at most one refresh per ``interval``, and at once when a permission request
+appears (it must never wait to be seen).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+import ipywidgets as w
+
+from ..client.render import Renderer
+from ..client.transcript import (
+    MessageEntry,
+    NoteEntry,
+    PlanView,
+    ToolCallEntry,
+    Transcript,
+    UnknownEntry,
+)
+from .coalesce import DEFAULT_INTERVAL, Coalescer, ScheduleLater
+from .content import unknown_html
+from .context import ViewContext
+from .message import MessageView, ThoughtView, note_html
+from .permission import PermissionPrompt, Post, safe_post
+from .plan import PlanWidget
+from .segments import AppendOnlyBox, close_tree, flat_html
+from .style import (
+    ERROR,
+    FG,
+    INFO,
+    MUTED,
+    SMALL_SIZE,
+    SUCCESS,
+    UI_SIZE,
+    WARN,
+    esc,
+    span,
+)
+from .toolcall import ToolCallCard
+
+if TYPE_CHECKING:
+    from ..client.session import PromptTurn, Session
+
+log = logging.getLogger(__name__)
+
+STARTING = "Starting agent…"
+RUNNING = "Running"
+WAITING = "Waiting for permission"
+CANCELLING = "Cancelling…"
+CANCELLED = "Cancelled"
+FINISHED = "Finished"
+FAILED = "Failed"
+
+_STATUS_LOOK = {
+    STARTING: ("⏳", MUTED),
+    RUNNING: ("●", INFO),
+    WAITING: ("🔐", WARN),
+    CANCELLING: ("⏹", WARN),
+    CANCELLED: ("⏹️", MUTED),
+    FINISHED: ("✅", SUCCESS),
+    FAILED: ("❌", ERROR),
+}
+
+
+def queued_status(ahead: int) -> str:
+    return f"Queued behind {ahead} turn" + ("" if ahead == 1 else "s")
+
+
+class ChildView(Protocol):
+    """What the turn needs of each entry's view."""
+
+    widget: w.Widget
+
+    def refresh(self, active: bool = False) -> bool: ...
+
+
+class StaticView:
+    """An entry that never changes (a note, an unknown update): rendered once."""
+
+    def __init__(self, html: str) -> None:
+        self.widget = flat_html(html)
+
+    def refresh(self, active: bool = False) -> bool:
+        return False
+
+
+def usage_tokens_line(usage: dict[str, Any] | None) -> str:
+    """`PromptResponse.usage` (unstable) as one line: "Tokens: 1,200 in · 340 out"."""
+    if not usage:
+        return ""
+    names = {
+        "inputTokens": "in",
+        "outputTokens": "out",
+        "thoughtTokens": "thinking",
+        "cachedReadTokens": "cache read",
+        "cachedWriteTokens": "cache write",
+        "totalTokens": "total",
+    }
+    parts = [f"{usage[k]:,} {label}" for k, label in names.items() if isinstance(usage.get(k), int)]
+    return "Tokens: " + " · ".join(parts) if parts else ""
+
+
+class TurnView:
+    """The whole live view of one prompt turn. See the module docstring for threads."""
+
+    def __init__(
+        self,
+        agent_label: str = "",
+        session_label: str = "",
+        *,
+        post: Post,
+        schedule_later: ScheduleLater | None = None,
+        interval: float = DEFAULT_INTERVAL,
+    ) -> None:
+        self.agent_label = agent_label
+        self.session_label = session_label
+        self._post = post
+        self._schedule_later = schedule_later
+        self._interval = interval
+        #: Called (on the loop thread, via ``post``) when Cancel is pressed. It may
+        #: return an awaitable (``PromptTurn.cancel``): it is then scheduled on the loop.
+        self.on_cancel: Callable[[], Any] | None = None
+
+        self._session: Session | None = None
+        self._turn: PromptTurn | None = None
+        self._ctx = ViewContext(post=post)
+        self._finished = False
+        self._cancel_pressed = False
+        self._error: str | None = None
+        self._custom_status = ""
+        self._shown: dict[str, Any] = {}
+        self._seen_version = -1
+        self._scanned = 0
+        self._requests_seen = 0
+        self._requests_at_change = 0
+        self._coalescer: Coalescer | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
+        #: Entry views in order, and tool call cards by tool call id.
+        self.views: list[ChildView] = []
+        self.cards: dict[str, ToolCallCard] = {}
+        #: Prompts whose tool call belongs to an earlier turn (shown here, never lost).
+        self.orphan_prompts: list[PermissionPrompt] = []
+
+        self._title = flat_html()
+        self._status = flat_html()
+        self.cancel_button = w.Button(
+            description="Cancel",
+            icon="stop",
+            tooltip="Cancel this turn: sends session/cancel and answers pending permission "
+            "requests 'cancelled'",
+            layout=w.Layout(width="auto", flex="none"),
+        )
+        self.cancel_button.on_click(lambda _button: self.cancel())
+        header = w.HBox(
+            [
+                w.VBox([self._title, self._status], layout=w.Layout(flex="1 1 auto")),
+                self.cancel_button,
+            ],
+            layout=w.Layout(
+                justify_content="space-between",
+                align_items="center",
+                border_bottom="1px solid var(--jp-border-color2, #e0e0e0)",
+                padding="0 0 4px 0",
+                margin="0 0 4px 0",
+            ),
+        )
+        self._body = AppendOnlyBox()
+        self._orphans = w.VBox([], layout=w.Layout(width="100%"))
+        self._gauge = w.FloatProgress(
+            value=0.0, min=0.0, max=1.0, layout=w.Layout(width="140px", display="none")
+        )
+        self._usage = flat_html()
+        self._footer = flat_html()
+        footer = w.VBox(
+            [
+                w.HBox([self._gauge, self._usage], layout=w.Layout(align_items="center")),
+                self._footer,
+            ],
+            layout=w.Layout(
+                border_top="1px solid var(--jp-border-color2, #e0e0e0)",
+                padding="4px 0 0 0",
+                margin="4px 0 0 0",
+            ),
+        )
+        self.widget = w.VBox(
+            [header, self._body.widget, self._orphans, footer],
+            layout=w.Layout(width="100%", padding="2px 4px"),
+        )
+        self._show_title()
+        self._show_status(STARTING)
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    @property
+    def status(self) -> str:
+        """The status line as plain text ("Running", "Waiting for permission", …)."""
+        return str(self._shown.get("status", ""))
+
+    @property
+    def footer(self) -> str:
+        return self._footer.value
+
+    @property
+    def usage_text(self) -> str:
+        return self._usage.value
+
+    @property
+    def gauge(self) -> w.FloatProgress:
+        return self._gauge
+
+    @property
+    def prompts(self) -> list[PermissionPrompt]:
+        """Every permission prompt shown, in the order they appeared per card."""
+        found = [p for card in self.cards.values() for p in card.prompts]
+        return found + self.orphan_prompts
+
+    @property
+    def pending_prompts(self) -> list[PermissionPrompt]:
+        return [p for p in self.prompts if p.pending]
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def set_status(self, text: str) -> None:
+        """A status to show until the turn is bound ("Starting agent…")."""
+        self._custom_status = text
+        if self._turn is None:
+            self._show_status(text)
+
+    def bind(self, session: Session, turn: PromptTurn) -> None:
+        """Follow ``turn`` of ``session`` from now on (call on the agent loop thread)."""
+        self._session = session
+        self._turn = turn
+        self._ctx = ViewContext(
+            post=self._post,
+            cwd=session.transcript.cwd,
+            terminals=session.terminal_view,
+            broker=session.permissions,
+        )
+        # Requests decided before this turn belong to other cells.
+        self._requests_seen = len(session.permissions.requests)
+        self._requests_at_change = self._requests_seen
+        if self._schedule_later is not None:
+            self._coalescer = Coalescer(self._schedule_later, self._interval, callback=self.refresh)
+            self._unsubscribe = session.transcript.subscribe(self._on_change)
+        self.refresh()
+
+    def _on_change(self, _transcript: Transcript) -> None:
+        """Transcript listener (loop thread): called for every chunk, so only pokes."""
+        if self._finished or self._coalescer is None or self._session is None:
+            return
+        self._coalescer.poke()
+        requests = len(self._session.permissions.requests)
+        if requests != self._requests_at_change:
+            # A new permission request: show it now, not in 75 ms (nor never).
+            self._requests_at_change = requests
+            self._coalescer.flush()
+
+    def flush(self) -> None:
+        """Run a pending coalesced refresh now (before a prompt, at the end)."""
+        if self._coalescer is not None:
+            self._coalescer.flush()
+
+    def refresh(self) -> bool:
+        """Reconcile the widgets with the transcript (loop thread). Nothing is written
+        when nothing changed. True if anything was updated."""
+        session, turn = self._session, self._turn
+        if session is None or turn is None:
+            return self._show_status(self._custom_status or STARTING)
+        transcript = session.transcript
+        status = self._compute_status()
+        if transcript.version == self._seen_version and status == self._shown.get("status"):
+            return False
+        self._seen_version = transcript.version
+        changed = self._show_status(status)
+        changed = self._show_title() or changed
+        changed = self._sync_entries() or changed
+        changed = self._sync_orphans() or changed
+        changed = self._show_usage() or changed
+        changed = self._show_footer() or changed
+        return changed
+
+    def finish(self) -> None:
+        """The turn is over: last refresh, Cancel and every pending button disabled, stop
+        reason, duration and usage shown. Idempotent."""
+        if self._finished:
+            return
+        self._finished = True
+        if self._coalescer is not None:
+            self._coalescer.close()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self._seen_version = -1  # force
+        self.refresh()
+        for card in self.cards.values():
+            card.close()
+        for prompt in self.orphan_prompts:
+            prompt.close()
+        self.cancel_button.disabled = True
+        self._show_footer()
+
+    def fail(self, message: str) -> None:
+        """The turn could not run at all (the agent did not start, …): say so, in one
+        sentence that says what to do, and end the view."""
+        self._error = message
+        self._custom_status = FAILED
+        self.finish()
+        if self._turn is None:
+            self._show_status(FAILED)
+            self._show_footer()
+
+    def close(self) -> None:
+        """Close every widget model (their comms), e.g. once the cell shows the static
+        transcript instead; the view cannot be used afterwards."""
+        self.finish()
+        close_tree(self.widget)
+
+    # ------------------------------------------------------------------ user actions
+
+    def cancel(self) -> None:
+        """What pressing Cancel does, from any thread: post ``on_cancel`` to the loop."""
+        if self._finished:
+            return
+        safe_post(self._post, self._cancel_on_loop)
+
+    def _cancel_on_loop(self) -> None:
+        if self._finished:
+            return
+        self._cancel_pressed = True
+        self._show_status(self._compute_status())
+        callback = self.on_cancel
+        if callback is None:
+            return
+        try:
+            result = callback()
+        except Exception:
+            log.exception("on_cancel failed")
+            return
+        if inspect.isawaitable(result):
+            task = asyncio.ensure_future(result)
+            self._tasks.add(task)  # keep a reference until it is done
+            task.add_done_callback(self._tasks.discard)
+
+    # ------------------------------------------------------------------ parts
+
+    def _compute_status(self) -> str:
+        session, turn = self._session, self._turn
+        if self._error is not None:
+            return FAILED
+        if session is None or turn is None:
+            return CANCELLING if self._cancel_pressed else (self._custom_status or STARTING)
+        if turn.state == "queued":
+            if self._cancel_pressed or turn.cancel_requested:
+                return CANCELLING
+            ahead = 0
+            for other in session.turns:
+                if other is turn:
+                    break
+                ahead += not other.done
+            return queued_status(ahead)
+        if turn.state == "running":
+            if turn.cancel_requested or self._cancel_pressed:
+                return CANCELLING
+            # One turn runs at a time per session: every pending request is this turn's.
+            if session.permissions.pending:
+                return WAITING
+            return RUNNING
+        if turn.error is not None:
+            return FAILED
+        if turn.stop_reason == "cancelled":
+            return CANCELLED
+        if turn.stop_reason in (None, "end_turn"):
+            return FINISHED
+        return f"Stopped: {turn.stop_reason}"
+
+    def _show_status(self, status: str) -> bool:
+        if self._shown.get("status") == status:
+            return False
+        self._shown["status"] = status
+        icon, color = _STATUS_LOOK.get(
+            status, ("🕒" if status.startswith("Queued") else "⏹", MUTED)
+        )
+        if status.startswith("Stopped"):
+            icon, color = "⚠️", WARN
+        self._status.value = (
+            f'<div style="font-size: {UI_SIZE}; line-height: 1.6; color: {color}">'
+            f"{icon} {esc(status)}</div>"
+        )
+        return True
+
+    def _show_title(self) -> bool:
+        parts = [f"<b>{esc(self.agent_label)}</b>" if self.agent_label else "<b>agent</b>"]
+        if self.session_label:
+            parts.append(esc(f"session {self.session_label}"))
+        transcript = self._session.transcript if self._session is not None else None
+        if transcript is not None:
+            if transcript.current_mode_id is not None and transcript.modes:
+                parts.append(esc(f"mode {transcript.mode_name(transcript.current_mode_id)}"))
+            if transcript.title:
+                parts.append(esc(f"“{transcript.title}”"))
+        html = (
+            f'<div style="font-size: {UI_SIZE}; line-height: 1.6; color: {FG}">🤖 '
+            + span(" · ", f"color: {MUTED}").join(parts)
+            + "</div>"
+        )
+        if self._shown.get("title") == html:
+            return False
+        self._shown["title"] = html
+        self._title.value = html
+        return True
+
+    def _sync_entries(self) -> bool:
+        assert self._session is not None and self._turn is not None
+        record = self._turn.record
+        if record is None:
+            return False
+        entries = self._session.transcript.entries
+        # Entries are only ever appended: look at the new ones only.
+        new = [e for e in entries[self._scanned :] if e.turn == record.index]
+        self._scanned = len(entries)
+        running = self._turn.state == "running" and not self._finished
+        added = [self._make_view(entry, running) for entry in new]
+        self._body.extend([v.widget for v in added])
+        self.views.extend(added)
+        changed = bool(added)
+        last = self.views[-1] if self.views else None
+        for view in self.views:
+            changed = view.refresh(active=running and view is last) or changed
+        return changed
+
+    def _make_view(self, entry: object, running: bool) -> ChildView:
+        cwd = self._ctx.cwd
+        if isinstance(entry, MessageEntry):
+            if entry.role == "thought":
+                return ThoughtView(entry, cwd, active=running)
+            return MessageView(entry, cwd)
+        if isinstance(entry, ToolCallEntry):
+            card = ToolCallCard(entry.tool_call, self._ctx)
+            self.cards[entry.tool_call.tool_call_id] = card
+            return card
+        if isinstance(entry, PlanView):
+            return PlanWidget(entry)
+        if isinstance(entry, NoteEntry):
+            return StaticView(note_html(entry.text))
+        if isinstance(entry, UnknownEntry):
+            return StaticView(unknown_html("update", {"type": entry.kind, **entry.raw}))
+        return StaticView(
+            unknown_html("entry", {"type": type(entry).__name__, "repr": repr(entry)})
+        )
+
+    def _sync_orphans(self) -> bool:
+        """A request whose tool call lives in an earlier turn's card would be invisible
+        there (that cell is static by now): show it in this turn instead."""
+        assert self._session is not None
+        requests = self._session.permissions.requests
+        changed = False
+        if len(requests) != self._requests_seen:
+            for key in list(requests)[self._requests_seen :]:
+                request = requests[key]
+                if request.tool_call_id in self.cards:
+                    continue
+                call = self._session.transcript.tool_calls.get(request.tool_call_id)
+                if call is None:
+                    continue
+                prompt = PermissionPrompt(
+                    request, call, broker=self._ctx.broker, post=self._post, cwd=self._ctx.cwd
+                )
+                self.orphan_prompts.append(prompt)
+                changed = True
+            self._requests_seen = len(requests)
+            if changed:
+                self._orphans.children = tuple(p.widget for p in self.orphan_prompts)
+        for prompt in self.orphan_prompts:
+            changed = prompt.refresh() or changed
+        return changed
+
+    def _show_usage(self) -> bool:
+        assert self._session is not None
+        transcript = self._session.transcript
+        usage = transcript.usage
+        if usage is self._shown.get("usage", False):
+            return False
+        self._shown["usage"] = usage
+        if usage is not None and usage.used is not None and usage.size:
+            fraction = usage.used / usage.size
+            self._gauge.max = float(usage.size)
+            self._gauge.value = float(min(usage.used, usage.size))
+            self._gauge.bar_style = (
+                "danger" if fraction > 0.95 else "warning" if fraction > 0.8 else ""
+            )
+            self._gauge.layout.display = None
+        text = Renderer(transcript, markdown=False).usage_line()
+        self._usage.value = (
+            f'<div style="color: {MUTED}; font-size: {SMALL_SIZE}; padding-left: 6px">{esc(text)}</div>'
+            if text
+            else ""
+        )
+        return True
+
+    def _show_footer(self) -> bool:
+        lines: list[tuple[str, str]] = []
+        turn = self._turn
+        record = turn.record if turn is not None else None
+        if self._error is not None:
+            lines.append((f"Error: {self._error}", ERROR))
+        elif (
+            turn is not None
+            and record is not None
+            and record.finished
+            and self._session is not None
+        ):
+            renderer = Renderer(self._session.transcript, markdown=False)
+            # The first paragraph is the stop reason (or error), worded as in the transcript.
+            first = renderer.turn_footer(record).split("\n\n")[0]
+            color = (
+                ERROR
+                if record.error is not None
+                else WARN
+                if record.stop_reason in ("refusal", "max_tokens", "max_turn_requests")
+                else MUTED
+            )
+            lines.append((first, color))
+            tokens = usage_tokens_line(record.usage)
+            if tokens:
+                lines.append((tokens, MUTED))
+        elif turn is not None and turn.done and record is None:
+            lines.append(
+                ("Cancelled before it started." if turn.cancel_requested else "Ended.", MUTED)
+            )
+        if turn is not None and turn.done and turn.duration is not None:
+            lines.append((f"Took {turn.duration:.1f} s", MUTED))
+        html = "".join(
+            f'<div style="color: {color}; font-size: {SMALL_SIZE}; line-height: 1.6">{esc(text)}</div>'
+            for text, color in lines
+        )
+        if self._shown.get("footer") == html:
+            return False
+        self._shown["footer"] = html
+        self._footer.value = html
+        return True

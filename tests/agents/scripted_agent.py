@@ -1,0 +1,70 @@
+"""A stdlib-only ACP agent for the subprocess tests; each method is one behaviour.
+
+Options (argv):
+  --stderr-bytes N   write N bytes to stderr before answering ``initialize``
+  --ignore-eof       keep running after stdin ends (until signalled)
+
+Methods:
+  initialize, session/new       minimal valid answers
+  _test/echo                    answers ``{"params": <params>}``
+  _test/env                     answers ``{"env": <os.environ>}``
+  _test/die                     writes a line to stderr, then exits with code 3 without answering
+"""
+
+import json
+import os
+import sys
+import time
+
+out = sys.stdout.buffer
+
+
+def send(message):
+    out.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+    out.flush()
+
+
+def option(name, default=None):
+    if name in sys.argv:
+        return sys.argv[sys.argv.index(name) + 1]
+    return default
+
+
+stderr_bytes = int(option("--stderr-bytes", "0"))
+
+for line in sys.stdin.buffer:
+    if not line.strip():
+        continue
+    msg = json.loads(line)
+    method, mid = msg.get("method"), msg.get("id")
+    if method == "initialize":
+        if stderr_bytes:
+            row = b"x" * 99 + b"\n"
+            for _ in range(stderr_bytes // len(row)):
+                sys.stderr.buffer.write(row)
+            sys.stderr.flush()
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": mid,
+                "result": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []},
+            }
+        )
+    elif method == "session/new":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"sessionId": "s1"}})
+    elif method == "_test/echo":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"params": msg.get("params")}})
+    elif method == "_test/env":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"env": dict(os.environ)}})
+    elif method == "_test/die":
+        sys.stderr.write("fatal: the model backend went away\n")
+        sys.stderr.flush()
+        sys.exit(3)
+    elif mid is not None:
+        send(
+            {"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "Method not found"}}
+        )
+
+if "--ignore-eof" in sys.argv:
+    while True:
+        time.sleep(60)

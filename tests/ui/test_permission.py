@@ -1,0 +1,137 @@
+"""Permission prompts: say what is approved, label buttons exactly as the agent did,
+route clicks through ``post``, and show the decision."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from acp_notebook.ui.permission import PermissionPrompt
+
+from .conftest import CWD, OPTIONS, FakeSession, Poster, diff_item
+
+
+def prompt_for(
+    session: FakeSession, post: Poster, tool: dict | None = None, options: list | None = None
+) -> PermissionPrompt:
+    turn = session.submit()
+    session.start(turn)
+    request = session.request_permission(
+        tool
+        or {
+            "toolCallId": "t1",
+            "title": "Run the tests",
+            "kind": "execute",
+            "rawInput": {"command": "make test"},
+        },
+        options or OPTIONS,
+    )
+    call = session.transcript.tool_calls[request.tool_call_id]
+    return PermissionPrompt(request, call, broker=session.permissions, post=post, cwd=CWD)
+
+
+def test_buttons_carry_the_agents_names_and_are_styled_by_kind(session: FakeSession, post: Poster):
+    prompt = prompt_for(session, post)
+    buttons = list(prompt.buttons.values())
+    assert [b.description for b in buttons] == ["Yes, run it", "Always allow `make`", "No", "Never"]
+    assert [b.button_style for b in buttons] == ["success", "warning", "danger", "danger"]
+    assert [b.tooltip.split(":")[0] for b in buttons] == [
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+    ]
+    assert not any(b.disabled for b in buttons)
+
+
+def test_the_question_says_what_is_approved(session: FakeSession, post: Poster):
+    prompt = prompt_for(session, post)
+    assert "Run the tests" in prompt.question and "execute" in prompt.question
+    assert "make test</span>" in prompt.question  # the command, as code
+
+
+def test_an_edit_names_its_files_and_points_at_the_diffs(session: FakeSession, post: Poster):
+    prompt = prompt_for(
+        session,
+        post,
+        {
+            "toolCallId": "t2",
+            "title": "Apply edits",
+            "kind": "edit",
+            "content": [
+                diff_item(f"{CWD}/a.py", "1", "2"),
+                diff_item(f"{CWD}/lib/b.py", None, "x"),
+            ],
+        },
+    )
+    assert "Edit" in prompt.question and "a.py" in prompt.question and "lib/b.py" in prompt.question
+    assert "see the diffs above" in prompt.question and CWD not in prompt.question
+
+
+def test_choose_only_posts_and_the_loop_then_decides_and_disables(
+    session: FakeSession, post: Poster
+):
+    prompt = prompt_for(session, post)
+    prompt.choose("always")
+    assert post.posted == 1 and prompt.request.pending  # nothing decided off the loop
+    assert not any(b.disabled for b in prompt.buttons.values())
+    post.run()  # the agent loop runs the posted function
+    assert prompt.request.state == "selected" and prompt.request.chosen is not None
+    assert prompt.request.chosen.option_id == "always" and prompt.request.decided_by == "user"
+    assert all(b.disabled for b in prompt.buttons.values())
+    assert "Always allow `make` (chosen by user)" in prompt.decision
+    assert prompt.buttons["always"].button_style == "warning"  # the choice keeps its colour
+    assert prompt.buttons["yes"].button_style == ""
+
+
+def test_a_click_from_another_thread_does_what_choose_does(session: FakeSession, post: Poster):
+    prompt = prompt_for(session, post)
+    clicker = threading.Thread(target=prompt.buttons["no"].click)  # e.g. a comm subshell thread
+    clicker.start()
+    clicker.join()
+    assert prompt.request.pending and len(post.queue) == 1
+    post.run()
+    assert prompt.request.chosen is not None and prompt.request.chosen.option_id == "no"
+    assert "⛔" in prompt.decision
+
+
+def test_choose_rejects_an_option_the_agent_did_not_offer(session: FakeSession, post: Poster):
+    prompt = prompt_for(session, post)
+    with pytest.raises(ValueError, match="did not offer option 'maybe'"):
+        prompt.choose("maybe")
+    assert post.posted == 0
+
+
+def test_a_cancelled_request_says_so_and_disables_the_buttons(session: FakeSession, post: Poster):
+    prompt = prompt_for(session, post)
+    session.permissions.cancel_all(by="cancel")
+    prompt.refresh()
+    assert all(b.disabled for b in prompt.buttons.values())
+    assert "cancelled (cancel)" in prompt.decision
+
+
+def test_after_close_clicks_are_ignored(session: FakeSession, post: Poster):
+    prompt = prompt_for(session, post)
+    prompt.close()
+    prompt.buttons["yes"].click()
+    assert post.posted == 0 and prompt.request.pending
+    assert all(b.disabled for b in prompt.buttons.values())
+    assert "No longer answerable" in prompt.decision
+
+
+def test_a_click_after_the_loop_closed_is_dropped_quietly(session: FakeSession):
+    def closed_loop(_fn):
+        raise RuntimeError("Event loop is closed")
+
+    prompt = prompt_for(session, Poster())
+    prompt._post = closed_loop
+    prompt.choose("yes")  # no exception reaches the kernel's comm handler
+    assert prompt.request.pending
+
+
+def test_a_request_decided_by_policy_shows_who_decided(session: FakeSession, post: Poster):
+    prompt = prompt_for(session, post)
+    session.permissions.choose(prompt.key, "yes", by="policy allow")
+    prompt.refresh()
+    assert "Yes, run it (chosen by policy allow)" in prompt.decision
