@@ -33,7 +33,7 @@ def unload_ipython_extension(shell: Any) -> None:
 
 def __getattr__(name: str) -> Any:
     # The notebook API, imported only when used (importing acp_notebook stays cheap).
-    if name in ("ask", "status", "cancel", "restart", "stop", "sessions", "session"):
+    if name in ("ask", "status", "cancel", "restart", "stop", "sessions", "session", "messages"):
         from .notebook import api
 
         return getattr(api, name)

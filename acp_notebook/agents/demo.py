@@ -6,7 +6,11 @@ would send and why, and it really reads, writes and runs things through the clie
 it sends is deterministic (counters instead of random ids, no timestamps in message
 text), so the same prompts give the same transcript.
 
-Run it with ``python -m acp_notebook.agents.demo`` (or ``acp-notebook demo-agent``).
+Run it with ``python -m acp_notebook.agents.demo`` (or ``acp-notebook demo-agent``), or in
+the same process with :func:`serve` over any pair of byte streams. This module is the
+server (sessions, state, one handler per ACP method, stdio); :mod:`.demo_scenes` holds
+the demonstrations, :mod:`.demo_turn` the turn API they are written in, and
+:mod:`.demo_edits` the deterministic text helpers.
 
 Slash commands (ACP slash commands are plain prompt text; the list is sent as an
 ``available_commands_update`` after ``session/new``, ``session/load`` and
@@ -29,8 +33,9 @@ Slash commands (ACP slash commands are plain prompt text; the list is sent as an
     line for other text files; JSON, notebooks and CSV are refused (an extra line would
     break them).
 ``/write PATH TEXT``
-    The same flow, creating or overwriting PATH with TEXT (``oldText: null`` for a new
-    file).
+    The same flow, creating or overwriting PATH with TEXT (everything after PATH, newlines
+    included, plus a final newline; quote a PATH with spaces). A new file's diff has
+    ``oldText: null``.
 ``/run COMMAND``
     An ``execute`` tool call: permission, then ``terminal/create`` (``sh -c COMMAND`` in
     the session cwd, 64 KiB output limit), the terminal embedded in the tool call while
@@ -83,11 +88,24 @@ the history before answering; ``session/list`` (``cwd`` filter, opaque cursor),
 ``session/resume``, ``session/close`` (cancels running work) and ``session/delete`` are
 supported. The agent never touches the disk itself, except its own ``--state-file``.
 
+Paths in prompts may be relative to the session cwd; the agent always sends absolute
+paths. A capability the client did not advertise (``fs.readTextFile``,
+``fs.writeTextFile``, ``terminal``) is never used: the reply says so and skips the step.
+Each turn ends with a ``usage_update``; the first prompt of a session sends a
+``session_info_update`` with a title taken from the prompt. ``session/cancel`` stops any
+demonstration at its next step: a pending ``session/request_permission`` or other request
+to the client is withdrawn with ``$/cancel_request``, unfinished tool calls end
+``failed``, a running terminal is killed and released, and the prompt is answered
+``cancelled``.
+
 Options: ``--require-auth`` (or ``ACP_DEMO_REQUIRE_AUTH=1``): ``session/new``, ``load``
 and ``resume`` answer ``-32000`` until ``authenticate`` with ``demo-login`` (which needs no
 credentials). ``--state-file PATH`` (or ``ACP_DEMO_STATE_FILE``): keep sessions in a JSON
 file (written atomically) so that a later process can list and load them.
-``--page-size N``: ``session/list`` page size (default 50). Logs go to stderr only.
+``--page-size N``: ``session/list`` page size (default 50). ``--log-level LEVEL``: what
+to log to stderr (default ``WARNING``); nothing but protocol messages ever goes to stdout.
+When stdin ends the agent still answers the requests it received (within ten seconds),
+then exits with code 0.
 """
 
 from __future__ import annotations
@@ -226,8 +244,11 @@ class DemoAgent:
         self._output = _CountingSend(send)
         self._peer = Peer(self._input, self._output, name="demo-agent")
         self._peer.add_observer(self._observe)
-        self._emitted = 0  # messages the Peer started to write (see _drain)
-        self._busy = 0  # handlers and follow-ups still running
+        # For _drain: requests received and not answered yet, follow-ups not done yet,
+        # messages the Peer started to write.
+        self._unanswered = 0
+        self._follow_ups = 0
+        self._emitted = 0
         self._request_scopes: set[anyio.CancelScope] = set()
         self._caps = ClientCaps()
         self.authenticated = False
@@ -252,7 +273,7 @@ class DemoAgent:
             "session/prompt": self._prompt,
         }
         for method, handler in handlers.items():
-            self._peer.handle_request(method, self._tracked(handler))
+            self._peer.handle_request(method, handler)
         self._peer.handle_notification("session/cancel", self._cancel)
 
     # -- what turns use (TurnHost) ---------------------------------------------------------
@@ -302,33 +323,30 @@ class DemoAgent:
                 # Like a process whose stdout closes when it exits: the client sees the end.
                 await self._peer.aclose()
 
-    def _tracked(self, handler: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
-        async def run(params: Any) -> Any:
-            self._busy += 1
-            try:
-                return await handler(params)
-            finally:
-                self._busy -= 1
-
-        return run
-
     async def _drain(self) -> None:
         """stdin ended: answer what was already received (requests to the client now fail
         at once), within :data:`DRAIN_SECONDS`, before the Peer stops everything."""
         for scope in list(self._request_scopes):
             scope.cancel()
         with anyio.move_on_after(DRAIN_SECONDS):
-            # The Peer writes a reply right after its handler returns, so wait until no
-            # handler runs and every message it started has been written.
-            while self._busy or self._output.sent < self._emitted:
+            # Counted from the messages themselves (handler tasks may not have started
+            # yet): every request answered, every follow-up sent, every message written.
+            while self._unanswered > 0 or self._follow_ups or self._output.sent < self._emitted:
                 await anyio.sleep(0.01)
 
     def _observe(self, event: TraceEvent) -> None:
-        if event.direction == "send" and event.message is not None:
+        message = event.message
+        if message is None:
+            return
+        is_request, is_response = "method" in message and "id" in message, "method" not in message
+        if event.direction == "recv" and is_request:
+            self._unanswered += 1
+        elif event.direction == "send":
             self._emitted += 1
-            result = event.message.get("result")
-            if isinstance(result, _Reply):
-                result.sent.set()
+            if is_response:
+                self._unanswered -= 1
+                if isinstance(message.get("result"), _Reply):
+                    message["result"].sent.set()
 
     def _after_reply(self, reply: _Reply, action: Callable[[], Awaitable[None]]) -> None:
         """Run ``action`` once ``reply`` has been written (the Peer writes it after the
@@ -341,10 +359,10 @@ class DemoAgent:
                 with contextlib.suppress(ConnectionClosed):
                     await action()
             finally:
-                self._busy -= 1
+                self._follow_ups -= 1
 
         if self._tasks is not None:
-            self._busy += 1
+            self._follow_ups += 1
             self._tasks.start_soon(follow_up)
 
     async def _update(self, session_id: str, update: AcpModel | dict[str, Any]) -> None:

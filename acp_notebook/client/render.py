@@ -196,7 +196,8 @@ class Renderer:
         elif usage.used is not None:
             parts.append(f"Context: {usage.used:,} tokens")
         if usage.cost_amount is not None:
-            parts.append(f"Cost: {usage.cost_amount:.4g} {usage.cost_currency or ''}".rstrip())
+            amount = f"{usage.cost_amount:.6f}".rstrip("0").rstrip(".")
+            parts.append(f"Cost: {amount} {usage.cost_currency or ''}".rstrip())
         return " · ".join(parts)
 
     # ------------------------------------------------------------------ entries

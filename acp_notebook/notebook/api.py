@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..client.session import Session
 from .extension import current
+from .inspector import MessageTable, pair_responses
 from .manager import TurnHandle, TurnSettings
 
 
@@ -63,3 +64,21 @@ def session(name: str = "default", agent: str | None = None) -> Session | None:
     magics = current()
     runtime = magics.agents.runtimes.get(agent or magics.agent)
     return runtime.sessions.get(name) if runtime else None
+
+
+def messages(
+    *,
+    agent: str | None = None,
+    method: str | None = None,
+    direction: str | None = None,
+    last: int | None = None,
+) -> MessageTable:
+    """The JSON-RPC messages of this notebook's agents, numbered, oldest first.
+
+    ``method`` may end with ``*`` (``"session/*"``); ``direction`` is ``send``
+    (client → agent) or ``recv``. ``.step(n)`` shows one message in full,
+    ``.save(path)`` writes them in the ``--trace`` JSON Lines format.
+    """
+    agents = current().agents
+    table = MessageTable(pair_responses(agents.log.events), cwd=agents.cwd)
+    return table.filter(agent=agent, method=method, direction=direction, last=last)

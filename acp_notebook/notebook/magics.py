@@ -34,6 +34,7 @@ from IPython.display import Markdown, display
 from traitlets import Bool, Enum, Float, Unicode, default
 
 from ..agents.presets import AgentNotFound
+from .context import prompt_with_context
 from .headless import detect_headless, env_flag
 from .manager import NotebookAgents, TurnHandle, TurnSettings
 from .options import USAGE, AcpOptions, OptionError, parse_line
@@ -45,6 +46,24 @@ _LINE_MAGIC = re.compile(
     r"^(?P<assign>[A-Za-z_][A-Za-z0-9_]*\s*=\s*)?get_ipython\(\)\.run_line_magic\('acp', (?P<args>.*)\)\s*$"
 )
 _CELL_MAGIC = re.compile(r"^get_ipython\(\)\.run_cell_magic\('acp', (?P<args>.*)\)\s*$", re.DOTALL)
+
+
+_ACP_LINE = re.compile(r"^%acp(?=\s|$)(?P<rest>.*)$")
+
+
+def escape_transformer(lines: list[str]) -> list[str]:
+    """Turn a top-level ``%acp`` line into the magic call before IPython reads it.
+
+    A prompt is free text: IPython would take ``%acp what can you do?`` for a help
+    request on ``do`` (a trailing ``?``); here the whole line reaches the magic as typed.
+    """
+    out = []
+    for line in lines:
+        match = _ACP_LINE.match(line.rstrip("\n"))
+        if match:
+            line = f"get_ipython().run_line_magic('acp', {match.group('rest').strip()!r})\n"
+        out.append(line)
+    return out
 
 
 def await_transformer(lines: list[str]) -> list[str]:
@@ -173,7 +192,7 @@ class AcpMagics(Magics):
                     file=sys.stderr,
                 )
         return TurnSettings(
-            prompt=options.prompt,
+            prompt=prompt_with_context(options.prompt, getattr(self.shell, "user_ns", None)),
             agent=options.agent or self.agent,
             session=options.session,
             permissions=options.permissions or self.permissions,  # type: ignore[arg-type]
@@ -269,22 +288,10 @@ class AcpMagics(Magics):
         display(Markdown("\n".join(lines)))
 
     def _show_log(self) -> None:
-        import json
+        from .inspector import MessageTable, pair_responses
 
-        events = self.agents.log.events[-200:]
-        if not events:
-            print("No messages yet.")
-            return
-        for agent, event in events:
-            arrow = "→" if event.direction == "send" else "←"
-            body = (
-                json.dumps(event.message, ensure_ascii=False)
-                if event.message is not None
-                else f"(invalid) {event.invalid}"
-            )
-            if len(body) > 300:
-                body = body[:300] + " …"
-            print(f"{agent} {arrow} {body}")
+        table = MessageTable(pair_responses(self.agents.log.events), cwd=self.agents.cwd)
+        display(table.filter(last=50))
 
 
 def register(shell: Any) -> AcpMagics:
@@ -292,12 +299,16 @@ def register(shell: Any) -> AcpMagics:
     shell.register_magics(magics)
     shell.user_ns[AWAIT_HELPER] = magics.acp_awaited
     shell.user_ns_hidden[AWAIT_HELPER] = magics.acp_awaited
+    if escape_transformer not in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.append(escape_transformer)
     if await_transformer not in shell.input_transformers_post:
         shell.input_transformers_post.append(await_transformer)
     return magics
 
 
 def unregister(shell: Any, magics: AcpMagics | None) -> None:
+    if escape_transformer in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.remove(escape_transformer)
     if await_transformer in shell.input_transformers_post:
         shell.input_transformers_post.remove(await_transformer)
     shell.user_ns.pop(AWAIT_HELPER, None)

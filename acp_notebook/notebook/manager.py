@@ -22,9 +22,10 @@ from typing import Any
 from ..agents.presets import AgentNotFound, LaunchSpec, resolve_agent
 from ..client.errors import AcpClientError
 from ..client.permissions import Policy
-from ..client.session import PromptTurn, Session
+from ..client.session import PromptTurn, Session, prompt_blocks
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import TraceEvent
+from .context import inline_resources
 from .loop import AgentLoop
 from .runtime import AgentFailed, AgentRuntime
 
@@ -32,6 +33,10 @@ log = logging.getLogger(__name__)
 
 #: How long an interrupted cell waits for the agent to confirm the cancellation.
 INTERRUPT_GRACE = 10.0
+#: A waiting main thread wakes this often: a SIGINT that the OS delivered to another
+#: thread only runs its Python handler when the main thread runs bytecode (measured:
+#: without it the kernel interrupt was seen only when the turn ended).
+_WAKE_INTERVAL = 0.1
 TRACE_LIMIT = 5000
 
 
@@ -39,7 +44,8 @@ TRACE_LIMIT = 5000
 class TurnSettings:
     """Everything one ``%acp`` needs, resolved from options, config and environment."""
 
-    prompt: str
+    #: Text, or content blocks (the text plus the variables it names, see ``context``).
+    prompt: str | list[Any]
     agent: str
     session: str = "default"
     permissions: Policy = "ask"
@@ -99,8 +105,13 @@ class TurnHandle:
     def wait(self, timeout: float | None = None) -> TurnHandle:
         """Block until the turn ends; an interrupt cancels it, then re-raises."""
         assert self.future is not None
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            self.future.result(timeout)
+            while not self.future.done():
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise concurrent.futures.TimeoutError
+                concurrent.futures.wait([self.future], _WAKE_INTERVAL)
+            self.future.result()
         except KeyboardInterrupt:
             self._cancel_and_settle_blocking()
             raise
@@ -113,8 +124,11 @@ class TurnHandle:
 
     async def _wait_async(self) -> TurnHandle:
         assert self.future is not None
+        waiting = asyncio.wrap_future(self.future)
         try:
-            await asyncio.wrap_future(self.future)
+            while not waiting.done():
+                await asyncio.wait([waiting], timeout=_WAKE_INTERVAL)
+            waiting.result()
         except (asyncio.CancelledError, KeyboardInterrupt):
             # The kernel interrupt reaches an awaiting cell as a cancellation.
             self.cancel()
@@ -122,7 +136,7 @@ class TurnHandle:
                 await asyncio.wait_for(
                     asyncio.shield(asyncio.wrap_future(self.future)), INTERRUPT_GRACE
                 )
-            raise KeyboardInterrupt from None
+            raise KeyboardInterrupt("the kernel interrupt cancelled the agent's turn") from None
         except Exception:
             pass
         return self
@@ -221,7 +235,10 @@ class NotebookAgents:
             session: Session = await runtime.session(
                 settings.session, policy=settings.permissions, interactive=view is not None
             )
-            turn = session.submit(settings.prompt, timeout=settings.timeout)
+            blocks = prompt_blocks(settings.prompt)
+            if not session.connection.agent_capabilities.prompt_capabilities.embedded_context:
+                blocks = inline_resources(blocks)
+            turn = session.submit(blocks, timeout=settings.timeout)
         except (AgentFailed, AgentNotFound, ConnectionClosed, RpcError, AcpClientError) as exc:
             handle.error = str(exc)
         except Exception as exc:  # the kernel must survive anything an agent does

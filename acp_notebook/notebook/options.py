@@ -9,6 +9,7 @@ control is ``%acp --status``). ``--`` ends the options explicitly.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 
 from ..client.permissions import POLICIES
@@ -85,7 +86,14 @@ class AcpOptions:
     given: set[str] = field(default_factory=set)
 
 
-_TOKEN = re.compile(r"\S+")
+# A word, or a quoted string (an agent command line: -a "fast-agent acp --model passthrough").
+_TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'|\S+")
+
+
+def _unquote(token: str) -> str:
+    if len(token) >= 2 and token[0] == token[-1] and token[0] in "\"'":
+        return shlex.split(token)[0]
+    return token
 
 
 def parse_line(line: str, cell: str | None = None) -> AcpOptions:
@@ -116,12 +124,12 @@ def parse_line(line: str, cell: str | None = None) -> AcpOptions:
             options.given.add(attr)
         elif name in _VALUED:
             if eq:
-                value_text = inline_value
+                value_text = _unquote(inline_value)
             else:
                 value_match = _TOKEN.search(line, pos)
                 if value_match is None:
                     raise OptionError(f"The option {name} needs a value.")
-                value_text = value_match.group()
+                value_text = _unquote(value_match.group())
                 pos = value_match.end()
             _set_valued(options, _VALUED[name], name, value_text)
         else:

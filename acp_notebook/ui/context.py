@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..client.permissions import PermissionBroker
-from ..client.render import TerminalLookup
+from ..client.render import TerminalLookup, TerminalView
+from ..client.transcript import Transcript, TurnRecord
 from .permission import Post
 
 
@@ -19,3 +22,34 @@ class ViewContext:
     terminals: TerminalLookup | None = None
     #: Decides permission requests when a prompt's button is pressed.
     broker: PermissionBroker | None = None
+
+
+class TurnLike(Protocol):
+    """What the turn view reads of a ``PromptTurn``."""
+
+    @property
+    def state(self) -> str: ...
+    @property
+    def record(self) -> TurnRecord | None: ...
+    @property
+    def stop_reason(self) -> str | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def cancel_requested(self) -> bool: ...
+    @property
+    def done(self) -> bool: ...
+    @property
+    def duration(self) -> float | None: ...
+
+
+class SessionLike(Protocol):
+    """What the turn view reads of a ``Session`` (a plain fake satisfies it in tests)."""
+
+    @property
+    def transcript(self) -> Transcript: ...
+    @property
+    def permissions(self) -> PermissionBroker: ...
+    @property
+    def turns(self) -> Sequence[TurnLike]: ...
+    def terminal_view(self, terminal_id: str) -> TerminalView | None: ...

@@ -123,13 +123,20 @@ class DiffView:
 
     @classmethod
     def from_diff(
-        cls, diff: m.Diff, cwd: str | None, *, note: str | None = None, label: str | None = None
+        cls,
+        diff: m.Diff,
+        cwd: str | None,
+        *,
+        note: str | None = None,
+        label: str | None = None,
+        new_file: bool | None = None,
     ) -> DiffView:
-        """A `diff` tool call content item (or a diff rebuilt from rawInput)."""
+        """A `diff` tool call content item (or a diff rebuilt from rawInput). ``new_file``
+        defaults to the spec's meaning of a null ``oldText``."""
         return cls(
             short_path(label or diff.path, cwd),
             unified_diff(diff, cwd),
-            new_file=diff.old_text is None,
+            new_file=diff.old_text is None if new_file is None else new_file,
             note=note,
             skip_file_headers=True,  # the path is in the header already
         )

@@ -51,6 +51,8 @@ SEGMENT_CHARS = 2_000
 MAX_LIVE_CHARS = 8_000
 #: Past this size a code block is shown without highlighting (CPU, not bytes).
 MAX_HIGHLIGHT_CHARS = 100_000
+#: The space below every block (see ``_TAG_STYLES``).
+BLOCK_GAP = "0.6em"
 
 
 def _jp(name: str, fallback: str) -> str:
@@ -116,7 +118,12 @@ def highlight_code(code: str, lang: str = "") -> str:
         body = esc(code)
     else:
         body = pygments_highlight(code, lexer, _FORMATTER)
-    return f'<pre style="{PRE_STYLE}"><code style="font-family: inherit">{body}</code></pre>'
+    # The <code> is reset: JupyterLab's Markdown CSS gives `code` a background and padding,
+    # which would box every line of a block.
+    return (
+        f'<pre style="{PRE_STYLE}; margin: 0 0 {BLOCK_GAP} 0"><code style="font-family: inherit; font-size: inherit; '
+        f'background: none; padding: 0; border: 0">{body}</code></pre>'
+    )
 
 
 # ---------------------------------------------------------------------------- rendering
@@ -143,12 +150,26 @@ def _code_inline(
 
 
 _CELL_STYLE = f"padding: 3px 8px; border: 1px solid {BORDER}; text-align: left"
+#: Every block carries its own margins: a reply is cut into segments that are separate
+#: widgets (flex items, whose margins never collapse), and JupyterLab's Markdown CSS
+#: trims the first and last child's margins. With explicit margins (0 on top, one gap
+#: below) a cut between two paragraphs looks exactly like the gap between two paragraphs.
+_BLOCK = f"margin: 0 0 {BLOCK_GAP} 0"
 _TAG_STYLES = {
-    "table": "border-collapse: collapse; margin: 4px 0 8px 0",
+    "p": _BLOCK,
+    "ul": f"{_BLOCK}; padding-left: 1.6em",
+    "ol": f"{_BLOCK}; padding-left: 1.6em",
+    "table": f"border-collapse: collapse; {_BLOCK}",
     "th": _CELL_STYLE + "; font-weight: 600",
     "td": _CELL_STYLE,
     "img": "max-width: 100%",
-    "blockquote": f"margin: 4px 0; padding-left: 10px; border-left: 3px solid {BORDER}",
+    "blockquote": f"{_BLOCK}; padding-left: 10px; border-left: 3px solid {BORDER}; color: {MUTED}",
+    "hr": f"{_BLOCK}; border: 0; border-top: 1px solid {BORDER}",
+    # Headings a notch smaller than a Markdown cell's: a reply is not a document title.
+    "h1": f"font-size: 1.35em; margin: 0.9em 0 {BLOCK_GAP} 0",
+    "h2": f"font-size: 1.2em; margin: 0.9em 0 {BLOCK_GAP} 0",
+    "h3": f"font-size: 1.08em; margin: 0.8em 0 {BLOCK_GAP} 0",
+    "h4": f"font-size: 1em; margin: 0.8em 0 {BLOCK_GAP} 0",
 }
 
 
@@ -210,6 +231,7 @@ def render_muted_markdown(text: str) -> str:
 # ---------------------------------------------------------------------------- splitting
 
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+_LIST_ITEM = re.compile(r"^ {0,3}([-+*]|\d{1,9}[.)])(\s|$)")
 _SETEXT_UNDERLINE = re.compile(r"^(=+|-+)\s*$")
 
 
@@ -256,24 +278,31 @@ def split_frozen(text: str, min_size: int = SEGMENT_CHARS) -> tuple[str, str]:
 
     A cut is safe where each side renders on its own as it does inside the whole: at
     the start of a line that follows a blank line, is not indented (an indented line
-    may continue a list item or be code) and is not inside a code fence. No cut yields
-    ``("", text)``. ``frozen_prefix + live_rest == text`` always.
+    may continue a list item or be code), is not inside a code fence and does not
+    continue a list. No cut yields ``("", text)``. ``frozen_prefix + live_rest == text``.
     """
     if len(text) < min_size:
         return "", text
     best = 0
     fence: _Fence | None = None
     previous_blank = False
+    in_list = False  # the last non-blank line belongs to a list
     for pos, line in _lines(text):
+        blank = not line.strip()
         if (
             fence is None
             and previous_blank
             and pos >= min_size
-            and line.strip()
+            and not blank
             and not line[0].isspace()
+            # Items on both sides of a blank line are one (loose) list: cut, they would
+            # render as two tight lists.
+            and not (in_list and _LIST_ITEM.match(line))
         ):
             best = pos
-        previous_blank = not line.strip()
+        if not blank:
+            in_list = bool(_LIST_ITEM.match(line)) or (in_list and line[0].isspace())
+        previous_blank = blank
         fence = _fence_step(line, fence)
     return text[:best], text[best:]
 

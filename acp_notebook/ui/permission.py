@@ -21,6 +21,7 @@ import ipywidgets as w
 from ..client.permissions import PermissionBroker, PermissionRequest
 from ..client.render import short_path
 from ..client.transcript import ToolCallState
+from .markdown import inline_markdown
 from .rawinput import command_of, edits_from_raw_input, paths_of
 from .style import FG, MUTED, SMALL_SIZE, UI_SIZE, WARN, code, esc, span
 
@@ -66,8 +67,8 @@ def safe_post(post: Post, fn: Callable[[], Any]) -> bool:
 
 def what_is_approved(call: ToolCallState, cwd: str | None) -> str:
     """One HTML line: what the agent asks to do, in the terms a user checks."""
-    title = call.title or call.tool_call_id
-    head = f"<b>{esc(title)}</b> " + span(esc(f"· {call.kind}"), f"color: {MUTED}")
+    title = inline_markdown(call.title) if call.title else esc(call.tool_call_id)
+    head = f"<b>{title}</b> " + span(esc(f"· {call.kind}"), f"color: {MUTED}")
     command = command_of(call.raw_input)
     if command is not None:
         return f"{head}<br>Run {code(command)}"
@@ -183,12 +184,14 @@ class PermissionPrompt:
     def refresh(self) -> bool:
         call = self.call
         request = self.request
+        # Holding the values (not their ids) keeps this exact; an unchanged call compares
+        # by identity, element by element, so this stays cheap.
         signature = (
             call.title,
             call.kind,
-            id(call.raw_input),
-            len(call.content),
-            len(call.locations),
+            call.raw_input,
+            call.content,
+            call.locations,
             request.state,
             request.decided_by,
             self._closed,

@@ -65,6 +65,8 @@ class TerminalOutputView:
         return self.view.output if self.view is not None else ""
 
     def refresh(self) -> bool:
+        if self.view is not None and self.view.finished:
+            return False  # an exited command's output is final
         view = self._lookup(self.terminal_id) if self._lookup is not None else None
         if view is None:
             view = self.view  # released and forgotten, or never known: keep what we showed

@@ -147,10 +147,11 @@ class ToolCallCard:
     def refresh(self, active: bool = False) -> bool:
         call = self.call
         changed = False
-        header = header_html(call)
-        if header != self._seen.get("header"):
-            self._seen["header"] = header
-            self._header.value = header
+        # The header is rebuilt only when what it shows changed (its title is Markdown).
+        header_key = (call.title, call.kind, call.status, status_label(call))
+        if header_key != self._seen.get("header"):
+            self._seen["header"] = header_key
+            self._header.value = header_html(call)
             color = STATUS_COLORS.get(status_label(call), STATUS_COLORS["pending"])
             self.widget.layout.border_left = f"3px solid {color}"
             changed = True
@@ -238,7 +239,13 @@ class ToolCallCard:
         for edit in edits:
             note = DERIVED_NOTE + (" · new content only" if edit.content_only else "")
             if edit.diff is not None:
-                view = DiffView.from_diff(edit.diff, self.ctx.cwd, note=note, label=edit.label)
+                view = DiffView.from_diff(
+                    edit.diff,
+                    self.ctx.cwd,
+                    note=note,
+                    label=edit.label,
+                    new_file=not edit.content_only and edit.diff.old_text is None,
+                )
             else:
                 label = short_path(edit.label, self.ctx.cwd)
                 view = DiffView.from_patch(edit.patch or "", label, note=note)

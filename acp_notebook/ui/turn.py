@@ -18,7 +18,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import ipywidgets as w
 
@@ -33,7 +33,7 @@ from ..client.transcript import (
 )
 from .coalesce import DEFAULT_INTERVAL, Coalescer, ScheduleLater
 from .content import unknown_html
-from .context import ViewContext
+from .context import SessionLike, TurnLike, ViewContext
 from .message import MessageView, ThoughtView, note_html
 from .permission import PermissionPrompt, Post, safe_post
 from .plan import PlanWidget
@@ -51,9 +51,6 @@ from .style import (
     span,
 )
 from .toolcall import ToolCallCard
-
-if TYPE_CHECKING:
-    from ..client.session import PromptTurn, Session
 
 log = logging.getLogger(__name__)
 
@@ -135,8 +132,8 @@ class TurnView:
         #: return an awaitable (``PromptTurn.cancel``): it is then scheduled on the loop.
         self.on_cancel: Callable[[], Any] | None = None
 
-        self._session: Session | None = None
-        self._turn: PromptTurn | None = None
+        self._session: SessionLike | None = None
+        self._turn: TurnLike | None = None
         self._ctx = ViewContext(post=post)
         self._finished = False
         self._cancel_pressed = False
@@ -245,7 +242,7 @@ class TurnView:
         if self._turn is None:
             self._show_status(text)
 
-    def bind(self, session: Session, turn: PromptTurn) -> None:
+    def bind(self, session: SessionLike, turn: TurnLike) -> None:
         """Follow ``turn`` of ``session`` from now on (call on the agent loop thread)."""
         self._session = session
         self._turn = turn
@@ -343,13 +340,11 @@ class TurnView:
         safe_post(self._post, self._cancel_on_loop)
 
     def _cancel_on_loop(self) -> None:
-        if self._finished:
+        callback = self.on_cancel
+        if self._finished or callback is None:
             return
         self._cancel_pressed = True
-        self._show_status(self._compute_status())
-        callback = self.on_cancel
-        if callback is None:
-            return
+        self._show_status(self._compute_status())  # "Cancelling…" at once
         try:
             result = callback()
         except Exception:
@@ -376,7 +371,8 @@ class TurnView:
                 if other is turn:
                     break
                 ahead += not other.done
-            return queued_status(ahead)
+            # Nothing ahead: the turn is about to start (or waits for the agent).
+            return queued_status(ahead) if ahead else (self._custom_status or STARTING)
         if turn.state == "running":
             if turn.cancel_requested or self._cancel_pressed:
                 return CANCELLING
@@ -470,10 +466,13 @@ class TurnView:
     def _sync_orphans(self) -> bool:
         """A request whose tool call lives in an earlier turn's card would be invisible
         there (that cell is static by now): show it in this turn instead."""
-        assert self._session is not None
+        assert self._session is not None and self._turn is not None
         requests = self._session.permissions.requests
         changed = False
-        if len(requests) != self._requests_seen:
+        if self._turn.state != "running":
+            # Requests while this turn waits in the queue are the running turn's.
+            self._requests_seen = len(requests)
+        elif len(requests) != self._requests_seen:
             for key in list(requests)[self._requests_seen :]:
                 request = requests[key]
                 if request.tool_call_id in self.cards:

@@ -573,7 +573,7 @@ async def test_cancelling_run_fails_pending_requests_without_asking_close_reason
 
     async def reason():
         asked.append(True)
-        await anyio.sleep_forever()
+        return "The agent `fake` closed its output but is still running"
 
     peer_in, _remote_out = memory_pipe()
     remote_in, peer_out = memory_pipe()

@@ -21,7 +21,7 @@ import pytest
 from acp_notebook.client.permissions import PermissionBroker, PermissionRequest
 from acp_notebook.client.render import TerminalView
 from acp_notebook.client.session import PromptTurn
-from acp_notebook.client.transcript import Transcript, TurnRecord
+from acp_notebook.client.transcript import MessageEntry, Transcript, TurnRecord
 from acp_notebook.protocol import models as m
 
 CWD = "/work/proj"
@@ -179,7 +179,7 @@ class FakeSession:
         self, tool_call: dict[str, Any], options: list[dict[str, Any]] = OPTIONS
     ) -> PermissionRequest:
         """What ``Session.request_permission`` does before it waits for the answer."""
-        params = {"sessionId": "s1", "toolCall": tool_call, "options": options}
+        params: dict[str, Any] = {"sessionId": "s1", "toolCall": tool_call, "options": options}
         parsed = m.RequestPermissionRequest.parse(params)
         request = self.permissions.open(params["toolCall"], params["options"])
         self.transcript.merge_permission_tool_call(parsed.tool_call, request)
@@ -256,6 +256,12 @@ class FakeClock:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
+
+
+def message(transcript: Transcript, index: int = -1) -> MessageEntry:
+    entry = transcript.entries[index]
+    assert isinstance(entry, MessageEntry)
+    return entry
 
 
 def html_of(widget: Any) -> Iterator[str]:

@@ -62,7 +62,7 @@ def _paragraphs(n: int, seed: int = 1) -> str:
     for i in range(n):
         if i % 7 == 3:
             out.append("```python\n" + "\n\n".join(f"x{j} = {j}" for j in range(30)) + "\n```")
-        elif i % 7 == 5:
+        elif i % 7 in (5, 6):  # two lists in a row: one loose list
             out.append("\n".join(f"- item {j} " + rng.choice(words) for j in range(5)))
         else:
             out.append(" ".join(rng.choice(words) for _ in range(60)) + ".")
@@ -118,7 +118,7 @@ def test_split_frozen_respects_tilde_fences_longer_fences_and_indented_lines():
 def test_streaming_cuts_render_like_the_whole_text():
     """Segments rendered one by one give the same HTML as the whole reply rendered at
     once (for text whose blocks are separated by blank lines)."""
-    text = _paragraphs(40, seed=7)
+    text = _paragraphs(60, seed=7)
     segments = []
     rest = ""
     for index in range(0, len(text), 37):  # arriving in chunks
@@ -144,3 +144,12 @@ def test_a_long_code_block_is_cut_and_reopened_so_both_halves_stay_code():
     head_html = markdown_html(cut.head)
     assert head_html.count("<pre") == 1 and ">0<" in head_html  # print(0), highlighted
     assert markdown_html(cut.carry + cut.rest).count("<pre") == 1
+
+
+def test_split_frozen_keeps_a_loose_list_together():
+    # "- three" after a blank line continues the same (loose) list: cutting there would
+    # turn one loose list into two tight ones.
+    text = "a" * 2100 + "\n\n- one\n- two\n\n- three\n\nafter\n"
+    frozen, live = split_frozen(text[: text.index("- three") + 3])
+    assert frozen.endswith("a\n\n") and live.startswith("- one")
+    assert "".join(markdown_html(part) for part in split_frozen(text)) == markdown_html(text)

@@ -13,7 +13,7 @@ from acp_notebook.protocol import models as m
 from acp_notebook.ui.markdown import render_markdown
 from acp_notebook.ui.message import THINKING, THOUGHT, MessageView, ThoughtView
 
-from .conftest import CWD, Wire, agent_chunk, all_html, text, thought_chunk, update
+from .conftest import CWD, Wire, agent_chunk, all_html, message, text, thought_chunk, update
 
 CHUNKS = 2000
 #: Characters between two refreshes: an agent streaming ~3,300 characters a second under
@@ -50,7 +50,7 @@ def stream_into_view(wire: Wire, size: int) -> tuple[int, int, MessageView]:
     step = -(-len(reply) // CHUNKS)
     transcript.apply(agent_chunk(reply[:step]))
     mark = wire.mark()
-    view = MessageView(transcript.entries[-1], CWD)
+    view = MessageView(message(transcript), CWD)
     since_refresh = 0
     for index in range(1, CHUNKS):
         piece = reply[index * step : (index + 1) * step]
@@ -112,7 +112,7 @@ def test_refresh_with_nothing_new_sends_nothing(wire: Wire):
     transcript = Transcript(CWD)
     transcript.begin_turn([text("go")])
     transcript.apply(agent_chunk("Hello **world**"))
-    view = MessageView(transcript.entries[-1], CWD)
+    view = MessageView(message(transcript), CWD)
     mark = wire.mark()
     assert view.refresh() is False
     assert wire.since(mark) == []
@@ -121,7 +121,7 @@ def test_refresh_with_nothing_new_sends_nothing(wire: Wire):
 def test_user_messages_are_labelled_as_the_users():
     transcript = Transcript(CWD)
     transcript.begin_turn([text("Please *fix* the tests")])
-    view = MessageView(transcript.entries[0], CWD)
+    view = MessageView(message(transcript, 0), CWD)
     html = all_html(view.widget)
     assert ">You<" in html and "<em>fix</em>" in html
     assert "3px solid" in view.widget.layout.border_left
@@ -154,7 +154,7 @@ def test_non_text_blocks_are_shown_inline():
         {"type": "hologram", "depth": 3},
     ):
         transcript.apply(update({"sessionUpdate": "agent_message_chunk", "content": raw}))
-    view = MessageView(transcript.entries[-1], CWD)
+    view = MessageView(message(transcript), CWD)
     html = all_html(view.widget)
     assert f'<img src="data:image/png;base64,{png}"' in html and "max-height" in html
     assert "too large" in html and huge not in html
@@ -167,7 +167,7 @@ def test_thoughts_are_collapsed_and_titled_while_thinking_then_done(wire: Wire):
     transcript = Transcript(CWD)
     transcript.begin_turn([text("go")])
     transcript.apply(thought_chunk("Let me look at the **tests** first."))
-    view = ThoughtView(transcript.entries[-1], CWD, active=True)
+    view = ThoughtView(message(transcript), CWD, active=True)
     assert isinstance(view.widget, w.Accordion)
     assert view.widget.selected_index is None
     assert view.widget.titles == (THINKING,)
@@ -185,7 +185,7 @@ def test_a_message_with_two_runs_around_a_block_updates_both(wire: Wire):
     transcript = Transcript(CWD)
     transcript.begin_turn([text("go")])
     transcript.apply(agent_chunk("before "))
-    view = MessageView(transcript.entries[-1], CWD)
+    view = MessageView(message(transcript), CWD)
     transcript.apply(agent_chunk("more"))
     transcript.apply(
         update(

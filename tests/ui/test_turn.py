@@ -341,3 +341,48 @@ def test_close_closes_every_comm(session: FakeSession, post: Poster, wire: Wire)
     view.close()
     closed = {msg.comm_id for msg in wire.since(mark) if msg.kind == "close"}
     assert opened <= closed
+
+
+def test_a_queued_view_does_not_show_the_running_turns_prompts(session: FakeSession, post: Poster):
+    running = session.submit("first")
+    session.start(running)
+    queued = session.submit("second")
+    view = new_view(post)
+    view.bind(session, queued)
+    session.transcript.apply(tool_call("t1", "Run", "execute"))
+    session.request_permission({"toolCallId": "t1"})
+    view.refresh()
+    assert view.prompts == [] and view.status == "Queued behind 1 turn"
+
+
+def test_cancel_without_a_handler_changes_nothing(session: FakeSession, post: Poster):
+    turn = session.submit()
+    session.start(turn)
+    view = new_view(post)
+    view.bind(session, turn)
+    view.cancel()
+    post.run()
+    assert view.status == "Running"
+
+
+def test_an_awaitable_on_cancel_is_scheduled_on_the_loop(session: FakeSession):
+    import asyncio
+
+    async def main() -> list[str]:
+        loop = asyncio.get_running_loop()
+        done: list[str] = []
+
+        async def cancel_turn() -> None:
+            done.append("session/cancel sent")
+
+        turn = session.submit()
+        session.start(turn)
+        view = TurnView("demo", "s", post=loop.call_soon_threadsafe)
+        view.on_cancel = cancel_turn
+        view.bind(session, turn)
+        view.cancel_button.click()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        return done
+
+    assert asyncio.run(main()) == ["session/cancel sent"]

@@ -1,0 +1,127 @@
+"""The main job: JupyterLab on the quickstart notebook, with the demo agent.
+
+    python -m acp_notebook.notebook.launch              # JupyterLab on 127.0.0.1, prints the URL
+    python -m acp_notebook.notebook.launch --headless   # executes the quickstart, writes the result
+
+The headless form runs every cell of ``notebooks/quickstart.ipynb`` through
+nbclient (as ``nbconvert --execute`` would) and writes the executed notebook to
+``build/quickstart.executed.ipynb``, so the whole experience can be checked
+without a browser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import socket
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port(preferred: int) -> int:
+    for port in (preferred, 0):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return int(sock.getsockname()[1])
+    raise RuntimeError("no free port on 127.0.0.1")
+
+
+def run_lab(notebooks: Path, notebook: str, port: int) -> int:
+    token = secrets.token_hex(16)
+    port = _free_port(port)
+    url = f"http://127.0.0.1:{port}/lab/tree/{notebook}?token={token}"
+    argv = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.root_dir={notebooks}",
+        f"--IdentityProvider.token={token}",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")
+    print(
+        f"\n  acp_notebook: open {url}\n  (Ctrl-C stops JupyterLab and every agent it started)\n",
+        flush=True,
+    )
+    os.execv(sys.executable, argv)
+    return 0  # not reached
+
+
+def run_headless(notebooks: Path, notebook: str, output: Path, timeout: int) -> int:
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    source = notebooks / notebook
+    nb = nbformat.read(source, as_version=4)
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(notebooks)}}
+    )
+    print(
+        f"acp_notebook: executing {source.relative_to(ROOT)} headless (the demo agent answers every prompt)…",
+        flush=True,
+    )
+    failed = None
+    try:
+        client.execute()
+    except CellExecutionError as exc:
+        failed = str(exc).strip().splitlines()[-1] if str(exc).strip() else "a cell failed"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, output)
+    code_cells = [c for c in nb.cells if c.cell_type == "code"]
+    prompts = sum("%acp" in c.source for c in code_cells)
+    print(
+        f"acp_notebook: {len(code_cells)} code cells ran, {prompts} of them prompts; wrote {output}",
+        flush=True,
+    )
+    if failed:
+        print(f"acp_notebook: a cell failed: {failed}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="./dev lab", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--headless", action="store_true", help="execute the notebook instead of opening JupyterLab"
+    )
+    parser.add_argument("--port", type=int, default=8888)
+    parser.add_argument("--notebook", default="quickstart.ipynb", help="a notebook in notebooks/")
+    parser.add_argument(
+        "--output", type=Path, default=None, help="where --headless writes the executed notebook"
+    )
+    parser.add_argument("--timeout", type=int, default=300, help="seconds per cell in --headless")
+    args = parser.parse_args(argv)
+    notebooks = ROOT / "notebooks"
+    if not (notebooks / args.notebook).is_file():
+        print(f"acp_notebook: no notebook {args.notebook} in {notebooks}", file=sys.stderr)
+        return 2
+    if args.headless:
+        output = args.output or ROOT / "build" / args.notebook.replace(".ipynb", ".executed.ipynb")
+        return run_headless(notebooks, args.notebook, output, args.timeout)
+    if shutil.which("jupyter-lab") is None and not _has_module("jupyterlab"):
+        print("acp_notebook: JupyterLab is not installed; run ./dev setup", file=sys.stderr)
+        return 2
+    return run_lab(notebooks, args.notebook, args.port)
+
+
+def _has_module(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,425 @@
+"""Write the tutorial notebooks in notebooks/ and execute them to store their outputs.
+
+    python scripts/build_notebooks.py            # write sources, then execute (reference outputs)
+    python scripts/build_notebooks.py --no-run   # only write the sources
+
+The stored outputs are what `pytest --nbval notebooks/` compares a fresh run with, so
+run this after changing the demo agent or the transcript format, and commit the
+result. Cells marked NBVAL_SKIP need a real agent; NBVAL_IGNORE_OUTPUT marks
+outputs that depend on timing or on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+
+KERNEL = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+
+
+def md(text: str) -> nbformat.NotebookNode:
+    return new_markdown_cell(text.strip("\n"))
+
+
+def code(text: str) -> nbformat.NotebookNode:
+    return new_code_cell(text.strip("\n"))
+
+
+def workspace_cell(name: str, files: dict[str, str]) -> nbformat.NotebookNode:
+    """A cell that makes a fresh scratch folder next to the notebook and works in it."""
+    lines = [
+        "# A scratch folder next to this notebook, so the agent never touches your own files.",
+        "import os, pathlib, shutil",
+        "",
+        f"home = pathlib.Path.cwd().parent if pathlib.Path.cwd().name == {name!r} else pathlib.Path.cwd()",
+        f"workspace = home / {name!r}",
+        "shutil.rmtree(workspace, ignore_errors=True)",
+        "workspace.mkdir()",
+    ]
+    for path, content in files.items():
+        lines.append(f"(workspace / {path!r}).write_text({content!r})")
+    lines += [
+        "os.chdir(workspace)",
+        'print("Working in", workspace.name, "with", sorted(p.name for p in workspace.iterdir()))',
+    ]
+    return code("\n".join(lines))
+
+
+UTILS_PY = """def mean(values):
+    return sum(values) / len(values)
+
+
+def spread(values):
+    return max(values) - min(values)
+"""
+
+
+def quickstart() -> nbformat.NotebookNode:
+    cells = [
+        md("""
+# acp_notebook quickstart
+
+A coding agent, next to your kernel, in your notebook. This notebook runs on the **built-in demo
+agent**: it needs no account and no network, and it does the same thing every time. It does not
+understand language — it *demonstrates* what real agents (Claude Agent, Codex, Gemini CLI, …) send
+over the [Agent Client Protocol](https://agentclientprotocol.com), and it really reads, writes and
+runs things through this notebook.
+
+Run the cells from top to bottom (Shift-Enter)."""),
+        workspace_cell("quickstart-workspace", {"utils.py": UTILS_PY}),
+        md("""
+## 1. Load the extension
+
+Nothing starts yet: the agent starts with the first prompt."""),
+        code("%load_ext acp_notebook"),
+        md("""
+## 2. The first prompt
+
+`%acp` sends the rest of the line as a prompt. The reply streams into the cell; when the turn ends
+the live view is replaced by the transcript, which is what the saved notebook keeps."""),
+        code("%acp Hello! What can you do?"),
+        md("""
+Slash commands are the demo agent's demonstrations. `%acp --commands` lists the commands the agent
+announced (real agents announce theirs the same way)."""),
+        code("%acp --commands"),
+        md("""
+## 3. A tool call: the agent reads a file
+
+The agent asks the notebook to read `utils.py` (`fs/read_text_file`). The notebook answers only for
+files inside its working directory."""),
+        code("%acp /read utils.py"),
+        md("""
+## 4. A tool call that needs permission
+
+Now the agent proposes an edit and asks before writing. In JupyterLab you see the diff and one
+button per option the agent offers — **Allow once**, **Allow always**, **Reject** — and the file
+changes only if you allow it.
+
+When this notebook runs without a person (`nbconvert --execute`, papermill, CI), nobody can click, so
+the request is rejected by policy and the file stays as it was; the transcript says so."""),
+        code("%acp /edit utils.py"),
+        code("print(pathlib.Path('utils.py').read_text())"),
+        md("""
+`-p allow` answers permission requests with the first "allow" option instead of asking (`-p deny`
+rejects them). Here the agent runs a command in a terminal the notebook owns; its output stays in the
+transcript."""),
+        code('%acp -p allow /run python -c "print(sum(range(10)))"'),
+        md("""
+## 5. Cancel
+
+`/slow` streams for five seconds. Press **Cancel** (or the kernel's stop button) while it runs: the
+notebook sends `session/cancel`, answers any pending permission request `cancelled`, and the turn
+ends with the stop reason `cancelled`. Here `-t 2` cancels it after two seconds."""),
+        code("# NBVAL_IGNORE_OUTPUT\n%acp -t 2 /slow"),
+        md("""
+## 6. Your data as context
+
+`{name}` puts the value of a notebook variable into the prompt as an embedded resource, so the agent
+sees exactly what you are looking at."""),
+        code(
+            'temperatures = {"mon": 21.5, "tue": 23.0, "wed": 19.8}\n%acp What stands out in {temperatures}?'
+        ),
+        md("""
+## 7. What went over the wire
+
+Every JSON-RPC message is kept. `acp.messages()` shows them numbered; `.step(n)` shows one in full.
+The [protocol tour](protocol_tour.ipynb) walks through them step by step."""),
+        code('import acp_notebook as acp\n\nacp.messages(method="initialize")'),
+        md("""
+## 8. A real agent
+
+Everything above works the same with a real agent. Install one (see
+[real agents](real_agents.ipynb)), then either pass it per prompt or make it the default:
+
+```python
+%acp -a claude refactor utils.py       # one prompt
+%config AcpMagics.agent = "claude"     # every prompt in this kernel
+```
+
+or set `ACP_NOTEBOOK_AGENT=claude` before starting Jupyter. `%acp --agents` lists the presets and
+what is installed here; `%acp --status` shows what is running."""),
+        code(
+            "# NBVAL_SKIP\n# (needs a real agent and an account)\n%acp -a claude Explain utils.py in two sentences."
+        ),
+        code("# NBVAL_IGNORE_OUTPUT\n# (process ids differ)\n%acp --status"),
+    ]
+    return new_notebook(
+        cells=cells, metadata={"kernelspec": KERNEL, "language_info": {"name": "python"}}
+    )
+
+
+def protocol_tour() -> nbformat.NotebookNode:
+    cells = [
+        md("""
+# A tour of the Agent Client Protocol
+
+ACP is JSON-RPC 2.0, one JSON object per line, over the stdin/stdout of an agent subprocess. This
+notebook sends prompts to the demo agent and shows the **actual messages** of each step, from the
+notebook's message log (`acp.messages()`). Paths under this notebook's folder are shown as `$CWD`.
+
+Arrows: *client → agent* are messages this notebook sent; *agent → client* came from the agent."""),
+        workspace_cell("tour-workspace", {"notes.txt": "ACP tour\nline two\nline three\n"}),
+        code("%load_ext acp_notebook\nimport acp_notebook as acp"),
+        md("""
+## 1. Handshake: `initialize`
+
+The first prompt starts the agent. The client speaks first: its protocol version (`1`), what it can
+do (`clientCapabilities`: read and write files, run terminals) and who it is (`clientInfo`). The agent
+answers with its own capabilities, its auth methods and `agentInfo`. Anything a side does not
+advertise, the other side must not use."""),
+        code("%acp Hello"),
+        code('acp.messages(method="initialize")'),
+        code('acp.messages(method="initialize").step(1)'),
+        code('acp.messages(method="initialize").step(2)'),
+        md("""
+## 2. Sessions: `session/new`
+
+A session is one conversation, with an absolute working directory (`cwd`) and the MCP servers the
+agent should use. The answer carries the `sessionId` every later message names, and the session's
+modes and config options."""),
+        code('acp.messages(method="session/new")'),
+        code('new = acp.messages(method="session/new")\nnew.step(new[1].number)'),
+        md("""
+## 3. A prompt turn
+
+`session/prompt` stays pending for the whole turn. Meanwhile the agent streams `session/update`
+notifications: message chunks, thoughts, tool calls, plans. The turn ends with the answer to
+`session/prompt`, carrying a `stopReason`."""),
+        code("%acp /think"),
+        code('acp.messages(method="session/*", last=12)'),
+        md("""
+## 4. Tool calls and permissions
+
+A tool call is announced with `tool_call`, updated with `tool_call_update`. Before anything risky the
+agent sends a **request** to the client, `session/request_permission`, with options; the client answers
+with the chosen `optionId`. Here `-p allow` answers for us. Then the agent asks the client to write
+the file: `fs/write_text_file`."""),
+        code("%acp -p allow /write hello.txt Hello from the agent"),
+        code('acp.messages(method="session/request_permission")'),
+        code('acp.messages(method="fs/*")'),
+        code("print(pathlib.Path('hello.txt').read_text())"),
+        md("""
+## 5. Files and terminals
+
+`fs/read_text_file` takes a 1-based `line` and a `limit`, so an agent can read a window of a big
+file. `terminal/create` starts a command and returns at once; the agent then waits
+(`terminal/wait_for_exit`), reads (`terminal/output`) and frees it (`terminal/release`)."""),
+        code("%acp /read notes.txt 2 1"),
+        code('acp.messages(method="fs/read_text_file")'),
+        code("%acp -p allow /run echo terminal says hi"),
+        code('acp.messages(method="terminal/*")'),
+        md("""
+## 6. Cancellation and stop reasons
+
+`session/cancel` is a notification (no answer). The agent must stop and answer the pending
+`session/prompt` with `stopReason: "cancelled"`. Other stop reasons: `end_turn`, `max_tokens`,
+`max_turn_requests`, and `refusal` — after which the refused prompt is not part of the next turn."""),
+        code("# NBVAL_IGNORE_OUTPUT\n# (how far it streams depends on timing)\n%acp -t 1 /slow"),
+        code('acp.messages(method="session/cancel")'),
+        code("%acp /refuse"),
+        md("""
+## 7. Tolerance
+
+Agents send things a client does not know yet: new update types, new content types. A good client
+keeps them and shows them raw instead of dropping the message."""),
+        code("%acp /unknown"),
+        md("""
+## 8. Record it
+
+`acp.messages().save("trace.jsonl")` writes every message in the same JSON Lines format as
+`acp-notebook run --trace`: one object per message with its direction and time."""),
+        code(
+            'import json\ncount = acp.messages().save("trace.jsonl")\n'
+            'first = json.loads(open("trace.jsonl").readline())\n'
+            'print(count > 20, sorted(first), first["message"]["method"])'
+        ),
+    ]
+    return new_notebook(
+        cells=cells, metadata={"kernelspec": KERNEL, "language_info": {"name": "python"}}
+    )
+
+
+SALES_SCRIPT = """import csv, random
+random.seed(7)
+rows = []
+for month in ["2026-01", "2026-02", "2026-03", "2026-04", "2026-05", "2026-06"]:
+    for region in ["north", "south", "east"]:
+        units = random.randint(80, 160) + (60 if (region, month) == ("east", "2026-04") else 0)
+        rows.append({"month": month, "region": region, "units": units, "price": 12.5})
+with open("sales.csv", "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=["month", "region", "units", "price"])
+    writer.writeheader()
+    writer.writerows(rows)
+print(len(rows), "rows written to sales.csv")
+"""
+
+
+def data_analysis() -> nbformat.NotebookNode:
+    cells = [
+        md("""
+# Agent-assisted data analysis
+
+A small, made-up sales table; the agent reads the file, sees the live data you pass it, and runs
+a command to check a number. With the demo agent the "analysis" is a demonstration of the
+mechanics; with a real agent (`-a claude`, `-a gemini`, …) the same cells do real work."""),
+        workspace_cell("analysis-workspace", {}),
+        code(SALES_SCRIPT),
+        code("%load_ext acp_notebook"),
+        md("## The agent reads the file through the notebook"),
+        code("%acp /read sales.csv 1 5"),
+        md("""
+## Your data, as you see it
+
+Load it in the kernel, then name the variable in the prompt: the agent receives the rows you are
+looking at (here as CSV), not a copy it has to rebuild."""),
+        code(
+            'import csv\nwith open("sales.csv") as f:\n    sales = list(csv.DictReader(f))\n'
+            'east_april = [r for r in sales if r["region"] == "east" and r["month"] == "2026-04"]\neast_april'
+        ),
+        code("%acp Why is east so high in April? {east_april}"),
+        md("""
+## The agent checks a number by running code
+
+Commands run in a terminal the notebook owns, after permission (here given up front with
+`-p allow`), and their output stays in the transcript."""),
+        code(
+            "%acp -p allow /run python -c \"import csv; rows=list(csv.DictReader(open('sales.csv'))); "
+            "print(sum(int(r['units']) for r in rows))\""
+        ),
+        code('print(sum(int(r["units"]) for r in sales))'),
+        md("""
+## With a real agent
+
+```python
+%acp -a claude Plot units per month and region from sales.csv, save it as sales.png, and tell me what stands out.
+```"""),
+        code(
+            "# NBVAL_SKIP\n# (needs a real agent)\n%acp -a claude Summarise sales.csv in three bullet points."
+        ),
+    ]
+    return new_notebook(
+        cells=cells, metadata={"kernelspec": KERNEL, "language_info": {"name": "python"}}
+    )
+
+
+def real_agents() -> nbformat.NotebookNode:
+    cells = [
+        md("""
+# Using real agents
+
+acp_notebook speaks ACP to any agent that does. The presets below know how to start the common
+ones; any other agent is a command line: `%acp -a "my-agent --acp" hello`.
+
+| preset | agent | install | log in |
+|---|---|---|---|
+| `claude` | Claude Agent | `npm install -g @agentclientprotocol/claude-agent-acp` (or it runs with `npx`) | `claude /login` once, or `ANTHROPIC_API_KEY` |
+| `codex` | Codex | `npm install -g @zed-industries/codex-acp` | `OPENAI_API_KEY`, then authenticate with `openai-api-key` |
+| `gemini` | Gemini CLI | `npm install -g @google/gemini-cli` | `GEMINI_API_KEY`, or Google login |
+| `qwen-code` | Qwen Code | `npm install -g @qwen-code/qwen-code` | authenticate with `openai` plus `OPENAI_API_KEY`/`OPENAI_BASE_URL` |
+| `opencode` | OpenCode | `npm install -g opencode-ai` | `opencode auth login` or a provider in `opencode.json` |
+| `fast-agent` | fast-agent | `uv tool install fast-agent-mcp` (Python ≥ 3.12) | pick a model: `--model` / `FAST_AGENT_MODEL` |
+| `goose` | goose | the `goose` binary from its releases | `goose configure` |
+| `copilot` | GitHub Copilot | `npm install -g @github/copilot` | `copilot` login once, or `GH_TOKEN` |
+
+A preset prefers an installed binary, then `npx` / `uvx`. Agents start with the kernel's full
+environment, so API keys set before Jupyter started reach them."""),
+        code("%load_ext acp_notebook"),
+        code("# NBVAL_IGNORE_OUTPUT\n# (depends on what is installed here)\n%acp --agents"),
+        md("""
+## Diagnose an agent
+
+From a terminal, `acp-notebook doctor --agent claude` starts the agent and reports the command it
+ran, its protocol version, capabilities, auth methods, and whether a session can be created, with a
+hint for each failure."""),
+        code("# NBVAL_IGNORE_OUTPUT\n# (timings differ)\n!acp-notebook doctor --agent demo"),
+        md("""
+## Talk to one
+
+```python
+%acp -a claude What does utils.py do?
+%config AcpMagics.agent = "gemini"      # the default for this kernel
+```
+
+If an agent needs you to log in, the cell says so with the agent's own message and the methods it
+offers."""),
+        code(
+            "# NBVAL_SKIP\n# (needs Claude Agent and an account)\n%acp -a claude Say hello in five words."
+        ),
+        code(
+            "# NBVAL_SKIP\n# (needs Gemini CLI and an API key)\n%acp -a gemini Say hello in five words."
+        ),
+        code(
+            "# NBVAL_SKIP\n# (needs Codex and an API key)\n%acp -a codex Say hello in five words."
+        ),
+        code(
+            '# NBVAL_SKIP\n# (needs fast-agent; passthrough echoes, no account)\n%acp -a "fast-agent --no-update-check acp --model passthrough" Say hello.'
+        ),
+    ]
+    return new_notebook(
+        cells=cells, metadata={"kernelspec": KERNEL, "language_info": {"name": "python"}}
+    )
+
+
+NOTEBOOK_BUILDERS = {
+    "quickstart.ipynb": quickstart,
+    "protocol_tour.ipynb": protocol_tour,
+    "data_analysis.ipynb": data_analysis,
+    "real_agents.ipynb": real_agents,
+}
+
+
+def execute(path: Path) -> None:
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    # nbval never runs NBVAL_SKIP cells (they need a real agent): neither do we.
+    skipped = {
+        i: cell.source
+        for i, cell in enumerate(nb.cells)
+        if "# NBVAL_SKIP" in cell.source.splitlines()
+    }
+    for i in skipped:
+        nb.cells[i].source = ""
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
+    for i, source in skipped.items():
+        nb.cells[i].source = source
+        nb.cells[i].outputs = []
+        nb.cells[i].execution_count = None
+    # Outputs nbval ignores depend on the machine (paths, pids, timing): not committed.
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "# NBVAL_IGNORE_OUTPUT" in cell.source.splitlines():
+            cell.outputs = []
+    nbformat.write(nb, path)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--no-run", action="store_true", help="write the sources only")
+    parser.add_argument("names", nargs="*", help="only these notebooks")
+    args = parser.parse_args()
+    NOTEBOOKS.mkdir(exist_ok=True)
+    for name, build in NOTEBOOK_BUILDERS.items():
+        if args.names and name not in args.names:
+            continue
+        path = NOTEBOOKS / name
+        nb = build()
+        nbformat.validate(nb)
+        nbformat.write(nb, path)
+        if not args.no_run:
+            print("executing", name, flush=True)
+            execute(path)
+        print("wrote", path.relative_to(ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
