@@ -169,11 +169,8 @@ async def _apply_edit(
         await call.fail(call.cancel_note)
         return "cancelled"
     if not permission.allowed:
-        chosen = permission.detail or "Reject"
-        await call.fail(f"Rejected: `{shown}` was not changed.")
-        await turn.say(
-            f"You chose {chosen}, so I did not write `{shown}`: the file was not changed."
-        )
+        await call.fail(f"Not allowed: `{shown}` was not changed.")
+        await turn.say(f"{permission.why}, so I did not write `{shown}`: the file was not changed.")
         return "end_turn"
     await call.update(status="in_progress")
     call.cancel_note = f"Cancelled while the write was in flight: the client may or may not have written `{shown}`."
@@ -365,10 +362,8 @@ async def scene_run(turn: Turn, arg: str) -> StopReason:
         await call.fail(call.cancel_note)
         return "cancelled"
     if not permission.allowed:
-        await call.fail("Rejected: the command was not run.")
-        await turn.say(
-            f"You chose {permission.detail or 'Reject'}, so I did not run `{_short(command)}`."
-        )
+        await call.fail("Not allowed: the command was not run.")
+        await turn.say(f"{permission.why}, so I did not run `{_short(command)}`.")
         return "end_turn"
     create = m.CreateTerminalRequest(
         session_id=turn.session.id,
@@ -538,7 +533,7 @@ async def scene_image(turn: Turn, arg: str) -> StopReason:
         "Here is an image, sent as an `image` content block (base64 PNG) in an `agent_message_chunk`:\n\n"
     )
     image = m.ImageContentBlock(data=base64.b64encode(png).decode("ascii"), mime_type="image/png")
-    await turn.send(m.AgentMessageChunk(content=image, message_id=turn._message_id("agent")))
+    await turn.send(m.AgentMessageChunk(content=image, message_id=turn.message_id("agent")))
     await turn.say(f"\n\nIt is a {len(png)}-byte, 64×64 PNG made with zlib and struct.")
     return "end_turn"
 
@@ -609,7 +604,7 @@ async def scene_unknown(turn: Turn, arg: str) -> StopReason:
     await turn.send(
         m.AgentMessageChunk(
             content=m.UnknownContentBlock(raw={"type": "demo_future_block", "data": "?"}),
-            message_id=turn._message_id("agent"),
+            message_id=turn.message_id("agent"),
         ),
         record=False,
     )
@@ -683,7 +678,7 @@ def _decoded_size(data: str) -> str:
         return f"{len(data):,} characters that are not valid base64"
 
 
-def describe_block(index: int, block: Any, advertised: bool = True) -> str:
+def describe_block(index: int, block: Any) -> str:
     """One line per received content block, for the reply to plain prompts."""
     if isinstance(block, m.TextContentBlock):
         preview = _short(block.text, 60)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import anyio
 
 from ..protocol import models as m
-from ..protocol.errors import ConnectionClosed, RpcError
+from ..protocol.errors import REQUEST_CANCELLED, ConnectionClosed, RpcError
 from ..protocol.modelbase import AcpModel
 from . import demo_edits as edits
 
@@ -218,7 +218,8 @@ class Permission:
     """The user's answer to ``session/request_permission`` (or why none was needed)."""
 
     how: Literal["once", "always", "remembered", "rejected", "cancelled"]
-    detail: str = ""
+    #: Why it is not allowed, as the start of a sentence (for the reply).
+    why: str = "You chose Reject"
 
     @property
     def allowed(self) -> bool:
@@ -277,7 +278,9 @@ class Turn:
         if record:
             self.records.append(wire)
 
-    def _message_id(self, kind: str) -> str:
+    def message_id(self, kind: str) -> str:
+        """The id of the current message of this kind (``agent`` or ``thought``); a new
+        one after a tool call or a message of the other kind."""
         if self._message is None or self._message[0] != kind:
             self._message = (kind, self.session.new_message_id())
         return self._message[1]
@@ -287,7 +290,7 @@ class Turn:
         call or a thought interrupts the message)."""
         self.output_chars += len(text)
         chunk = m.AgentMessageChunk(
-            content=m.TextContentBlock(text=text), message_id=self._message_id("agent")
+            content=m.TextContentBlock(text=text), message_id=self.message_id("agent")
         )
         await self.send(chunk)
 
@@ -295,7 +298,7 @@ class Turn:
         """One ``agent_thought_chunk``: reasoning, shown apart from the answer."""
         self.output_chars += len(text)
         chunk = m.AgentThoughtChunk(
-            content=m.TextContentBlock(text=text), message_id=self._message_id("thought")
+            content=m.TextContentBlock(text=text), message_id=self.message_id("thought")
         )
         await self.send(chunk)
 
@@ -374,20 +377,30 @@ class Turn:
             tool_call=m.ToolCallUpdate.parse(dict(call.state)),
             options=PERMISSION_OPTIONS,
         )
-        result = await self.host.request("session/request_permission", request)
+        try:
+            result = await self.host.request("session/request_permission", request)
+        except RpcError as exc:
+            if exc.code == REQUEST_CANCELLED:
+                # spec (cancellation cascade): -32800 ends a permission request too.
+                return Permission("cancelled")
+            why = f"The client answered the permission request with an error ({exc.message})"
+            return Permission("rejected", why)
         outcome = m.RequestPermissionResponse.parse(result).outcome
         if isinstance(outcome, m.SelectedPermissionOutcome):
             chosen = next((o for o in PERMISSION_OPTIONS if o.option_id == outcome.option_id), None)
             if chosen is None:
-                return Permission("rejected", f"the unknown option `{outcome.option_id}`")
+                why = f"The client chose `{outcome.option_id}`, an option I did not offer"
+                return Permission("rejected", why)
             if chosen.kind == "allow_always":
                 self.session.allow_always.add(kind)
                 return Permission("always")
             if chosen.kind == "allow_once":
                 return Permission("once")
             return Permission("rejected")
-        # spec: "cancelled" means the turn was cancelled before the user answered.
-        return Permission("cancelled")
+        if isinstance(outcome, m.CancelledPermissionOutcome):
+            # spec: "cancelled" means the turn was cancelled before the user answered.
+            return Permission("cancelled")
+        return Permission("rejected", "The client sent a permission outcome I do not know")
 
     # -- client methods ------------------------------------------------------------------
 

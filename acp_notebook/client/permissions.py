@@ -85,8 +85,18 @@ class PermissionRequest:
         if self.state == "pending":
             return "waiting for permission"
         if self.state == "cancelled" or self.chosen is None:
-            return f"cancelled ({self.decided_by or 'cancel'})"
+            reason = _CANCEL_REASONS.get(self.decided_by or "cancel", self.decided_by)
+            return f"Cancelled ({reason})"
         return f"{self.chosen.name} (chosen by {self.decided_by})"
+
+
+_CANCEL_REASONS = {
+    "cancel": "the turn was cancelled",
+    "timeout": "the turn timed out",
+    "withdrawn": "the agent withdrew the request",
+    "session closed": "the session closed",
+    "user": "by user",
+}
 
 
 def pick_by_policy(options: list[PermissionOption], policy: str) -> PermissionOption | None:

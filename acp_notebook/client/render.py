@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import models as m
+from .rawinput import DERIVED_NOTE, edits_from_raw_input
 from .transcript import (
     CANCELLED,
     MessageEntry,
@@ -124,6 +125,22 @@ def unified_diff(diff: m.Diff, cwd: str | None) -> str:
     return "".join(out) or f"(no changes to {name})\n"
 
 
+def usage_tokens_line(usage: dict[str, Any] | None) -> str:
+    """`PromptResponse.usage` (unstable) as one line: "Tokens: 1,200 in · 340 out"."""
+    if not usage:
+        return ""
+    names = {
+        "inputTokens": "in",
+        "outputTokens": "out",
+        "thoughtTokens": "thinking",
+        "cachedReadTokens": "cache read",
+        "cachedWriteTokens": "cache write",
+        "totalTokens": "total",
+    }
+    parts = [f"{usage[k]:,} {label}" for k, label in names.items() if isinstance(usage.get(k), int)]
+    return "Tokens: " + " · ".join(parts) if parts else ""
+
+
 def fence(text: str, lang: str = "") -> str:
     """A fenced code block that survives backticks inside ``text``."""
     ticks = "```"
@@ -167,21 +184,24 @@ class Renderer:
             parts.append(self.turn(record))
         return "\n\n".join(p for p in parts if p).strip() + "\n"
 
-    def turn_footer(self, record: TurnRecord) -> str:
-        lines = []
+    def stop_line(self, record: TurnRecord) -> str:
+        """How the turn ended, in one sentence (plain text)."""
         if record.error is not None:
-            lines.append(self._bold("Error:") + f" {record.error}")
-        elif record.stop_reason is not None:
-            why = STOP_REASONS.get(record.stop_reason, "")
-            text = f"Stop reason: {record.stop_reason}" + (f" — {why}" if why else "")
-            if record.cancel_requested and record.stop_reason != "cancelled":
-                text += " (a cancel was requested)"
-            lines.append(self._italic(text))
-        else:
-            lines.append(self._italic("Running…"))
-        usage = self.usage_line()
-        if usage:
-            lines.append(self._italic(usage))
+            return f"Error: {record.error}"
+        if record.stop_reason is None:
+            return "Running…"
+        why = STOP_REASONS.get(record.stop_reason, "")
+        text = f"Stop reason: {record.stop_reason}" + (f" — {why}" if why else "")
+        if record.cancel_requested and record.stop_reason != "cancelled":
+            text += " (a cancel was requested)"
+        return text
+
+    def turn_footer(self, record: TurnRecord) -> str:
+        stop = self.stop_line(record)
+        lines = [self._bold("Error:") + stop[len("Error:") :] if record.error is not None else self._italic(stop)]
+        for extra in (usage_tokens_line(record.usage), self.usage_line()):
+            if extra:
+                lines.append(self._italic(extra))
         return "\n\n".join(lines)
 
     def usage_line(self) -> str:
@@ -267,7 +287,7 @@ class Renderer:
             shown = "".join(lines[:MAX_RESOURCE_LINES])
             if len(lines) > MAX_RESOURCE_LINES:
                 shown += f"… {len(lines) - MAX_RESOURCE_LINES} more lines\n"
-            return self.collapsed(head, fence(shown, _lang_of(resource.uri)))
+            return self.collapsed(head, fence(shown, lang_of(resource.uri)))
         if isinstance(resource, m.BlobResourceContents):
             name = short_path(resource.uri.removeprefix("file://"), self.cwd)
             return f"📎 {self._code(name)} ({resource.mime_type or 'binary'}, {human_bytes(len(resource.blob) * 3 // 4)})"
@@ -294,7 +314,12 @@ class Renderer:
             parts.append(f"Permission: {request.describe()}")
         for item in call.content:
             parts.append(self.tool_content(item))
-        if call.raw_input is not None and not call.content:
+        if not call.diffs and call.raw_input is not None:
+            # Agents that put an edit only in rawInput: show it, labelled (agent-shell#123).
+            for edit in edits_from_raw_input(call.raw_input, call.kind):
+                body = unified_diff(edit.diff, self.cwd) if edit.diff is not None else (edit.patch or "")
+                parts.append(self._italic(f"Diff {DERIVED_NOTE}:") + "\n\n" + fence(body, "diff"))
+        if call.raw_input is not None:
             parts.append(self.collapsed("Raw input", fence(_json(call.raw_input), "json")))
         return "\n\n".join(p for p in parts if p)
 
@@ -362,8 +387,9 @@ class Renderer:
 
 
 def _is_base64(data: str) -> bool:
+    """The whole string is base64 (it goes into a data: URI of the saved Markdown)."""
     try:
-        base64.b64decode(data[:64] + "=" * (-len(data[:64]) % 4), validate=True)
+        base64.b64decode(data, validate=True)
     except ValueError:
         return False
     return True
@@ -386,7 +412,8 @@ _LANGS = {
 }
 
 
-def _lang_of(uri: str) -> str:
+def lang_of(uri: str) -> str:
+    """The Pygments/Markdown language name for a file path or URI, or ""."""
     return _LANGS.get(os.path.splitext(uri)[1].lower(), "")
 
 

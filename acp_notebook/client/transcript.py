@@ -14,6 +14,10 @@ What the state holds:
   options, title, usage;
 * ``turns`` — the prompt turns, each with its stop reason, so one turn can be
   rendered on its own (a notebook cell shows one turn).
+
+Lists held by state objects (a tool call's ``content`` and ``locations``, a plan's
+entries) are replaced, never mutated in place, so views can tell what changed by
+identity; text grows only by appending to a :class:`TextRun`.
 """
 
 from __future__ import annotations
@@ -263,7 +267,9 @@ class Transcript:
         record.error = error
         if self._active_turn == record.index:
             self._active_turn = None
-        if stop_reason == "cancelled" or record.cancel_requested:
+        if stop_reason != "end_turn" or record.cancel_requested:
+            # Cancelled, refused, failed, out of tokens: whatever was still running is not
+            # going to finish (v1 has no such tool call status; this one is client-local).
             self.mark_unfinished_cancelled(record.index)
         self.changed()
 

@@ -13,8 +13,8 @@ from typing import Any
 from ..client.render import (
     MAX_EMBEDDED_IMAGE_BYTES,
     MAX_RESOURCE_LINES,
-    _lang_of,
     human_bytes,
+    lang_of,
     short_path,
 )
 from ..protocol import models as m
@@ -99,7 +99,7 @@ def embedded_resource_html(block: m.EmbeddedResourceContentBlock, cwd: str | Non
         size = human_bytes(len(resource.text.encode()))
         summary = f"📎 {code(name)} " + esc(f"({resource.mime_type or 'text'}, {size})")
         shown = "".join(lines[:MAX_RESOURCE_LINES])
-        body = highlight_code(shown, _lang_of(resource.uri))
+        body = highlight_code(shown, lang_of(resource.uri))
         if len(lines) > MAX_RESOURCE_LINES:
             body += div(esc(f"… {len(lines) - MAX_RESOURCE_LINES} more lines"), f"color: {MUTED}")
         return details(summary, body)

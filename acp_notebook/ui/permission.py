@@ -19,10 +19,10 @@ from typing import Any
 import ipywidgets as w
 
 from ..client.permissions import PermissionBroker, PermissionRequest
+from ..client.rawinput import command_of, edits_from_raw_input, paths_of
 from ..client.render import short_path
 from ..client.transcript import ToolCallState
 from .markdown import inline_markdown
-from .rawinput import command_of, edits_from_raw_input, paths_of
 from .style import FG, MUTED, SMALL_SIZE, UI_SIZE, WARN, code, esc, span
 
 log = logging.getLogger(__name__)

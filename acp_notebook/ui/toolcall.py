@@ -11,6 +11,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..client.rawinput import DERIVED_NOTE, DerivedEdit, edits_from_raw_input
 from ..client.render import KIND_ICONS, STATUS_ICONS, short_path
 from ..client.transcript import ToolCallState
 from ..protocol import models as m
@@ -19,8 +20,7 @@ from .context import ViewContext
 from .diff import DiffView
 from .markdown import cut_markdown, inline_markdown, render_markdown
 from .permission import PermissionPrompt
-from .rawinput import DERIVED_NOTE, DerivedEdit, edits_from_raw_input
-from .segments import GrowingText, flat_html
+from .segments import GrowingText, close_tree, flat_html
 from .style import (
     BORDER,
     FG,
@@ -114,7 +114,7 @@ class ToolCallCard:
             ),
         )
         self._items: list[_Item] = []
-        self._terminals: dict[str, Any] = {}
+        self._terminals: dict[str, TerminalOutputView] = {}
         self.derived: list[DiffView] = []
         self._derived_edits: list[DerivedEdit] = []
         self.prompts: list[PermissionPrompt] = []
@@ -191,7 +191,7 @@ class ToolCallCard:
         for item_view in old:
             # Terminal views are kept by id (a later update may list the terminal again).
             if id(item_view.widget) not in kept and item_view.terminal is None:
-                item_view.widget.close()
+                close_tree(item_view.widget)
         self._items = new
         children = tuple(i.widget for i in new)
         if children != self._content.children:
@@ -234,7 +234,7 @@ class ToolCallCard:
             return False
         self._derived_edits = edits
         for view in self.derived:
-            view.widget.close()
+            close_tree(view.widget)
         self.derived = []
         for edit in edits:
             note = DERIVED_NOTE + (" · new content only" if edit.content_only else "")

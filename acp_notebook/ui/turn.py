@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import ipywidgets as w
 
-from ..client.render import Renderer
+from ..client.render import Renderer, usage_tokens_line
 from ..client.transcript import (
     MessageEntry,
     NoteEntry,
@@ -93,22 +93,6 @@ class StaticView:
 
     def refresh(self, active: bool = False) -> bool:
         return False
-
-
-def usage_tokens_line(usage: dict[str, Any] | None) -> str:
-    """`PromptResponse.usage` (unstable) as one line: "Tokens: 1,200 in · 340 out"."""
-    if not usage:
-        return ""
-    names = {
-        "inputTokens": "in",
-        "outputTokens": "out",
-        "thoughtTokens": "thinking",
-        "cachedReadTokens": "cache read",
-        "cachedWriteTokens": "cache write",
-        "totalTokens": "total",
-    }
-    parts = [f"{usage[k]:,} {label}" for k, label in names.items() if isinstance(usage.get(k), int)]
-    return "Tokens: " + " · ".join(parts) if parts else ""
 
 
 class TurnView:
@@ -529,7 +513,7 @@ class TurnView:
         ):
             renderer = Renderer(self._session.transcript, markdown=False)
             # The first paragraph is the stop reason (or error), worded as in the transcript.
-            first = renderer.turn_footer(record).split("\n\n")[0]
+            first = renderer.stop_line(record)
             color = (
                 ERROR
                 if record.error is not None

@@ -1,9 +1,9 @@
 """Protocol-level tests of the demo agent, driven as a subprocess with raw JSON-RPC.
 
-The client side is a bare :class:`Peer` (no client layer): ``fs/*`` is served by
-:class:`acp_notebook.client.fs.FileSystem`, ``terminal/*`` by a tiny terminal server in
-this file (independent of the client's terminal manager, so these tests only exercise
-the agent), and permission requests by a per-test policy. Every message the agent sends
+The client side is a bare :class:`Peer` (no client connection layer): ``fs/*`` is served
+by :class:`acp_notebook.client.fs.FileSystem`, ``terminal/*`` by
+:class:`acp_notebook.client.terminals.TerminalManager`, and permission requests by a
+per-test policy. Every message the agent sends
 is checked against the ACP v1 schema by an observer (except the two that ``/unknown``
 sends outside the schema on purpose).
 """
@@ -13,8 +13,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import os
-import signal
 import struct
 import subprocess
 import sys
@@ -31,6 +29,7 @@ import pytest
 from acp_notebook import __version__
 from acp_notebook.agents.demo_edits import add_placeholders
 from acp_notebook.client.fs import FileSystem
+from acp_notebook.client.terminals import TerminalManager
 from acp_notebook.protocol.conformance import schema_errors
 from acp_notebook.protocol.errors import RpcError
 from acp_notebook.protocol.jsonrpc import Peer, TraceEvent
@@ -60,96 +59,6 @@ def anyio_backend() -> str:
 # --- a minimal client ------------------------------------------------------------------------
 
 
-class _Term:
-    def __init__(self, process: anyio.abc.Process) -> None:
-        self.process = process
-        self.output = bytearray()
-        self.exited = anyio.Event()
-        self.released = False
-
-
-class TestTerminals:
-    """``terminal/*`` for the tests: commands run directly (argv = command + args)."""
-
-    __test__ = False  # not a test class
-
-    def __init__(self, tasks: anyio.abc.TaskGroup) -> None:
-        self._tasks = tasks
-        self.terms: dict[str, _Term] = {}
-
-    async def create(self, params: dict[str, Any]) -> dict[str, Any]:
-        process = await anyio.open_process(
-            [params["command"], *params.get("args", [])],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=params.get("cwd"),
-            start_new_session=True,
-        )
-        terminal_id = f"term-{len(self.terms) + 1}"
-        term = self.terms[terminal_id] = _Term(process)
-        self._tasks.start_soon(self._pump, term)
-        return {"terminalId": terminal_id}
-
-    async def _pump(self, term: _Term) -> None:
-        assert term.process.stdout is not None
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-            async for chunk in term.process.stdout:
-                term.output += chunk
-        await term.process.wait()
-        term.exited.set()
-
-    def _get(self, params: dict[str, Any]) -> _Term:
-        term = self.terms.get(params["terminalId"])
-        if term is None or term.released:
-            raise RpcError(-32602, "unknown terminal")
-        return term
-
-    @staticmethod
-    def _status(term: _Term) -> dict[str, Any]:
-        code = term.process.returncode
-        assert code is not None
-        if code < 0:
-            return {"exitCode": None, "signal": signal.Signals(-code).name}
-        return {"exitCode": code, "signal": None}
-
-    async def output(self, params: dict[str, Any]) -> dict[str, Any]:
-        term = self._get(params)
-        result: dict[str, Any] = {
-            "output": term.output.decode(errors="replace"),
-            "truncated": False,
-        }
-        if term.exited.is_set():
-            result["exitStatus"] = self._status(term)
-        return result
-
-    async def wait_for_exit(self, params: dict[str, Any]) -> dict[str, Any]:
-        term = self._get(params)
-        await term.exited.wait()
-        return self._status(term)
-
-    async def _kill(self, term: _Term) -> None:
-        if not term.exited.is_set():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(term.process.pid, signal.SIGKILL)
-            await term.exited.wait()
-
-    async def kill(self, params: dict[str, Any]) -> dict[str, Any]:
-        await self._kill(self._get(params))
-        return {}
-
-    async def release(self, params: dict[str, Any]) -> dict[str, Any]:
-        term = self._get(params)
-        await self._kill(term)
-        term.released = True
-        return {}
-
-    async def close(self) -> None:
-        with anyio.CancelScope(shield=True):
-            for term in self.terms.values():
-                await self._kill(term)
-
-
 PermissionPolicy = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
@@ -169,7 +78,7 @@ class DemoClient:
     """A raw-JSON-RPC client of one demo agent process."""
 
     def __init__(
-        self, peer: Peer, root: Path, terminals: TestTerminals, agent: AgentProcess
+        self, peer: Peer, root: Path, terminals: TerminalManager, agent: AgentProcess
     ) -> None:
         self.peer = peer
         self.agent = agent
@@ -205,7 +114,8 @@ class DemoClient:
                 self._methods[message["id"]] = message["method"]
             return
         update = (message.get("params") or {}).get("update") or {}
-        content = update.get("content") if isinstance(update.get("content"), dict) else {}
+        content = update.get("content")
+        content = content if isinstance(content, dict) else {}
         if (
             update.get("sessionUpdate") == OFF_SCHEMA_UPDATE
             or content.get("type") == OFF_SCHEMA_BLOCK
@@ -267,9 +177,9 @@ async def demo_client(
     message the agent sent must have matched the schema."""
     async with (
         open_agent_process([*DEMO, *args], env=env, name="demo") as agent,
+        TerminalManager([root], root) as terminals,
         anyio.create_task_group() as tasks,
     ):
-        terminals = TestTerminals(tasks)
         peer = Peer(agent.stdout, agent.stdin, name="test-client")
         client = DemoClient(peer, root, terminals, agent)
         tasks.start_soon(peer.run)
@@ -278,7 +188,6 @@ async def demo_client(
                 await client.initialize(caps)
             yield client
         finally:
-            await terminals.close()
             tasks.cancel_scope.cancel()
     assert client.schema_problems == []
 
@@ -665,6 +574,31 @@ async def test_edit_rejected_leaves_the_file_byte_identical(tmp_path: Path) -> N
     assert "not changed" in texts(turn)
 
 
+@pytest.mark.parametrize("answer", ["outcome", "error"])
+async def test_a_cancelled_permission_answer_ends_the_turn_cancelled(
+    tmp_path: Path, answer: str
+) -> None:
+    """spec §12: a permission request may end with outcome "cancelled" or error -32800."""
+
+    async def cancelled(params: dict[str, Any]) -> dict[str, Any]:
+        if answer == "error":
+            raise RpcError(-32800, "Request cancelled")
+        return {"outcome": {"outcome": "cancelled"}}
+
+    (tmp_path / "a.txt").write_text("a\n")
+    async with demo_client(tmp_path) as client:
+        client.policy = cancelled
+        session = await client.new_session()
+        stop, turn = await client.prompt(session, "/edit a.txt")
+        client.policy = choose("something-else")
+        other, turn2 = await client.prompt(session, "/run true")
+    assert stop == "cancelled"
+    assert (tmp_path / "a.txt").read_text() == "a\n"
+    assert of_kind(turn, "tool_call_update")[-1]["status"] == "failed"
+    assert other == "end_turn" and "did not offer" in texts(turn2)
+    assert not client.requests_from_agent("terminal/create")
+
+
 async def test_allow_always_is_remembered_in_code_mode_only(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a\n")
     async with demo_client(tmp_path) as client:
@@ -885,7 +819,7 @@ async def test_image_is_a_valid_png(tmp_path: Path) -> None:
 
 async def test_plain_prompt_describes_every_block(tmp_path: Path) -> None:
     png = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
-    blocks = [
+    blocks: list[str | dict[str, Any]] = [
         "What is in here?",
         {
             "type": "resource_link",
@@ -933,7 +867,7 @@ async def test_refactor_prompt_edits_the_named_file(tmp_path: Path) -> None:
 
 async def test_refactor_of_an_embedded_cell_proposes_without_writing(tmp_path: Path) -> None:
     cell = "def double(x):\n    return 2 * x\n"
-    blocks = [
+    blocks: list[str | dict[str, Any]] = [
         "refactor this",
         {
             "type": "resource",

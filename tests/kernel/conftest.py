@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import queue
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -375,8 +375,14 @@ class Execution:
         if until == "idle":
             return self.kernel.wait_for(lambda: self.idle, f"{self.code!r} to go idle", timeout)
         if until == "final":
+
+            def final() -> bool:
+                if self.idle is not None and self.errors and self.final is None:
+                    raise AssertionError(f"the cell failed without a transcript:\n{self.describe()}")
+                return self.final is not None and self.idle is not None
+
             return self.kernel.wait_for(
-                lambda: self.final is not None and self.idle is not None,
+                final,
                 f"the transcript of {self.code!r} (and its idle status)",
                 timeout,
             )

@@ -108,7 +108,7 @@ def test_a_cancelled_request_says_so_and_disables_the_buttons(session: FakeSessi
     session.permissions.cancel_all(by="cancel")
     prompt.refresh()
     assert all(b.disabled for b in prompt.buttons.values())
-    assert "cancelled (cancel)" in prompt.decision
+    assert "Cancelled (the turn was cancelled)" in prompt.decision
 
 
 def test_after_close_clicks_are_ignored(session: FakeSession, post: Poster):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import ipywidgets as w
 
+from acp_notebook.client.rawinput import DERIVED_NOTE, command_of, edits_from_raw_input
 from acp_notebook.client.render import MAX_DIFF_LINES, MAX_TERMINAL_CHARS, TerminalView
 from acp_notebook.client.transcript import Transcript
 from acp_notebook.ui.context import ViewContext
 from acp_notebook.ui.diff import DiffView
-from acp_notebook.ui.rawinput import DERIVED_NOTE, command_of, edits_from_raw_input
 from acp_notebook.ui.terminal import TerminalOutputView
 from acp_notebook.ui.toolcall import WAITING, ToolCallCard
 

@@ -161,7 +161,7 @@ def test_cancel_is_usable_while_a_permission_prompt_is_pending(session: FakeSess
     post.run()
     view.refresh()
     assert called == [1] and view.pending_prompts == []
-    assert "cancelled (cancel)" in view.prompts[0].decision
+    assert "Cancelled (the turn was cancelled)" in view.prompts[0].decision
 
 
 def test_finish_shows_the_stop_reason_explained_duration_and_usage(

@@ -1,0 +1,434 @@
+"""JupyterLab in a real chromium, driven by Playwright (docs/jupyter-mechanics.md §6.3).
+
+* ``lab`` (session): a JupyterLab server on a free 127.0.0.1 port with a random token,
+  a temporary ``root_dir`` and isolated config / settings / workspace / data dirs. It is
+  started in its own process group and stopped with ``killpg`` (after its kernels are
+  shut down through the REST API). The kernelspec ``python3`` resolves to this venv's
+  interpreter: jupyter_client replaces a bare ``python`` with the server's
+  ``sys.executable``, which is checked at start.
+* ``browser`` (session): Debian's chromium launched by Playwright (never a downloaded
+  one). The tests are skipped, with the reason, when it cannot be launched.
+* ``notebook`` (per test): a fresh directory under the root dir (the kernel's and so the
+  agent's working directory), a fresh browser context, and a :class:`NotebookPage`
+  helper that writes a notebook, opens it, runs cells and takes screenshots into
+  ``test-artifacts/browser/<test>-<nn>-<step>.png`` at the repo root.
+
+Every timeout here is a safety net; no test asserts on how fast anything is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import nbformat
+import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Locator, Page
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts" / "browser"
+
+#: Safety nets (milliseconds for Playwright, seconds elsewhere).
+UI_TIMEOUT_MS = 30_000
+TURN_TIMEOUT_MS = 60_000
+SERVER_START_S = 60.0
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+#: User settings for the isolated JupyterLab: no news/update toast, every cell in the DOM.
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+}
+
+PROMPT_DONE = re.compile(r"^\[\d+\]:$")
+PROMPT_STARTED = re.compile(r"^\[(\*|\d+)\]:$")
+
+
+# ---------------------------------------------------------------------------------- server
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Lab:
+    """A running JupyterLab server."""
+
+    base: str
+    token: str
+    root: Path
+    log: Path
+    process: subprocess.Popen[bytes]
+
+    def url(self, path: str) -> str:
+        sep = "&" if "?" in path else "?"
+        return f"{self.base}{path}{sep}token={self.token}"
+
+    def api(self, method: str, path: str, body: Any = None, timeout: float = 30.0) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            f"{self.base}{path}",
+            data=data,
+            method=method,
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            raw = response.read()
+        return json.loads(raw) if raw else None
+
+    def sessions(self) -> list[dict[str, Any]]:
+        return list(self.api("GET", "/api/sessions"))
+
+    def shutdown_sessions(self) -> None:
+        """Shut down every notebook session (and so its kernel and its agents)."""
+        for session in self.sessions():
+            with contextlib.suppress(urllib.error.URLError, OSError):
+                self.api("DELETE", f"/api/sessions/{session['id']}", timeout=60)
+        for kernel in self.api("GET", "/api/kernels"):
+            with contextlib.suppress(urllib.error.URLError, OSError):
+                self.api("DELETE", f"/api/kernels/{kernel['id']}", timeout=60)
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=15)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    base_dir = tmp_path_factory.mktemp("jupyterlab")
+    root = base_dir / "root"
+    dirs = {
+        name: base_dir / name for name in ("config", "settings", "workspaces", "data", "runtime")
+    }
+    for d in [root, *dirs.values()]:
+        d.mkdir()
+    for rel, settings in LAB_SETTINGS.items():
+        target = dirs["settings"] / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(settings))
+
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ACP_NOTEBOOK_", "JUPYTER", "JPY_"))
+    }
+    env.update(
+        JUPYTER_CONFIG_DIR=str(dirs["config"]),
+        JUPYTERLAB_SETTINGS_DIR=str(dirs["settings"]),
+        JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]),
+        JUPYTER_DATA_DIR=str(dirs["data"]),
+        JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
+        PYTHONUNBUFFERED="1",
+    )
+    port = _free_port()
+    token = secrets.token_hex(16)
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log_path = base_dir / "jupyterlab.log"
+    with log_path.open("wb") as log_file:
+        process = subprocess.Popen(
+            cmd,
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    server = Lab(f"http://127.0.0.1:{port}", token, root, log_path, process)
+    try:
+        deadline = time.monotonic() + SERVER_START_S
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"JupyterLab exited with {process.returncode}:\n{server.log_tail()}")
+            try:
+                server.api("GET", "/api/status", timeout=5)
+                break
+            except (urllib.error.URLError, OSError, ValueError):
+                if time.monotonic() > deadline:
+                    pytest.fail(f"JupyterLab did not answer /api/status:\n{server.log_tail()}")
+                time.sleep(0.2)
+        _check_kernelspec(server)
+        yield server
+    finally:
+        with contextlib.suppress(Exception):
+            server.shutdown_sessions()
+        _stop(process)
+
+
+def _check_kernelspec(server: Lab) -> None:
+    """The notebooks name ``python3``: it must start this venv's interpreter."""
+    specs = server.api("GET", "/api/kernelspecs")["kernelspecs"]
+    assert "python3" in specs, f"no python3 kernelspec: {sorted(specs)}"
+    argv = specs["python3"]["spec"]["argv"]
+    bare = {"python", f"python{sys.version_info[0]}", "python{}.{}".format(*sys.version_info[:2])}
+    # jupyter_client replaces a bare "python" with the server's sys.executable (ours).
+    assert argv[0] in bare or os.path.realpath(argv[0]) == os.path.realpath(sys.executable), (
+        f"kernelspec python3 starts {argv[0]!r}, not {sys.executable!r}"
+    )
+    subprocess.run(
+        [sys.executable, "-c", "import acp_notebook, ipykernel, ipywidgets"], check=True
+    )
+
+
+# ---------------------------------------------------------------------------------- browser
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    manager = sync_api.sync_playwright().start()
+    try:
+        try:
+            launched = manager.chromium.launch(
+                executable_path=chromium, headless=True, args=CHROMIUM_ARGS
+            )
+        except Exception as exc:
+            pytest.skip(f"playwright cannot launch {chromium}: {exc}")
+        yield launched
+        launched.close()
+    finally:
+        manager.stop()
+
+
+# ---------------------------------------------------------------------------------- notebook
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
+
+
+@dataclass
+class NotebookPage:
+    """One test's notebook: its directory, the page showing it, and its screenshots."""
+
+    lab: Lab
+    browser: Browser
+    dir: Path
+    test: str
+    page: Page = field(init=False)
+    name: str = "notebook.ipynb"
+    _shots: int = 0
+    _contexts: list[Any] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.page = self.new_page()
+
+    # -- files ------------------------------------------------------------------------
+
+    @property
+    def rel(self) -> str:
+        return f"{self.dir.relative_to(self.lab.root).as_posix()}/{self.name}"
+
+    @property
+    def path(self) -> Path:
+        return self.dir / self.name
+
+    def write(self, sources: list[str], name: str = "notebook.ipynb") -> Path:
+        self.name = name
+        nb = nbformat.v4.new_notebook()
+        nb.metadata["kernelspec"] = dict(KERNELSPEC)
+        nb.metadata["language_info"] = {"name": "python"}
+        nb.cells = [nbformat.v4.new_code_cell(src) for src in sources]
+        nbformat.write(nb, self.path)
+        return self.path
+
+    def saved(self) -> Any:
+        return nbformat.read(self.path, as_version=4)
+
+    # -- page -------------------------------------------------------------------------
+
+    def new_page(self) -> Page:
+        context = self.browser.new_context(viewport={"width": 1280, "height": 1000})
+        context.set_default_timeout(UI_TIMEOUT_MS)
+        self._contexts.append(context)
+        return context.new_page()
+
+    def close_page(self) -> None:
+        self.page.context.close()
+
+    def reopen_page(self) -> Page:
+        self.page = self.new_page()
+        return self.page
+
+    def open(self) -> None:
+        """Open the notebook (in a workspace of its own, so nothing else is restored)
+        and wait until its kernel is idle."""
+        workspace = _slug(f"{self.test}-{len(self._contexts)}")
+        self.page.goto(self.lab.url(f"/lab/workspaces/{workspace}/tree/{self.rel}"))
+        self.page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+        self.wait_kernel_idle()
+
+    def wait_kernel_idle(self) -> None:
+        from playwright.sync_api import expect
+
+        expect(self.page.locator(".jp-Toolbar-kernelName").first).to_contain_text(
+            "Python", timeout=UI_TIMEOUT_MS
+        )
+        expect(
+            self.page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]').first
+        ).to_be_visible(timeout=UI_TIMEOUT_MS)
+
+    @property
+    def cells(self) -> Locator:
+        return self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
+
+    def cell(self, index: int) -> Locator:
+        return self.cells.nth(index)
+
+    def output(self, index: int) -> Locator:
+        return self.cell(index).locator(".jp-OutputArea")
+
+    def prompt(self, index: int) -> Locator:
+        return self.cell(index).locator(".jp-InputArea-prompt")
+
+    def run_cell(self, index: int, attempts: int = 3) -> None:
+        """Run cell ``index`` with Ctrl+Enter and check that it started; the first run
+        right after the page loads sometimes does not start (doc §6.3), so retry."""
+        prompt = self.prompt(index)
+        before = prompt.inner_text().strip()
+        for _attempt in range(attempts):
+            self.cell(index).locator(".jp-InputArea-editor").click()
+            self.page.keyboard.press("Escape")
+            self.page.keyboard.press("Control+Enter")
+            if self._started(prompt, before):
+                return
+        raise AssertionError(f"cell {index} did not start after {attempts} attempts")
+
+    def run_all(self, attempts: int = 3) -> None:
+        """Run > Run All Cells from the menu bar, checked like :meth:`run_cell`."""
+        prompt = self.prompt(0)
+        before = prompt.inner_text().strip()
+        for _attempt in range(attempts):
+            self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+            self.page.locator(
+                ".lm-Menu-item:not(.lm-mod-disabled) .lm-Menu-itemLabel",
+                has_text=re.compile(r"^Run All Cells$"),
+            ).click()
+            if self._started(prompt, before):
+                return
+        raise AssertionError(f"Run All Cells did not start after {attempts} attempts")
+
+    def _started(self, prompt: Locator, before: str) -> bool:
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline:
+            text = prompt.inner_text().strip()
+            if text != before and PROMPT_STARTED.match(text):
+                return True
+            self.page.wait_for_timeout(100)
+        return False
+
+    def wait_done(self, index: int, timeout_ms: int = TURN_TIMEOUT_MS) -> None:
+        from playwright.sync_api import expect
+
+        expect(self.prompt(index)).to_have_text(PROMPT_DONE, timeout=timeout_ms)
+
+    def save(self) -> None:
+        """Save with Ctrl+S in command mode (the caller waits for the file on disk)."""
+        self.cell(0).locator(".jp-InputArea-prompt").click()
+        self.page.keyboard.press("Escape")
+        self.page.keyboard.press("Control+s")
+
+    def shot(self, step: str) -> Path:
+        self._shots += 1
+        target = ARTIFACTS / f"{self.test}-{self._shots:02d}-{_slug(step)}.png"
+        self.page.screenshot(path=str(target), full_page=True)
+        return target
+
+    def close(self) -> None:
+        for context in self._contexts:
+            with contextlib.suppress(Exception):
+                context.close()
+
+
+@pytest.fixture
+def notebook(request: pytest.FixtureRequest, browser: Browser, lab: Lab) -> Iterator[NotebookPage]:
+    test = _slug(request.node.name)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for old in ARTIFACTS.glob(f"{test}-*.png"):
+        old.unlink()
+    directory = lab.root / test
+    if directory.exists():
+        shutil.rmtree(directory)
+    directory.mkdir()
+    nb = NotebookPage(lab, browser, directory, test)
+    try:
+        yield nb
+    finally:
+        if getattr(request.node, "rep_call_failed", False):
+            with contextlib.suppress(Exception):
+                nb.shot("failure")
+        nb.close()
+        lab.shutdown_sessions()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if report.when == "call":
+        item.rep_call_failed = report.failed  # type: ignore[attr-defined]
+    return report

@@ -1,0 +1,72 @@
+"""The kernel's interrupt (the ■ button) during a turn cancels the turn, the cell ends
+with KeyboardInterrupt, and the kernel goes on working. These tests share a kernel of
+their own, apart from the other modules' kernels."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from .conftest import Kernel, prompt_exchange
+
+pytestmark = pytest.mark.kernel
+
+SLOW_START = "This reply streams"
+SLOW_END = "Every ACP agent must behave this way when cancelled."
+
+
+def kernel_survives(kernel: Kernel) -> None:
+    after = kernel.execute("1+1", until="idle")
+    results = after.of_type("execute_result")
+    assert not after.errors and results, after.describe()
+    assert results[0].content["data"]["text/plain"] == "2"
+
+
+def test_interrupt_cancels_an_interactive_turn(kernel: Kernel) -> None:
+    turn = kernel.execute("%acp /slow", until=None)
+    turn.wait(lambda t: SLOW_START in t.html_text())
+    assert turn.busy
+    kernel.interrupt()
+    turn.wait("final")
+
+    plain = turn.plain
+    assert "Stop reason: cancelled" in plain, turn.describe()
+    assert SLOW_END not in plain
+    errors = turn.errors
+    assert len(errors) == 1 and errors[0].content["ename"] == "KeyboardInterrupt", turn.describe()
+    # The transcript replaced the view before the cell ended with the interrupt.
+    assert turn.final is not None and turn.idle is not None
+    assert turn.final.seq < turn.idle.seq
+    kernel_survives(kernel)
+
+
+def test_interrupt_cancels_a_headless_turn(kernel: Kernel) -> None:
+    # The agent is already running, so the prompt goes out as soon as the cell starts.
+    warm = kernel.execute("%acp hello", allow_stdin=False, until="final")
+    assert "Stop reason: end_turn" in warm.plain, warm.describe()
+
+    turn = kernel.execute("%acp /slow", allow_stdin=False, until=None)
+    # A headless cell shows nothing while it runs. Give the agent a moment to stream
+    # (not an assertion: the checks below hold whenever the interrupt lands in the turn).
+    time.sleep(1.0)
+    assert turn.busy, "the headless cell did not block"
+    kernel.interrupt()
+    turn.wait("idle")
+
+    errors = turn.errors
+    assert len(errors) == 1 and errors[0].content["ename"] == "KeyboardInterrupt", turn.describe()
+    assert not any(m.msg_type.startswith("comm") for m in kernel.log[turn.start_seq :])
+    # The agent was told (session/cancel) and answered the prompt "cancelled".
+    log = kernel.agent_log()
+    sent, result, _ = prompt_exchange(log, "/slow")
+    cancels = [
+        i
+        for i, (direction, message) in enumerate(log)
+        if i > sent and direction == "send" and message.get("method") == "session/cancel"
+    ]
+    assert cancels, "the interrupt did not send session/cancel"
+    assert result is not None and result.get("stopReason") == "cancelled", result
+    status = kernel.text("%acp --status")
+    assert "running" in status and "turn in session" not in status, status
+    kernel_survives(kernel)
