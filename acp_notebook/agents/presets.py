@@ -177,6 +177,10 @@ def resolve_agent(
         argv = shlex.split(name)
         if not argv:
             raise AgentNotFound("The agent command is empty.")
+        if argv[0] in ("python", "python3"):
+            # "python -m some_agent" means this interpreter (the kernel's environment),
+            # not whichever python comes first on PATH.
+            argv[0] = sys.executable
         return LaunchSpec(os.path.basename(argv[0]), argv, method="command")
     options = launch_options(preset, which)
     for option in options:

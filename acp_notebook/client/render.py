@@ -198,7 +198,11 @@ class Renderer:
 
     def turn_footer(self, record: TurnRecord) -> str:
         stop = self.stop_line(record)
-        lines = [self._bold("Error:") + stop[len("Error:") :] if record.error is not None else self._italic(stop)]
+        lines = [
+            self._bold("Error:") + stop[len("Error:") :]
+            if record.error is not None
+            else self._italic(stop)
+        ]
         for extra in (usage_tokens_line(record.usage), self.usage_line()):
             if extra:
                 lines.append(self._italic(extra))
@@ -317,7 +321,11 @@ class Renderer:
         if not call.diffs and call.raw_input is not None:
             # Agents that put an edit only in rawInput: show it, labelled (agent-shell#123).
             for edit in edits_from_raw_input(call.raw_input, call.kind):
-                body = unified_diff(edit.diff, self.cwd) if edit.diff is not None else (edit.patch or "")
+                body = (
+                    unified_diff(edit.diff, self.cwd)
+                    if edit.diff is not None
+                    else (edit.patch or "")
+                )
                 parts.append(self._italic(f"Diff {DERIVED_NOTE}:") + "\n\n" + fence(body, "diff"))
         if call.raw_input is not None:
             parts.append(self.collapsed("Raw input", fence(_json(call.raw_input), "json")))

@@ -23,6 +23,7 @@ timeout             ACP_NOTEBOOK_TIMEOUT            none
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -31,10 +32,12 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.display import Markdown, display
-from traitlets import Bool, Enum, Float, Unicode, default
+from traitlets import Bool, Dict, Enum, Float, List, Unicode, Union, default, observe
 
 from ..agents.presets import AgentNotFound
+from ..client.mcp import McpConfigError, normalise
 from .context import prompt_with_context
+from .controls import ControlFailed, SessionControls
 from .headless import detect_headless, env_flag
 from .manager import NotebookAgents, TurnHandle, TurnSettings
 from .options import USAGE, AcpOptions, OptionError, parse_line
@@ -117,6 +120,39 @@ class AcpMagics(Magics):
     coalesce_ms = Float(
         75.0, help="At most one widget update per view per this many milliseconds."
     ).tag(config=True)
+    mcp_servers = Union(
+        [Dict(), List()],
+        help="MCP servers passed to every new session: the usual {name: {command, args, env} | "
+        "{type: http|sse, url, headers}} mapping, or ACP's list. ACP_NOTEBOOK_MCP_SERVERS may name a JSON file.",
+    ).tag(config=True)
+
+    @default("mcp_servers")
+    def _default_mcp_servers(self) -> Any:
+        path = os.environ.get("ACP_NOTEBOOK_MCP_SERVERS")
+        if not path:
+            return {}
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return json.load(handle)
+        except (OSError, ValueError) as exc:
+            print(
+                f"acp_notebook: ignoring ACP_NOTEBOOK_MCP_SERVERS ({path}): {exc}", file=sys.stderr
+            )
+            return {}
+
+    @observe("mcp_servers")
+    def _mcp_servers_changed(self, change: Any) -> None:
+        if hasattr(self, "agents"):  # config is applied before __init__ made them
+            self._apply_mcp_servers(change["new"])
+
+    def _apply_mcp_servers(self, value: Any) -> None:
+        try:
+            self.agents.mcp_servers = normalise(value) if value else []
+        except McpConfigError as exc:
+            print(f"acp_notebook: MCP servers not used: {exc}", file=sys.stderr)
+            return
+        for runtime in self.agents.runtimes.values():
+            runtime.mcp_servers = self.agents.all_mcp_servers()
 
     @default("agent")
     def _default_agent(self) -> str:
@@ -149,6 +185,7 @@ class AcpMagics(Magics):
         super().__init__(shell=shell, **kwargs)
         self.agents = NotebookAgents()
         self._fallback_said = False
+        self._apply_mcp_servers(self.mcp_servers)
 
     # ------------------------------------------------------------------ entry points
 
@@ -228,7 +265,10 @@ class AcpMagics(Magics):
             interval=settings.coalesce,
         )
         handle = self.agents.start_turn(settings, view)
-        display(view.widget, display_id=handle.display_id)
+        display(
+            handle.widget if handle.widget is not None else view.widget,
+            display_id=handle.display_id,
+        )
         return handle
 
     def _show_headless(self, handle: TurnHandle) -> None:
@@ -272,6 +312,19 @@ class AcpMagics(Magics):
             self._show_commands(options)
         elif control == "log":
             self._show_log()
+        else:
+            controls = SessionControls(
+                self.agents,
+                agent=agent,
+                policy=options.permissions or self.permissions,
+                interactive=not detect_headless(self.shell)
+                if options.headless is None
+                else not options.headless,
+            )
+            try:
+                controls.dispatch(options)
+            except ControlFailed as exc:
+                print(f"acp_notebook: {exc}", file=sys.stderr)
 
     def _show_commands(self, options: AcpOptions) -> None:
         runtime = self.agents.runtimes.get(options.agent or self.agent)

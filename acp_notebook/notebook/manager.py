@@ -20,14 +20,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agents.presets import AgentNotFound, LaunchSpec, resolve_agent
-from ..client.errors import AcpClientError
+from ..client.errors import AcpClientError, AuthRequired
+from ..client.mcp import normalise
 from ..client.permissions import Policy
 from ..client.session import PromptTurn, Session, prompt_blocks
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import TraceEvent
+from ..protocol.models import AuthMethodAgent
 from .context import inline_resources
 from .loop import AgentLoop
 from .runtime import AgentFailed, AgentRuntime
+from .state import NotebookState
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +77,9 @@ class TurnHandle:
         self.error: str | None = None
         self.future: concurrent.futures.Future[Any] | None = None
         self.display_id = uuid.uuid4().hex
+        #: The live cell: the turn view plus a panel for login prompts (interactive only).
+        self.widget: Any = None
+        self.panel: Any = None
 
     # ------------------------------------------------------------------ reading
 
@@ -174,6 +180,9 @@ class NotebookAgents:
         self.handles: list[TurnHandle] = []
         self.log = MessageLog()
         self._atexit_registered = False
+        self.state: NotebookState | None = NotebookState(self.cwd)
+        #: MCP servers for every agent (global configuration), ACP wire shape.
+        self.mcp_servers: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ loop
 
@@ -197,9 +206,22 @@ class NotebookAgents:
                 env=self.env,
                 observers=(self.log.observer(agent),),
                 start_task=self._start_task,
+                mcp_servers=self.all_mcp_servers(),
             )
+            runtime.key = agent
             self.runtimes[agent] = runtime
         return runtime
+
+    def all_mcp_servers(self) -> list[dict[str, Any]]:
+        """Global servers, then this notebook's (``.acp-notebook.json``), later names win."""
+        merged: dict[str, dict[str, Any]] = {}
+        sources: list[Any] = [self.mcp_servers]
+        if self.state is not None:
+            sources.append(self.state.mcp_servers())
+        for source in sources:
+            for entry in normalise(source) if source else []:
+                merged[str(entry.get("name"))] = entry
+        return list(merged.values())
 
     def _start_task(self, func: Any, *args: Any) -> None:
         # Called on the loop thread by a runtime: a task of the loop's root group.
@@ -211,6 +233,11 @@ class NotebookAgents:
         """Start a turn; with ``view`` (a TurnView) it streams into the widgets and
         replaces them with the transcript at the end (display id ``handle.display_id``)."""
         handle = TurnHandle(self, settings)
+        if view is not None:
+            import ipywidgets as w
+
+            handle.panel = w.VBox([])
+            handle.widget = w.VBox([view.widget, handle.panel], layout=w.Layout(width="100%"))
         try:
             runtime = self.runtime(settings.agent)
         except AgentNotFound as exc:
@@ -232,32 +259,118 @@ class NotebookAgents:
                 view.set_status(
                     "Starting agent…" if runtime.status != "failed" else "Restarting agent…"
                 )
-            session: Session = await runtime.session(
-                settings.session, policy=settings.permissions, interactive=view is not None
-            )
-            blocks = prompt_blocks(settings.prompt)
-            if not session.connection.agent_capabilities.prompt_capabilities.embedded_context:
-                blocks = inline_resources(blocks)
-            turn = session.submit(blocks, timeout=settings.timeout)
+            session = await self._session_with_login(runtime, handle, view)
+            if session is not None:
+                blocks = prompt_blocks(settings.prompt)
+                if not session.connection.agent_capabilities.prompt_capabilities.embedded_context:
+                    blocks = inline_resources(blocks)
+                turn = session.submit(blocks, timeout=settings.timeout)
+                handle.turn = turn
+                if view is not None:
+                    view.on_cancel = turn.cancel
+                    view.bind(session, turn)
+                await turn.wait()
+                if turn.error is not None and turn.record is None:
+                    handle.error = turn.error
+                self.remember(runtime, settings.session, session)
         except (AgentFailed, AgentNotFound, ConnectionClosed, RpcError, AcpClientError) as exc:
             handle.error = str(exc)
         except Exception as exc:  # the kernel must survive anything an agent does
-            log.exception("turn failed to start")
+            log.exception("turn failed")
             handle.error = f"{type(exc).__name__}: {exc}"
-        else:
-            handle.turn = turn
-            if view is not None:
-                view.on_cancel = turn.cancel
-                view.bind(session, turn)
-            await turn.wait()
-            if turn.error is not None and turn.record is None:
-                handle.error = turn.error
         if view is not None:
             if handle.error is not None:
                 view.fail(handle.error)
             else:
                 view.finish()
             self._replace_live_view(handle, view)
+
+    async def _session_with_login(
+        self, runtime: AgentRuntime, handle: TurnHandle, view: Any
+    ) -> Session | None:
+        """The turn's session; when the agent wants a login and someone can click,
+        ask for it in the cell and try again."""
+        settings = handle.settings
+        while True:
+            try:
+                return await runtime.session(
+                    settings.session, policy=settings.permissions, interactive=view is not None
+                )
+            except AuthRequired as exc:
+                if view is None or handle.panel is None:
+                    hint = self._login_hint(exc)
+                    handle.error = f"{exc}{hint}"
+                    return None
+                if not await self._ask_login(runtime, handle, view, exc):
+                    handle.error = str(exc)
+                    return None
+
+    @staticmethod
+    def _login_hint(exc: AuthRequired) -> str:
+        ids = [
+            getattr(mm, "id", None) for mm in exc.auth_methods if isinstance(mm, AuthMethodAgent)
+        ]
+        return f" Log in with `%acp --login {ids[0]}`, then run the cell again." if ids else ""
+
+    async def _ask_login(
+        self, runtime: AgentRuntime, handle: TurnHandle, view: Any, exc: AuthRequired
+    ) -> bool:
+        """Show the agent's message and its auth methods; True once logged in (or Retry)."""
+        import anyio
+
+        from ..ui.auth import AuthPrompt
+
+        chosen: list[tuple[str | None, dict[str, str]]] = []
+        event = anyio.Event()
+
+        def choose(method_id: str | None, env: dict[str, str]) -> None:
+            chosen.append((method_id, env))
+            event.set()
+
+        prompt = AuthPrompt(
+            runtime.name,
+            exc.message,
+            exc.auth_methods,
+            post=self.loop.post,
+            choose=choose,
+            command_line=runtime.spec.command_line,
+        )
+        handle.panel.children = (prompt.widget,)
+        view.set_status("Waiting for you to log in")
+        while True:
+            await event.wait()
+            event = anyio.Event()
+            method_id, env = chosen.pop()
+            if method_id == "__cancel__":
+                prompt.close("Cancelled.")
+                return False
+            if method_id is None:
+                prompt.close("Retrying…")
+                return True
+            try:
+                if env:
+                    # The agent reads its credentials at start: restart it with them
+                    # (kept in memory only; never shown, never in a trace).
+                    runtime.env.update(env)
+                    await runtime.stop()
+                view.set_status("Logging in…")
+                await runtime.authenticate(method_id)
+            except (RpcError, AgentFailed, AcpClientError) as error:
+                prompt.status.value = (
+                    f"<span style='color: var(--jp-error-color1, #d32f2f)'>{error}</span>"
+                )
+                view.set_status("Waiting for you to log in")
+                continue
+            prompt.close(f"Logged in with {method_id}.")
+            view.set_status("Starting…")
+            return True
+
+    def remember(self, runtime: AgentRuntime, name: str, session: Session) -> None:
+        """This notebook's last session per agent and name, for `%acp --resume`."""
+        if self.state is not None:
+            self.state.remember_session(
+                runtime.key, name, session.session_id, session.transcript.title
+            )
 
     def _replace_live_view(self, handle: TurnHandle, view: Any) -> None:
         """spec of a saved notebook: the live widget becomes the static transcript

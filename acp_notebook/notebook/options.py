@@ -29,8 +29,22 @@ CONTROLS = {
     "--sessions": "sessions",
     "--commands": "commands",
     "--log": "log",
+    "--settings": "settings",
+    "--history": "history",
+    "--close": "close",
+    "--logout": "logout",
+    "--mcp": "mcp",
     "--help": "help",
     "-h": "help",
+}
+#: Controls that take a value: ``%acp --load SESSION_ID``. ``None``: the value may be omitted.
+VALUED_CONTROLS: dict[str, tuple[str, bool]] = {
+    "--load": ("load", True),
+    "--resume": ("resume", False),
+    "--delete": ("delete", True),
+    "--mode": ("mode", True),
+    "--set": ("set", True),
+    "--login": ("login", False),
 }
 _VALUED = {
     "-a": "agent",
@@ -64,12 +78,19 @@ options (before the prompt):
   --headless / --interactive   force plain-text output without widgets, or the live widget view
   --                           end of options: everything after it is the prompt
 
-controls (instead of a prompt):
-  --status      agents, sessions and running turns     --cancel     cancel the running turn
-  --restart     restart the agent                      --stop       stop the agent
-  --agents      the agent presets and what is installed
-  --sessions    this notebook's sessions               --commands   the agent's slash commands
-  --log         the JSON-RPC messages of the agent     --help       this text
+controls (instead of a prompt; -a and -s pick the agent and session they act on):
+  --status         agents, sessions and running turns  --cancel      cancel the running turn
+  --restart        restart the agent                   --stop        stop the agent
+  --agents         the agent presets and what is installed here
+  --sessions       this notebook's sessions            --commands    the agent's slash commands
+  --settings       the session's mode and options, as controls
+  --mode MODE      switch the session's mode           --set ID=VALUE  set a config option
+  --history        the agent's saved sessions          --load ID     load one (its history is replayed)
+  --resume [ID]    continue a session without replay (default: this notebook's last one)
+  --close          close the session                   --delete ID   delete a saved session
+  --login [METHOD] authenticate with the agent         --logout      log out
+  --mcp            the MCP servers passed to the agent
+  --log            the JSON-RPC messages of the agent  --help        this text
 """
 
 
@@ -77,6 +98,8 @@ controls (instead of a prompt):
 class AcpOptions:
     prompt: str = ""
     control: str | None = None
+    #: The value of a valued control (``--load ID``), if given.
+    control_value: str | None = None
     agent: str | None = None
     session: str = "default"
     permissions: str | None = None
@@ -114,10 +137,24 @@ def parse_line(line: str, cell: str | None = None) -> AcpOptions:
             prompt_start = match.start()
             break
         name, eq, inline_value = token.partition("=")
-        if name in CONTROLS and not eq:
+        if (name in CONTROLS and not eq) or name in VALUED_CONTROLS:
             if options.control is not None:
-                raise OptionError(f"Give one control at a time, not {options.control} and {name}.")
-            options.control = CONTROLS[name]
+                raise OptionError(
+                    f"Give one control at a time, not --{options.control} and {name}."
+                )
+            if name in CONTROLS:
+                options.control = CONTROLS[name]
+                continue
+            options.control, required = VALUED_CONTROLS[name]
+            if eq:
+                options.control_value = _unquote(inline_value)
+                continue
+            value_match = _TOKEN.search(line, pos)
+            if value_match is not None and not value_match.group().startswith("-"):
+                options.control_value = _unquote(value_match.group())
+                pos = value_match.end()
+            elif required:
+                raise OptionError(f"The control {name} needs a value.")
         elif name in _FLAGS and not eq:
             attr, value = _FLAGS[name]
             setattr(options, attr, value)

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 
 from ..agents.presets import LaunchSpec
 from ..client.connection import ClientConnection
 from ..client.errors import AcpClientError
+from ..client.mcp import choose_for_agent
 from ..client.permissions import Policy
 from ..client.session import Session
 from ..protocol.errors import ConnectionClosed, RpcError
@@ -40,9 +41,12 @@ class AgentRuntime:
         env: Mapping[str, str] | None = None,
         observers: tuple[Observer, ...] = (),
         auth_method: str | None = None,
+        mcp_servers: list[dict[str, Any]] | None = None,
         start_task: Callable[..., None],
     ) -> None:
         self.spec = spec
+        #: The name the notebook used for this agent (a preset or a command line).
+        self.key = spec.name
         self.cwd = cwd
         self.env = dict(env or {})
         self.observers = observers
@@ -57,6 +61,11 @@ class AgentRuntime:
         self._stop: anyio.Event | None = None
         self._stopped: anyio.Event | None = None
         self.stderr_lines: list[str] = []
+        #: MCP servers to pass to every new session (ACP wire shape), and what was
+        #: actually passed / left out for the last one.
+        self.mcp_servers = list(mcp_servers or [])
+        self.mcp_passed: list[str] = []
+        self.mcp_skipped: list[str] = []
 
     @property
     def name(self) -> str:
@@ -149,18 +158,109 @@ class AgentRuntime:
 
     # ------------------------------------------------------------------ sessions
 
+    def _mcp_for(self, conn: ClientConnection) -> list[dict[str, Any]]:
+        choice = choose_for_agent(self.mcp_servers, conn.agent_capabilities.mcp_capabilities)
+        self.mcp_passed = [str(entry.get("name")) for entry in choice.passed]
+        self.mcp_skipped = choice.skipped
+        return choice.passed
+
+    def _adopt(self, name: str, session: Session, policy: Policy, interactive: bool) -> Session:
+        session.permissions.policy = policy
+        session.permissions.interactive = interactive
+        self.sessions[name] = session
+        return session
+
     async def session(self, name: str, *, policy: Policy, interactive: bool) -> Session:
         """The named session, created on first use (`session/new` in the notebook's cwd)."""
         conn = await self.ensure_started()
         session = self.sessions.get(name)
         if session is None or session.closed:
             session = await conn.new_session(
-                self.cwd, policy=policy, interactive=interactive, env=self.env or None
+                self.cwd,
+                policy=policy,
+                interactive=interactive,
+                env=self.env or None,
+                mcp_servers=self._mcp_for(conn),
             )
-            self.sessions[name] = session
-        session.permissions.policy = policy
-        session.permissions.interactive = interactive
-        return session
+        return self._adopt(name, session, policy, interactive)
+
+    async def load(
+        self, session_id: str, name: str, *, policy: Policy, interactive: bool
+    ) -> Session:
+        """`session/load` into the named session: the agent replays its history first."""
+        conn = await self.ensure_started()
+        await self._drop(name)
+        session = await conn.load_session(
+            session_id,
+            self.cwd,
+            policy=policy,
+            interactive=interactive,
+            env=self.env or None,
+            mcp_servers=self._mcp_for(conn),
+        )
+        return self._adopt(name, session, policy, interactive)
+
+    async def resume(
+        self, session_id: str, name: str, *, policy: Policy, interactive: bool
+    ) -> Session:
+        """`session/resume` into the named session (no replay)."""
+        conn = await self.ensure_started()
+        await self._drop(name)
+        session = await conn.resume_session(
+            session_id,
+            self.cwd,
+            policy=policy,
+            interactive=interactive,
+            env=self.env or None,
+            mcp_servers=self._mcp_for(conn),
+        )
+        return self._adopt(name, session, policy, interactive)
+
+    async def _drop(self, name: str) -> None:
+        old = self.sessions.pop(name, None)
+        if old is not None:
+            await old._shutdown()
+
+    async def close(self, name: str) -> str:
+        session = self.sessions.get(name)
+        if session is None or self.connection is None:
+            return f"There is no session {name!r} to close."
+        await self.connection.close_session(session.session_id)
+        self.sessions.pop(name, None)
+        return f"Closed session {name!r} ({session.session_id})."
+
+    async def delete(self, session_id: str) -> str:
+        conn = await self.ensure_started()
+        await conn.delete_session(session_id)
+        for name, session in list(self.sessions.items()):
+            if session.session_id == session_id:
+                self.sessions.pop(name, None)
+        return f"Deleted session {session_id}."
+
+    async def list_sessions(self, limit_pages: int = 20) -> list[Any]:
+        """Every session the agent lists for this notebook's directory (following pages)."""
+        conn = await self.ensure_started()
+        found: list[Any] = []
+        cursor: str | None = None
+        for _ in range(limit_pages):
+            page = await conn.list_sessions(cwd=self.cwd, cursor=cursor)
+            found.extend(page.sessions)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return found
+
+    async def authenticate(self, method_id: str) -> None:
+        """`authenticate`, remembered so a restarted agent is authenticated again."""
+        conn = await self.ensure_started()
+        await conn.authenticate(method_id)
+        self.auth_method = method_id
+
+    async def logout(self) -> None:
+        conn = await self.ensure_started()
+        await conn.logout()
+        self.auth_method = None
+        self.sessions.clear()
 
     def describe(self) -> str:
         if self.status == "ready" and self.connection is not None:

@@ -93,6 +93,8 @@ class Lab:
     root: Path
     log: Path
     process: subprocess.Popen[bytes]
+    #: The server's JUPYTER_DATA_DIR (its notebook-signing secret and database live here).
+    data_dir: Path
 
     def url(self, path: str) -> str:
         sep = "&" if "?" in path else "?"
@@ -196,7 +198,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    server = Lab(f"http://127.0.0.1:{port}", token, root, log_path, process)
+    server = Lab(f"http://127.0.0.1:{port}", token, root, log_path, process, dirs["data"])
     try:
         deadline = time.monotonic() + SERVER_START_S
         while True:
@@ -227,9 +229,7 @@ def _check_kernelspec(server: Lab) -> None:
     assert argv[0] in bare or os.path.realpath(argv[0]) == os.path.realpath(sys.executable), (
         f"kernelspec python3 starts {argv[0]!r}, not {sys.executable!r}"
     )
-    subprocess.run(
-        [sys.executable, "-c", "import acp_notebook, ipykernel, ipywidgets"], check=True
-    )
+    subprocess.run([sys.executable, "-c", "import acp_notebook, ipykernel, ipywidgets"], check=True)
 
 
 # ---------------------------------------------------------------------------------- browser
@@ -288,12 +288,23 @@ class NotebookPage:
     def path(self) -> Path:
         return self.dir / self.name
 
-    def write(self, sources: list[str], name: str = "notebook.ipynb") -> Path:
+    def write(self, sources: list[str], name: str = "notebook.ipynb", outputs: Any = None) -> Path:
+        """Write a notebook of code cells naming the ``python3`` kernelspec.
+
+        ``outputs`` (optional, one list per cell) are stored too, and the notebook is then
+        signed with the server's secret so JupyterLab trusts (renders) them.
+        """
         self.name = name
         nb = nbformat.v4.new_notebook()
         nb.metadata["kernelspec"] = dict(KERNELSPEC)
         nb.metadata["language_info"] = {"name": "python"}
         nb.cells = [nbformat.v4.new_code_cell(src) for src in sources]
+        if outputs is not None:
+            for cell, cell_outputs in zip(nb.cells, outputs, strict=True):
+                cell.outputs = [nbformat.from_dict(o) for o in cell_outputs]
+            from nbformat.sign import NotebookNotary
+
+            NotebookNotary(data_dir=str(self.lab.data_dir)).sign(nb)
         nbformat.write(nb, self.path)
         return self.path
 
@@ -303,7 +314,7 @@ class NotebookPage:
     # -- page -------------------------------------------------------------------------
 
     def new_page(self) -> Page:
-        context = self.browser.new_context(viewport={"width": 1280, "height": 1000})
+        context = self.browser.new_context(viewport={"width": 1280, "height": 1400})
         context.set_default_timeout(UI_TIMEOUT_MS)
         self._contexts.append(context)
         return context.new_page()

@@ -31,7 +31,7 @@ WIDGET_VIEW = ".jp-OutputArea-output .widget-vbox"
 MARKDOWN = '.jp-OutputArea-output.jp-RenderedMarkdown[data-mime-type="text/markdown"]'
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
-UTILS = 'def add(a, b):\n    return a + b\n\n\ndef scale(values, factor):\n    return [v * factor for v in values]\n'
+UTILS = "def add(a, b):\n    return a + b\n\n\ndef scale(values, factor):\n    return [v * factor for v in values]\n"
 
 #: Watches one cell's output area and keeps every distinct (widget text, markdown text)
 #: pair it shows, so streaming is checked on what the page displayed, whatever the timing.
@@ -235,10 +235,27 @@ def test_saved_notebook_reopens_with_transcripts(notebook: NotebookPage) -> None
         markdown = _transcript(notebook, index, "Stop reason: end_turn")
         _no_widget_left(notebook, index)
         expect(markdown).to_contain_text("You:")
+        # Trusted, so a widget view would have been rendered (as an error) had it been saved.
+        expect(markdown).to_have_class(re.compile(r"\bjp-mod-trusted\b"))
     expect(notebook.output(1).locator(MARKDOWN)).to_contain_text("All five steps are completed.")
     notebook.shot("reopened")
     expect(notebook.page.get_by_text("Error displaying widget")).to_have_count(0)
     assert "Error displaying widget" not in notebook.page.locator("body").inner_text()
+
+
+def test_control_unsaved_widget_state_is_detected(notebook: NotebookPage) -> None:
+    """Control for the check above: a trusted notebook holding a widget-view output
+    without widget state does show "Error displaying widget" on this page."""
+    view = {"model_id": "0" * 32, "version_major": 2, "version_minor": 0}
+    output = {
+        "output_type": "display_data",
+        "metadata": {},
+        "data": {"text/plain": "VBox()", WIDGET_MIME: view},
+    }
+    notebook.write(["%load_ext acp_notebook"], outputs=[[output]])
+    notebook.open()
+    expect(notebook.output(0)).to_contain_text("Error displaying widget")
+    notebook.shot("widget-error")
 
 
 # ---------------------------------------------------------------------------------- 5
@@ -259,5 +276,7 @@ def test_run_all_waits_for_the_agent(notebook: NotebookPage) -> None:
     _transcript(notebook, 1, "Stop reason: end_turn")
     stdout = notebook.output(2).locator('[data-mime-type="application/vnd.jupyter.stdout"]')
     expect(stdout).to_have_text("hello", timeout=TURN_TIMEOUT_MS)
-    expect(notebook.output(2).locator('[data-mime-type="application/vnd.jupyter.stderr"]')).to_have_count(0)
+    expect(
+        notebook.output(2).locator('[data-mime-type="application/vnd.jupyter.stderr"]')
+    ).to_have_count(0)
     assert (notebook.dir / "out.txt").read_text() == "hello\n"

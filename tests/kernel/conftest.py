@@ -141,9 +141,7 @@ class Kernel:
         while self.pump(0.01):
             pass
 
-    def wait_for(
-        self, predicate: Callable[[], Any], what: str, timeout: float = SAFETY
-    ) -> Any:
+    def wait_for(self, predicate: Callable[[], Any], what: str, timeout: float = SAFETY) -> Any:
         """Read iopub until ``predicate()`` is truthy; return its value. Fails after the
         safety timeout, saying what it was waiting for."""
         deadline = time.monotonic() + timeout
@@ -371,14 +369,18 @@ class Execution:
 
     # ------------------------------------------------------------------ driving
 
-    def wait(self, until: str | Callable[[Execution], Any] = "idle", timeout: float = SAFETY) -> Any:
+    def wait(
+        self, until: str | Callable[[Execution], Any] = "idle", timeout: float = SAFETY
+    ) -> Any:
         if until == "idle":
             return self.kernel.wait_for(lambda: self.idle, f"{self.code!r} to go idle", timeout)
         if until == "final":
 
             def final() -> bool:
                 if self.idle is not None and self.errors and self.final is None:
-                    raise AssertionError(f"the cell failed without a transcript:\n{self.describe()}")
+                    raise AssertionError(
+                        f"the cell failed without a transcript:\n{self.describe()}"
+                    )
                 return self.final is not None and self.idle is not None
 
             return self.kernel.wait_for(
@@ -410,7 +412,9 @@ class Execution:
                 data = m.content.get("data", {})
                 lines.append(f"  {m.msg_type}: {str(data.get('text/plain', data))[:500]!r}")
         for m in self.updates:
-            lines.append(f"  update_display_data: {m.content['data'].get('text/plain', '')[:800]!r}")
+            lines.append(
+                f"  update_display_data: {m.content['data'].get('text/plain', '')[:800]!r}"
+            )
         return "\n".join(lines)
 
 
@@ -456,14 +460,14 @@ def workdir(kernel: Kernel, request: pytest.FixtureRequest) -> Path:
     return path
 
 
-UTILS_PY = '''\
+UTILS_PY = """\
 def add(a, b):
     return a + b
 
 
 def greet(name):
     return "hello " + name
-'''
+"""
 
 
 @pytest.fixture

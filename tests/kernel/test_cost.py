@@ -59,7 +59,7 @@ def test_bytes_grow_linearly_with_the_reply(kernel: Kernel) -> None:
     long = long_turn(kernel, 3000)
     reply = len(long.markdown)
     assert reply > 1.8 * len(short.markdown) and reply > 100_000
-    short_updates, short_total = widget_bytes(short)
+    _, short_total = widget_bytes(short)
     long_updates, long_total = widget_bytes(long)
     # Twice the reply, about twice the bytes (measured: 1.8-1.9). Re-sending the whole
     # text on each refresh would give about four times as much.

@@ -18,7 +18,9 @@ def comm_traffic(kernel: Kernel, execution: Execution) -> list[str]:
     idle = execution.idle
     assert idle is not None
     return [
-        m.msg_type for m in kernel.log[execution.start_seq : idle.seq] if m.msg_type.startswith("comm")
+        m.msg_type
+        for m in kernel.log[execution.start_seq : idle.seq]
+        if m.msg_type.startswith("comm")
     ]
 
 

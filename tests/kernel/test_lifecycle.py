@@ -137,10 +137,8 @@ def test_kernel_shutdown_stops_the_agent_and_its_terminals(fresh_kernel: Kernel)
     # Stopped by the kernel on its way out, not by themselves later: the sleep would
     # run for 37 s, and a demo agent that only saw its stdin close drains for 10 s
     # (DRAIN_SECONDS) first. The grace only covers signal delivery.
-    at_exit = [p for p in (agent, *terminal) if p.alive]
     left = wait_gone([agent, *terminal], timeout=3.0)
     assert not left, f"still running after the kernel shut down: {left}"
-    print("alive when shutdown returned:", at_exit)
 
 
 @needs_proc

@@ -1,0 +1,157 @@
+"""Logging in to an agent: its own message, verbatim, and one way in per auth method.
+
+* agent-handled methods (no ``type`` / ``"agent"``): a button; the agent does the rest
+  (`authenticate`), which may print a device code in the message above;
+* methods that need environment variables (``type: "env_var"`` with ``vars``, sent by
+  codex and others though it left the spec): a password field per variable; the agent
+  is restarted with them (never echoed, never in a trace), then authenticated;
+* terminal methods: the command to run in a terminal, then Retry (this client does not
+  advertise ``auth.terminal``, so compliant agents do not send them).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as w
+
+from ..protocol import models as m
+from .style import MUTED
+
+#: ``choose(method_id, env)``: called on the agent loop thread (through ``post``).
+Choose = Callable[[str | None, dict[str, str]], None]
+Post = Callable[..., Any]
+
+
+def _method_fields(method: Any) -> tuple[str, str, str, list[str]]:
+    """(kind, id, name, env var names) of an auth method model."""
+    if isinstance(method, m.AuthMethodAgent):
+        return "agent", method.id, method.name, []
+    if isinstance(method, m.AuthMethodTerminal):
+        return "terminal", method.id, method.name, []
+    raw = getattr(method, "raw", {}) or {}
+    kind = str(raw.get("type", "?"))
+    names = []
+    for var in raw.get("vars") or []:
+        if isinstance(var, dict) and isinstance(var.get("name"), str):
+            names.append(var["name"])
+        elif isinstance(var, str):
+            names.append(var)
+    return kind, str(raw.get("id", "?")), str(raw.get("name", raw.get("id", "?"))), names
+
+
+class AuthPrompt:
+    """The login panel shown in a cell whose agent answered `auth_required`."""
+
+    def __init__(
+        self,
+        agent: str,
+        message: str,
+        methods: list[Any],
+        *,
+        post: Post,
+        choose: Choose,
+        command_line: str = "",
+    ) -> None:
+        self._post = post
+        self._choose = choose
+        self.done = False
+        self.fields: dict[str, dict[str, w.Password]] = {}
+        self.buttons: dict[str, w.Button] = {}
+        header = w.HTML(
+            f"<div><b>{html.escape(agent)} needs you to log in.</b> It said:</div>"
+            f"<blockquote style='margin: 4px 0 6px 8px; white-space: pre-wrap'>{html.escape(message)}</blockquote>"
+        )
+        rows: list[w.Widget] = [header]
+        for method in methods:
+            kind, method_id, name, env_names = _method_fields(method)
+            description = getattr(method, "description", None) or (
+                getattr(method, "raw", {}) or {}
+            ).get("description")
+            note = (
+                f"<span style='color: {MUTED}'>{html.escape(str(description))}</span>"
+                if description
+                else ""
+            )
+            if kind == "agent":
+                button = w.Button(
+                    description=f"Log in: {name}",
+                    button_style="primary",
+                    tooltip=f"authenticate {method_id}",
+                )
+                button.on_click(lambda _b, mid=method_id: self.choose(mid))
+                self.buttons[method_id] = button
+                rows.append(w.HBox([button, w.HTML(note)]))
+            elif env_names:
+                secrets = {
+                    var: w.Password(
+                        placeholder=var, description=var, style={"description_width": "initial"}
+                    )
+                    for var in env_names
+                }
+                self.fields[method_id] = secrets
+                button = w.Button(description=f"Save and log in: {name}", button_style="primary")
+                button.on_click(lambda _b, mid=method_id: self.choose(mid, self._values(mid)))
+                self.buttons[method_id] = button
+                rows.append(
+                    w.VBox(
+                        [w.HTML(f"<b>{html.escape(name)}</b> {note}"), *secrets.values(), button]
+                    )
+                )
+            elif kind == "terminal":
+                args = " ".join(getattr(method, "args", None) or [])
+                command = html.escape(f"{command_line} {args}".strip())
+                rows.append(
+                    w.HTML(
+                        f"<b>{html.escape(name)}</b>: run <code>{command}</code> in a terminal, then press Retry. {note}"
+                    )
+                )
+            else:
+                rows.append(
+                    w.HTML(
+                        f"<b>{html.escape(name)}</b> (an auth method of type <code>{html.escape(kind)}</code> this client cannot drive) {note}"
+                    )
+                )
+        retry = w.Button(description="Retry", tooltip="try again without logging in here")
+        retry.on_click(lambda _b: self.choose(None))
+        cancel = w.Button(description="Cancel", button_style="danger")
+        cancel.on_click(lambda _b: self.cancel())
+        self.buttons["__retry__"] = retry
+        self.buttons["__cancel__"] = cancel
+        self.status = w.HTML("")
+        rows += [w.HBox([retry, cancel]), self.status]
+        self.widget = w.VBox(
+            rows,
+            layout=w.Layout(
+                border="1px solid var(--jp-warn-color1, #f57c00)", padding="6px", margin="4px 0"
+            ),
+        )
+        self._cancelled = False
+
+    def _values(self, method_id: str) -> dict[str, str]:
+        return {var: field.value for var, field in self.fields.get(method_id, {}).items()}
+
+    def choose(self, method_id: str | None, env: dict[str, str] | None = None) -> None:
+        """What a click does: hand the choice to the agent loop (from any thread)."""
+        if self.done:
+            return
+        self._post(self._choose, method_id, dict(env or {}))
+
+    def cancel(self) -> None:
+        if self.done:
+            return
+        self._cancelled = True
+        self._post(self._choose, "__cancel__", {})
+
+    def close(self, text: str) -> None:
+        """Disable everything, forget typed secrets, show the outcome (loop thread)."""
+        self.done = True
+        for button in self.buttons.values():
+            button.disabled = True
+        for secrets in self.fields.values():
+            for field in secrets.values():
+                field.value = ""
+                field.disabled = True
+        self.status.value = f"<span style='color: {MUTED}'>{html.escape(text)}</span>"

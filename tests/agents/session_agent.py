@@ -1,0 +1,263 @@
+"""A stdlib-only ACP agent for the client session tests: one behaviour per prompt word.
+
+Options (argv):
+  --protocol-version N   answer ``initialize`` with this protocol version (default 1)
+  --caps JSON            the ``agentCapabilities`` to advertise (default: the field is omitted)
+  --early                send an update for the new session *before* the ``session/new``
+                         answer and another one right after it
+  --early-read PATH      before the ``session/new`` answer, ask ``fs/read_text_file`` PATH for
+                         the session being created (the prompt ``early`` reports the answer)
+  --ignore-eof           keep running after stdin ends (until signalled)
+
+Prompts (the first word of the first text block):
+  echo TEXT              one chunk ``echo: TEXT``, then ``end_turn``
+  late                   one chunk, the ``end_turn`` answer, then three updates after it
+  permission MODE        a tool call and a ``session/request_permission``; once the client has
+                         sent ``session/cancel`` *and* answered the permission, the prompt is
+                         answered by MODE: ``cancelled``, ``error`` (a JSON-RPC error) or
+                         ``end_turn``; a ``selected`` answer without a cancel ends ``end_turn``
+  hang                   never answers, ignores ``session/cancel``
+  crash                  writes a line to stderr and exits with code 3 without answering
+  read PATH              ``fs/read_text_file``; the content (or the error) as a chunk
+  early                  the answer to ``--early-read`` as a chunk
+  env NAME               the agent's environment variable NAME as a chunk
+  noise                  a line that is not JSON, a request for an unknown method, an unknown
+                         notification, an unknown ``sessionUpdate``, then ``end_turn``
+  stop REASON            ends the turn with stopReason REASON
+"""
+
+import json
+import os
+import sys
+import time
+
+out = sys.stdout.buffer
+
+
+def option(name, default=None):
+    if name in sys.argv:
+        return sys.argv[sys.argv.index(name) + 1]
+    return default
+
+
+PROTOCOL_VERSION = int(option("--protocol-version", "1"))
+CAPS = option("--caps")
+EARLY_READ = option("--early-read")
+
+
+def write(message):
+    out.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+    out.flush()
+
+
+def answer(mid, result):
+    write({"jsonrpc": "2.0", "id": mid, "result": result})
+
+
+def fail(mid, code, message):
+    write({"jsonrpc": "2.0", "id": mid, "error": {"code": code, "message": message}})
+
+
+def update(session_id, body):
+    write(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": session_id, "update": body},
+        }
+    )
+
+
+def chunk(session_id, text):
+    update(
+        session_id,
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
+    )
+
+
+class State:
+    next_request = 0
+    #: our request id -> callback(message)
+    waiting = {}
+    #: the running permission turn, if any
+    turn = None
+    early_answer = None
+    early_prompt = None
+    sessions = 0
+
+
+def request(method, params, callback):
+    State.next_request += 1
+    rid = f"agent-{State.next_request}"
+    State.waiting[rid] = callback
+    write({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+
+
+def finish_permission_turn():
+    turn = State.turn
+    if turn is None or turn["answer"] is None:
+        return
+    outcome = turn["answer"].get("result", {}).get("outcome", {})
+    if not turn["cancelled"]:
+        if outcome.get("outcome") == "selected":
+            State.turn = None
+            answer(turn["id"], {"stopReason": "end_turn"})
+        return
+    State.turn = None
+    update(
+        turn["sid"],
+        {"sessionUpdate": "tool_call_update", "toolCallId": "tc-perm", "status": "failed"},
+    )
+    if turn["mode"] == "error":
+        fail(turn["id"], -32603, "Interrupted by the user")
+    else:
+        answer(turn["id"], {"stopReason": turn["mode"]})
+
+
+def report_early():
+    """Answer the ``early`` prompt once both it and the early read's answer are here."""
+    if State.early_prompt is None or State.early_answer is None:
+        return
+    mid, sid = State.early_prompt
+    State.early_prompt = None
+    chunk(sid, "early: " + json.dumps(State.early_answer, sort_keys=True))
+    answer(mid, {"stopReason": "end_turn"})
+
+
+def on_prompt(mid, params):
+    sid = params["sessionId"]
+    blocks = params.get("prompt") or []
+    text = next((b.get("text", "") for b in blocks if b.get("type") == "text"), "")
+    word, _, rest = text.partition(" ")
+    if word == "echo":
+        chunk(sid, f"echo: {rest}")
+        answer(mid, {"stopReason": "end_turn"})
+    elif word == "late":
+        chunk(sid, "before the answer")
+        answer(mid, {"stopReason": "end_turn"})
+        update(
+            sid,
+            {
+                "sessionUpdate": "available_commands_update",
+                "availableCommands": [{"name": "late", "description": "sent after the answer"}],
+            },
+        )
+        chunk(sid, " and after it")
+        update(sid, {"sessionUpdate": "session_info_update", "title": "Late title"})
+    elif word == "permission":
+        State.turn = {"id": mid, "sid": sid, "mode": rest or "cancelled", "cancelled": False,
+                      "answer": None}  # fmt: skip
+        update(
+            sid,
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "tc-perm",
+                "title": "Delete everything",
+                "kind": "delete",
+                "status": "pending",
+            },
+        )
+
+        def on_answer(message):
+            if State.turn is not None:
+                State.turn["answer"] = message
+                finish_permission_turn()
+
+        request(
+            "session/request_permission",
+            {
+                "sessionId": sid,
+                "toolCall": {"toolCallId": "tc-perm", "title": "Delete everything"},
+                "options": [
+                    {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+                    {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+                ],
+            },
+            on_answer,
+        )
+    elif word == "hang":
+        chunk(sid, "thinking forever")
+    elif word == "crash":
+        chunk(sid, "about to crash")
+        sys.stderr.write("fatal: the model backend went away\n")
+        sys.stderr.flush()
+        sys.exit(3)
+    elif word == "read":
+
+        def on_read(message):
+            if "result" in message:
+                chunk(sid, "content: " + message["result"].get("content", ""))
+            else:
+                chunk(sid, "error: " + json.dumps(message.get("error")))
+            answer(mid, {"stopReason": "end_turn"})
+
+        request("fs/read_text_file", {"sessionId": sid, "path": rest}, on_read)
+    elif word == "early":
+        State.early_prompt = (mid, sid)
+        report_early()
+    elif word == "env":
+        chunk(sid, f"env {rest}={os.environ.get(rest, '<unset>')}")
+        answer(mid, {"stopReason": "end_turn"})
+    elif word == "noise":
+        out.write(b"this line is not JSON\n")
+        out.flush()
+        request("_acme/unknown", {"sessionId": sid}, lambda message: None)
+        request("acme/unknown_method", {"sessionId": sid}, lambda message: None)
+        write({"jsonrpc": "2.0", "method": "acme/notify", "params": {"x": 1}})
+        update(sid, {"sessionUpdate": "acme_future_update", "payload": {"x": 1}})
+        chunk(sid, "still here")
+        answer(mid, {"stopReason": "end_turn"})
+    elif word == "stop":
+        answer(mid, {"stopReason": rest})
+    else:
+        chunk(sid, f"unknown prompt: {text}")
+        answer(mid, {"stopReason": "end_turn"})
+
+
+for raw in sys.stdin.buffer:
+    if not raw.strip():
+        continue
+    msg = json.loads(raw)
+    method, mid = msg.get("method"), msg.get("id")
+    if method is None:  # an answer to one of our requests
+        callback = State.waiting.pop(mid, None)
+        if callback is not None:
+            callback(msg)
+    elif method == "initialize":
+        result = {"protocolVersion": PROTOCOL_VERSION, "authMethods": []}
+        if CAPS is not None:
+            result["agentCapabilities"] = json.loads(CAPS)
+        answer(mid, result)
+    elif method == "session/new":
+        State.sessions += 1
+        sid = f"session-{State.sessions}"
+        if "--early" in sys.argv:
+            update(
+                sid,
+                {
+                    "sessionUpdate": "available_commands_update",
+                    "availableCommands": [{"name": "early", "description": "before the answer"}],
+                },
+            )
+        if EARLY_READ:
+
+            def on_early(message):
+                State.early_answer = message.get("result", message.get("error"))
+                report_early()
+
+            request("fs/read_text_file", {"sessionId": sid, "path": EARLY_READ}, on_early)
+        answer(mid, {"sessionId": sid})
+        if "--early" in sys.argv:
+            update(sid, {"sessionUpdate": "current_mode_update", "currentModeId": "after"})
+    elif method == "session/prompt":
+        on_prompt(mid, msg["params"])
+    elif method == "session/cancel":
+        if State.turn is not None:
+            State.turn["cancelled"] = True
+            finish_permission_turn()
+    elif mid is not None:
+        fail(mid, -32601, f"Method not found: {method}")
+
+if "--ignore-eof" in sys.argv:
+    while True:
+        time.sleep(60)
