@@ -175,7 +175,23 @@ class UnknownEntry:
     raw: dict[str, Any]
 
 
-Entry = MessageEntry | ToolCallEntry | PlanView | NoteEntry | UnknownEntry
+# --- elicitation (elicitation/create) ------------------------------------------------------
+
+
+@dataclass
+class ElicitationEntry:
+    """The agent asked the user for input: the broker's
+    :class:`~acp_notebook.client.elicitation.ElicitationRequest` (held by reference, so its
+    outcome shows when it is decided). ``toolCallId`` scoped ones name their call."""
+
+    turn: int | None
+    request: Any
+
+
+# --- end elicitation -----------------------------------------------------------------------
+
+
+Entry = MessageEntry | ToolCallEntry | PlanView | NoteEntry | UnknownEntry | ElicitationEntry
 
 
 @dataclass
@@ -386,6 +402,17 @@ class Transcript:
             call.permissions.append(request)
         self.changed()
         return call
+
+    # --- elicitation (elicitation/create) ---------------------------------------------
+
+    def add_elicitation(self, request: Any) -> ElicitationEntry:
+        """An elicitation of the agent, shown in the turn where it arrived."""
+        entry = ElicitationEntry(self.current_turn, request)
+        self.entries.append(entry)
+        self.changed()
+        return entry
+
+    # --- end elicitation -----------------------------------------------------------------
 
     # ------------------------------------------------------------------ session state
 

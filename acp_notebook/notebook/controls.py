@@ -54,7 +54,9 @@ class SessionControls:
 
     def run(self, func: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
         try:
-            return self.agents.loop.run(functools.partial(func, *args, **kwargs), timeout=CONTROL_TIMEOUT)
+            return self.agents.loop.run(
+                functools.partial(func, *args, **kwargs), timeout=CONTROL_TIMEOUT
+            )
         except EXPECTED as exc:
             raise ControlFailed(str(exc) or type(exc).__name__) from None
 

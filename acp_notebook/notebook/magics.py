@@ -352,6 +352,9 @@ def register(shell: Any) -> AcpMagics:
     shell.register_magics(magics)
     shell.user_ns[AWAIT_HELPER] = magics.acp_awaited
     shell.user_ns_hidden[AWAIT_HELPER] = magics.acp_awaited
+    from .completion import install
+
+    install(shell, magics)
     if escape_transformer not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(escape_transformer)
     if await_transformer not in shell.input_transformers_post:
