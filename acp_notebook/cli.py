@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -278,7 +279,7 @@ async def _doctor(args: argparse.Namespace) -> int:
                 print(f"session/new: needs authentication: {exc.message}", file=out)
                 if ids:
                     print(
-                        f"Hint: authenticate with method `{ids[0]}` (e.g. `acp-notebook run --agent {args.agent or 'demo'} "
+                        f"Hint: authenticate with method `{ids[0]}` (e.g. `acp-notebook run --agent {shlex.quote(args.agent or 'demo')} "
                         f"--auth {ids[0]} ...`); methods: {', '.join(ids)}",
                         file=out,
                     )
@@ -287,7 +288,18 @@ async def _doctor(args: argparse.Namespace) -> int:
                 print(f"session/new: no answer within {args.timeout:g} s", file=out)
             except RpcError as exc:
                 ok = False
-                print(f"session/new: failed: {exc}", file=out)
+                detail = ""
+                if exc.data is not None:
+                    data = json.dumps(exc.data, ensure_ascii=False)
+                    detail = f"; data: {data[:300]}"
+                print(f"session/new: failed: {exc}{detail}", file=out)
+                tail = [
+                    line
+                    for line in (conn.process.stderr_tail(5) if conn.process else [])
+                    if line.strip()
+                ]
+                if tail:
+                    print("Hint: the agent's last stderr lines: " + " | ".join(tail), file=out)
     except AgentStartError as exc:
         print(f"Started: no. {exc}", file=out)
         return EXIT_AGENT_FAILED

@@ -65,6 +65,16 @@ Slash commands (ACP slash commands are plain prompt text; the list is sent as an
     Renames the session (``session_info_update``); the first prompt of a session names it.
 ``/fail``
     A tool call that ends ``failed``.
+``/ask``
+    A form ``elicitation/create`` (name: required text; age: whole number 0–150;
+    language: one of Python, Rust, Julia, Other; newsletter: yes/no, default no; topics:
+    any of four), then says what came back: the values (``accept``), ``decline`` or
+    ``cancel``. Only when the client advertised ``elicitation.form``.
+``/ask-url``
+    A URL ``elicitation/create`` inside a tool call (a pretend device sign-in at
+    ``https://example.com/device?code=DEMO-1234``); once the user accepted (consented to
+    open it), ``elicitation/complete`` and the tool call completes. Only when the client
+    advertised ``elicitation.url``. The agent never opens or fetches the URL.
 ``/unknown``
     Sends a ``session/update`` type and a content block type that no client knows, to
     show that clients must tolerate them (these two messages are outside the schema).
@@ -537,6 +547,9 @@ class DemoAgent:
                 and session_caps.config_options is not None
                 and session_caps.config_options.boolean is not None
             ),
+            # spec: `{}` advertises a mode; omitted, null or an empty elicitation object none.
+            elicitation_form=caps.elicitation is not None and caps.elicitation.form is not None,
+            elicitation_url=caps.elicitation is not None and caps.elicitation.url is not None,
         )
         if request.protocol_version != PROTOCOL_VERSION:
             # spec: answer with our latest version; the client decides whether to go on.

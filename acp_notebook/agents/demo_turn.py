@@ -91,6 +91,9 @@ class ClientCaps:
     write: bool = False
     terminal: bool = False
     boolean_options: bool = False
+    #: ``elicitation.form`` / ``elicitation.url`` (``{}`` advertises a mode).
+    elicitation_form: bool = False
+    elicitation_url: bool = False
 
 
 @dataclass
@@ -421,6 +424,43 @@ class Turn:
         """``terminal/<method>`` for one of our terminals."""
         params = {"sessionId": self.session.id, "terminalId": terminal_id}
         return await self.host.request(f"terminal/{method}", params)
+
+    # -- elicitation ---------------------------------------------------------------------
+
+    async def elicit(
+        self,
+        message: str,
+        *,
+        schema: m.ElicitationSchema | None = None,
+        url: str | None = None,
+        elicitation_id: str | None = None,
+        tool_call_id: str | None = None,
+    ) -> Any:
+        """``elicitation/create`` scoped to this session (and a tool call): a form when
+        ``schema`` is given, else a URL. Returns the parsed ``CreateElicitationResponse``."""
+        request: AcpModel
+        if schema is not None:
+            request = m.CreateElicitationFormRequest(
+                message=message,
+                requested_schema=schema,
+                session_id=self.session.id,
+                tool_call_id=tool_call_id,
+            )
+        else:
+            request = m.CreateElicitationUrlRequest(
+                message=message,
+                url=url or "",
+                elicitation_id=elicitation_id or "",
+                session_id=self.session.id,
+                tool_call_id=tool_call_id,
+            )
+        result = await self.host.request("elicitation/create", request)
+        return m.parse(m.CreateElicitationResponse, result)
+
+    async def complete_elicitation(self, elicitation_id: str) -> None:
+        """``elicitation/complete``: the out-of-band flow of a URL elicitation is done."""
+        notification = m.CompleteElicitationNotification(elicitation_id=elicitation_id)
+        await self.host.peer.notify("elicitation/complete", notification)
 
     # -- the end of the turn -------------------------------------------------------------
 

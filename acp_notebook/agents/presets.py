@@ -96,7 +96,7 @@ def load_presets(extra_files: Iterable[str | os.PathLike[str]] = ()) -> dict[str
     presets = {p["id"]: Preset.from_manifest(p, "shipped") for p in _manifests(shipped)}
     files = [
         *filter(None, os.environ.get(PRESETS_ENV, "").split(os.pathsep)),
-        *map(os.fspath, extra_files),
+        *(os.fspath(f) for f in extra_files),
     ]
     for path in files:
         try:

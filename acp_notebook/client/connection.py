@@ -29,6 +29,7 @@ from ..protocol.errors import AUTH_REQUIRED, INVALID_PARAMS, ConnectionClosed, R
 from ..protocol.jsonrpc import Observer, Peer
 from ..protocol.process import AgentProcess, open_agent_process
 from ..protocol.tasks import background_tasks
+from .elicitation import ElicitationBroker
 from .errors import AuthRequired, ProtocolVersionMismatch, UnsupportedByAgent
 from .permissions import Policy
 from .session import DEFAULT_CANCEL_GRACE, Session
@@ -55,6 +56,10 @@ def client_capabilities() -> m.ClientCapabilities:
                 boolean=m.BooleanConfigOptionCapabilities()
             )
         ),
+        # elicitation: both modes work end to end (client/elicitation.py, ui/elicitation.py).
+        elicitation=m.ElicitationCapabilities(
+            form=m.ElicitationFormCapabilities(), url=m.ElicitationUrlCapabilities()
+        ),
     )
 
 
@@ -79,6 +84,11 @@ class ClientConnection:
         self._task_group = task_group
         self._orphans: dict[str, list[Any]] = {}
         self._session_registered = anyio.Event()
+        # --- elicitation: what `initialize` advertised (modes not advertised are refused),
+        # and who answers request-scoped elicitations (None: they are declined).
+        self.advertised: m.ClientCapabilities | None = None
+        self.elicitations: ElicitationBroker | None = None
+        # --- end elicitation
         self._register_handlers()
 
     # ------------------------------------------------------------------ construction
@@ -168,6 +178,7 @@ class ClientConnection:
             client_capabilities=capabilities or client_capabilities(),
             client_info=m.Implementation(**CLIENT_INFO),
         )
+        self.advertised = request.client_capabilities  # elicitation: modes we may be sent
         result = await self.peer.request("initialize", request)
         response = m.InitializeResponse.parse(result if isinstance(result, dict) else {})
         # spec: the agent answers our version if it supports it, else its latest; a
@@ -422,6 +433,10 @@ class ClientConnection:
         )
         peer.handle_request("terminal/kill", self._routed(lambda s: s.terminals.kill))
         peer.handle_request("terminal/release", self._routed(lambda s: s.terminals.release))
+        # --- elicitation
+        peer.handle_request("elicitation/create", self._on_elicitation_create)
+        peer.handle_notification("elicitation/complete", self._on_elicitation_complete)
+        # --- end elicitation
 
     def _on_session_update(self, params: Any) -> None:
         try:
@@ -451,6 +466,54 @@ class ClientConnection:
             return await pick(session)(params)
 
         return handler
+
+    # --- elicitation (elicitation/create, elicitation/complete) -------------------------
+
+    @property
+    def agent_label(self) -> str:
+        """The agent's own name for itself (spec: elicitations identify the requesting agent)."""
+        info = self.agent_info
+        return (info.title or info.name) if info is not None else self.name
+
+    async def _on_elicitation_create(self, params: Any) -> Any:
+        """Session-scoped requests go to their session; request-scoped ones (``requestId``,
+        outside any session) to :attr:`elicitations`, or are declined when it is None."""
+        if not isinstance(params, dict):
+            raise RpcError(INVALID_PARAMS, "elicitation/create needs an object of params.")
+        mode = params.get("mode")
+        caps = (self.advertised or client_capabilities()).elicitation
+        if mode in ("form", "url") and (caps is None or getattr(caps, mode) is None):
+            # spec: a mode the client never advertised is invalid params.
+            raise RpcError(
+                INVALID_PARAMS,
+                f"acp_notebook did not advertise elicitation.{mode} for this connection.",
+            )
+        if isinstance(params.get("sessionId"), str):
+            session = await self._session_for(params["sessionId"])
+            return await session.create_elicitation(params)
+        if "requestId" not in params:
+            raise RpcError(INVALID_PARAMS, "The elicitation has neither sessionId nor requestId.")
+        broker = self.elicitations
+        if broker is None:
+            log.info("%s: declined a request-scoped elicitation: no one here answers it", self.name)
+            broker = ElicitationBroker()  # not interactive: records and declines it
+        request = broker.open(params, agent=self.agent_label)
+        return (await broker.decide(request)).response()
+
+    def _on_elicitation_complete(self, params: Any) -> None:
+        try:
+            notification = m.CompleteElicitationNotification.parse(params)
+        except Exception:
+            log.info("%s: ignored an unreadable elicitation/complete: %.200r", self.name, params)
+            return
+        brokers = [s.elicitations for s in self.sessions.values()]
+        if self.elicitations is not None:
+            brokers.append(self.elicitations)
+        # spec: unknown or already completed ids are ignored.
+        if not any(b.complete(notification.elicitation_id) for b in brokers):
+            log.debug("%s: elicitation/complete for an unknown id, ignored", self.name)
+
+    # --- end elicitation -----------------------------------------------------------------
 
     async def _session_for(self, session_id: str) -> Session:
         with anyio.move_on_after(_SESSION_WAIT):

@@ -55,6 +55,13 @@ FieldKind = Literal["string", "number", "integer", "boolean", "multi", "unsuppor
 
 #: The string formats the schema defines (and this module checks).
 FORMATS = ("email", "uri", "date", "date-time")
+#: How each format reads in a field's description (and a form's placeholder).
+FORMAT_HINTS = {
+    "email": "email address",
+    "uri": "URI, like https://example.com",
+    "date": "date, YYYY-MM-DD",
+    "date-time": "date and time, YYYY-MM-DDTHH:MM",
+}
 #: Shown in place of a secret-looking field's value in transcripts.
 REDACTED = "(redacted)"
 #: Why a request was declined without asking anyone, when no UI is attached.
@@ -145,7 +152,7 @@ class FieldSpec:
         if schema.min_length is not None or schema.max_length is not None:
             parts.append(_length_range(schema.min_length, schema.max_length))
         if schema.format:
-            parts.append(str(schema.format))
+            parts.append(FORMAT_HINTS.get(str(schema.format), f"format {schema.format}"))
         if schema.pattern:
             parts.append(f"matching `{schema.pattern}`")
         return ", ".join(parts)

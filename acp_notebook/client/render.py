@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import models as m
+from .elicitation import split_url
 from .rawinput import DERIVED_NOTE, edits_from_raw_input
 from .transcript import (
     CANCELLED,
+    ElicitationEntry,
     MessageEntry,
     NoteEntry,
     PlanView,
@@ -239,6 +241,8 @@ class Renderer:
             return self.collapsed(
                 f"Unknown update `{entry.kind}` (shown raw)", fence(_json(entry.raw), "json")
             )
+        if isinstance(entry, ElicitationEntry):
+            return self.elicitation(entry)
         return ""
 
     def message(self, entry: MessageEntry) -> str:
@@ -363,6 +367,47 @@ class Renderer:
             else:
                 lines.append(f"[exit code {view.exit_code}]\n")
         return fence("".join(lines), "console")
+
+    # --- elicitation (elicitation/create) ----------------------------------------------
+
+    def elicitation(self, entry: ElicitationEntry) -> str:
+        """The question, its fields (or the URL and its host), and the outcome."""
+        request = entry.request
+        who = f" by {request.agent}" if request.agent else ""
+        call = self.transcript.tool_calls.get(request.tool_call_id or "")
+        if call is not None:
+            who += f" (for tool call {self._bold(call.title or call.tool_call_id)})"
+        elif request.tool_call_id:
+            who += f" (for tool call {self._code(request.tool_call_id)})"
+        if request.mode == "url":
+            parts = [f"🔗 {self._bold('Asked to open a URL')}{who}: {request.message}"]
+            host = split_url(request.url or "")[1]
+            parts.append(
+                f"URL: {self._code(request.url or '')}"
+                + (f" (host {self._bold(host)})" if host else "")
+            )
+        else:
+            parts = [f"❓ {self._bold('Asked for input')}{who}: {request.message}"]
+            if request.mode == "form":
+                parts.append(
+                    "\n".join(
+                        f"- {spec.title} ({self._code(spec.name)}"
+                        + (", required" if spec.required else "")
+                        + f"): {spec.describe()}"
+                        for spec in request.fields
+                    )
+                )
+            else:
+                parts.append(
+                    self.collapsed(
+                        f"Unknown elicitation mode `{request.raw_mode}` (shown raw)",
+                        fence(_json(request.raw), "json"),
+                    )
+                )
+        parts.append(f"→ {request.outcome()}")
+        return "\n\n".join(p for p in parts if p)
+
+    # --- end elicitation -----------------------------------------------------------------
 
     # ------------------------------------------------------------------ plan
 

@@ -6,7 +6,8 @@ A session owns:
 * a :class:`~acp_notebook.client.fs.FileSystem` and a
   :class:`~acp_notebook.client.terminals.TerminalManager` confined to its roots
   (``cwd`` plus additional directories);
-* a :class:`~acp_notebook.client.permissions.PermissionBroker`.
+* a :class:`~acp_notebook.client.permissions.PermissionBroker` and an
+  :class:`~acp_notebook.client.elicitation.ElicitationBroker`.
 
 Prompt turns run one at a time; later prompts wait in a queue, in order
 (v1: never two `session/prompt` pending on one session).
@@ -24,6 +25,7 @@ import anyio
 
 from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
+from .elicitation import ElicitationBroker, ElicitationRequest
 from .errors import PromptNotSupported, TurnTimeout
 from .fs import FileChange, FileSystem
 from .permissions import PermissionBroker, PermissionRequest, Policy
@@ -146,6 +148,13 @@ class Session:
         self.permissions = PermissionBroker(
             policy, interactive=interactive, on_change=self._on_permission_change
         )
+        # --- elicitation: decided by the same UI as permissions (a terminal asker that
+        # only knows permissions, as in the CLI, is no UI for forms: declined there).
+        self.elicitations = ElicitationBroker(
+            interactive=lambda: self.permissions.interactive and self.permissions.asker is None,
+            on_change=self._on_elicitation_change,
+        )
+        # --- end elicitation
         self.turns: list[PromptTurn] = []
         self.closed = False
         self._turn_lock = anyio.Lock()
@@ -275,6 +284,8 @@ class Session:
         if turn.record is not None:
             turn.record.cancel_requested = True
         self.permissions.cancel_all(by="cancel" if reason == "user" else reason)
+        # spec: pending elicitations are treated like permissions: answered `cancel`.
+        self.elicitations.cancel_all(by="cancel" if reason == "user" else reason)
         if turn.record is not None:
             self.transcript.mark_unfinished_cancelled(turn.record.index)
             self.transcript.changed()
@@ -333,6 +344,27 @@ class Session:
         decided = await self.permissions.decide(request)
         return decided.outcome()
 
+    # --- elicitation (elicitation/create, elicitation/complete) -------------------------
+
+    async def create_elicitation(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`elicitation/create` scoped to this session: shown in the turn, answered when
+        the user (or the headless rule, or a cancel) decides."""
+        request = self.elicitations.open(params, agent=self.connection.agent_label)
+        self.transcript.add_elicitation(request)
+        if self._active is not None and self._active.cancel_requested:
+            self.elicitations.cancel(request.key, by="cancel")  # as permissions after a cancel
+        decided = await self.elicitations.decide(request)
+        return decided.response()
+
+    def complete_elicitation(self, elicitation_id: str) -> bool:
+        """`elicitation/complete` for one of this session's URL requests (else False)."""
+        return self.elicitations.complete(elicitation_id)
+
+    def _on_elicitation_change(self, request: ElicitationRequest) -> None:
+        self.transcript.changed()
+
+    # --- end elicitation -----------------------------------------------------------------
+
     def terminal_view(self, terminal_id: str) -> TerminalView | None:
         try:
             snap = self.terminals.snapshot(terminal_id)
@@ -369,6 +401,7 @@ class Session:
             return
         self.closed = True
         self.permissions.cancel_all(by="session closed")
+        self.elicitations.cancel_all(by="session closed")  # elicitation
         for turn in self.turns:
             if turn.state == "queued":
                 turn.cancel_requested = True

@@ -436,13 +436,22 @@ class Transcript:
         self.config_options = options
         if not announce:
             return
-        for option in options:
-            value = getattr(option, "current_value", None)
-            option_id = getattr(option, "id", None)
-            if option_id in before and before[option_id] != value:
+        for option in self.known_config_options:
+            if option.id in before and before[option.id] != option.current_value:
                 self.entries.append(
                     NoteEntry(turn, f"{option.name} changed to {self.config_value_name(option)}.")
                 )
+
+    @property
+    def known_config_options(
+        self,
+    ) -> list[m.SessionConfigOptionSelect | m.SessionConfigOptionBoolean]:
+        """Config options of a known type (spec: ignore those with an unrecognised type)."""
+        return [
+            o
+            for o in self.config_options
+            if isinstance(o, (m.SessionConfigOptionSelect, m.SessionConfigOptionBoolean))
+        ]
 
     def mode_name(self, mode_id: str | None) -> str:
         for mode in self.modes:

@@ -103,11 +103,7 @@ class SessionControls:
         session = self.session(options.session)
         mode_id = str(options.control_value)
         mode_option = next(
-            (
-                o
-                for o in session.transcript.config_options
-                if getattr(o, "category", None) == "mode"
-            ),
+            (o for o in session.transcript.known_config_options if o.category == "mode"),
             None,
         )
         if mode_option is not None:  # spec: prefer config options when both exist
@@ -277,12 +273,11 @@ def settings_lines(session: Session) -> list[str]:
             f"Mode: {transcript.mode_name(transcript.current_mode_id)} "
             f"(modes: {', '.join(mm.id for mm in transcript.modes)}; change with --mode ID)"
         )
-    for option in transcript.config_options:
-        if hasattr(option, "current_value"):
-            lines.append(
-                f"{option.name} [{option.id}]: {transcript.config_value_name(option)} "
-                f"(values: {choices_text(option)}; change with --set {option.id}=VALUE)"
-            )
+    for option in transcript.known_config_options:
+        lines.append(
+            f"{option.name} [{option.id}]: {transcript.config_value_name(option)} "
+            f"(values: {choices_text(option)}; change with --set {option.id}=VALUE)"
+        )
     return lines
 
 

@@ -145,7 +145,7 @@ class MessageTable:
         return text if len(text) <= _SUMMARY_CHARS else text[: _SUMMARY_CHARS - 1] + "…"
 
     def rows(self) -> list[tuple[str, ...]]:
-        rows = []
+        rows: list[tuple[str, ...]] = []
         for msg in self.messages:
             arrow = "client → agent" if msg.direction == "send" else "agent → client"
             ident = msg.raw.get("id") if msg.raw else None

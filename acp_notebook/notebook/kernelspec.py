@@ -13,11 +13,22 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator
+from typing import Any
 
-KERNELS = {
+KERNELS: dict[str, dict[str, Any]] = {
     "acp": {
         "display_name": "Python 3 (ACP)",
         "argv": ["-m", "ipykernel_launcher", "-f", "{connection_file}", "--ext=acp_notebook"],
+    },
+    "acp-agent": {
+        "display_name": "ACP agent",
+        "argv": [
+            "-m",
+            "ipykernel_launcher",
+            "-f",
+            "{connection_file}",
+            "--ext=acp_notebook.agent_kernel",
+        ],
     },
 }
 
@@ -25,7 +36,7 @@ KERNELS = {
 def kernel_json(name: str, python: str | None = None) -> dict[str, object]:
     spec = KERNELS[name]
     return {
-        "argv": [python or sys.executable, *spec["argv"]],  # type: ignore[misc]
+        "argv": [python or sys.executable, *spec["argv"]],
         "display_name": spec["display_name"],
         "language": "python",
         "metadata": {"debugger": True},

@@ -20,7 +20,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -48,6 +48,8 @@ Observer = Callable[["TraceEvent"], None]
 
 _READ_SIZE = 1 << 16
 _INVALID_EXCERPT = 1024
+#: How long a failed write waits for the reader to learn why the other side went away.
+_CLOSE_REPORT_WAIT = 3.0
 
 
 @dataclass(frozen=True)
@@ -226,6 +228,12 @@ class Peer:
             async with self._send_lock:
                 await self._send_stream.send(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            if self._closed_message is None and not isinstance(exc, anyio.ClosedResourceError):
+                # The other side went away before reading this (an agent that exits at
+                # once): let the reader report why — exit code, stderr tail — rather than
+                # a bare "connection is closed". Not when we closed the stream ourselves.
+                with anyio.move_on_after(_CLOSE_REPORT_WAIT):
+                    await self._finished.wait()
             raise ConnectionClosed(
                 self._closed_message
                 or f"cannot send {message.get('method', 'a response')}: the connection is closed"
@@ -398,7 +406,7 @@ class Peer:
         else:
             scope.cancel()
 
-    def _spawn(self, func: Callable[..., Awaitable[Any]], *args: Any) -> None:
+    def _spawn(self, func: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         if self._task_group is not None:
             self._task_group.start_soon(func, *args)
 

@@ -52,7 +52,7 @@ def session_members(session_id: int) -> list[int]:
 
     Catches descendants that left the process group but not the session.
     """
-    members = []
+    members: list[int] = []
     proc = Path("/proc")
     if not proc.is_dir():
         return members

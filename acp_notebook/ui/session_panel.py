@@ -163,8 +163,8 @@ class SessionPanel:
             mode = self.controls.get("__mode__")
             if mode is not None and transcript.current_mode_id is not None:
                 mode.value = transcript.current_mode_id
-            for option in transcript.config_options:
-                control = self.controls.get(getattr(option, "id", ""))
+            for option in transcript.known_config_options:
+                control = self.controls.get(option.id)
                 if control is not None:
                     control.value = option.current_value
         finally:

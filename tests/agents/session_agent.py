@@ -8,6 +8,7 @@ Options (argv):
   --early-read PATH      before the ``session/new`` answer, ask ``fs/read_text_file`` PATH for
                          the session being created (the prompt ``early`` reports the answer)
   --ignore-eof           keep running after stdin ends (until signalled)
+  --pid-file PATH        write the agent's pid to PATH at start
 
 Prompts (the first word of the first text block):
   echo TEXT              one chunk ``echo: TEXT``, then ``end_turn``
@@ -43,6 +44,9 @@ def option(name, default=None):
 PROTOCOL_VERSION = int(option("--protocol-version", "1"))
 CAPS = option("--caps")
 EARLY_READ = option("--early-read")
+if option("--pid-file"):
+    with open(option("--pid-file"), "w") as handle:
+        handle.write(str(os.getpid()))
 
 
 def write(message):
@@ -78,7 +82,7 @@ def chunk(session_id, text):
 class State:
     next_request = 0
     #: our request id -> callback(message)
-    waiting = {}
+    waiting = {}  # noqa: RUF012 (one connection per process: class state is fine)
     #: the running permission turn, if any
     turn = None
     early_answer = None

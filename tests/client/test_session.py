@@ -8,6 +8,7 @@ concluded from it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from pathlib import Path
@@ -112,18 +113,22 @@ async def test_prompts_queue_in_order_one_at_a_time(tmp_path: Path) -> None:
     assert [m["params"]["prompt"][0]["text"] for m in wire.sent_requests("session/prompt")] == [
         f"echo {n}" for n in range(5)
     ]
-    for previous, current in zip(prompt_ids, prompt_ids[1:]):
+    for previous, current in itertools.pairwise(prompt_ids):
         answered = wire.index(
-            lambda e, i=previous: e.direction == "recv"
-            and e.message is not None
-            and "method" not in e.message
-            and e.message.get("id") == i
+            lambda e, i=previous: (
+                e.direction == "recv"
+                and e.message is not None
+                and "method" not in e.message
+                and e.message.get("id") == i
+            )
         )
         sent = wire.index(
-            lambda e, i=current: e.direction == "send"
-            and e.message is not None
-            and e.message.get("method") == "session/prompt"
-            and e.message.get("id") == i
+            lambda e, i=current: (
+                e.direction == "send"
+                and e.message is not None
+                and e.message.get("method") == "session/prompt"
+                and e.message.get("id") == i
+            )
         )
         assert answered < sent
 
@@ -494,9 +499,7 @@ async def test_set_mode_and_config_options_round_trip(tmp_path: Path) -> None:
             transcript = session.transcript
 
             def value(option_id: str) -> Any:
-                return next(
-                    o.current_value for o in transcript.config_options if o.id == option_id
-                )
+                return next(o.current_value for o in transcript.config_options if o.id == option_id)
 
             assert transcript.current_mode_id == "ask"
             assert [m.id for m in transcript.modes] == ["ask", "code"]
@@ -638,7 +641,11 @@ async def test_prompt_content_is_restricted_to_prompt_capabilities(tmp_path: Pat
         with anyio.fail_after(SAFETY):
             await conn.initialize()
             session = await conn.new_session(tmp_path)
-            for block, capability in ((IMAGE, "image"), (AUDIO, "audio"), (RESOURCE, "embeddedContext")):
+            for block, capability in (
+                (IMAGE, "image"),
+                (AUDIO, "audio"),
+                (RESOURCE, "embeddedContext"),
+            ):
                 with pytest.raises(PromptNotSupported, match=f"promptCapabilities.{capability}"):
                     session.submit(["echo x", block])
             assert wire.sent_requests("session/prompt") == []
@@ -673,7 +680,12 @@ async def test_a_demo_run_turn_embeds_the_terminal_output(tmp_path: Path) -> Non
     markdown = turn.bundle()["text/markdown"]
     assert "$ sh -c 'echo hi'\nhi\n[exit code 0]" in markdown
     methods = [m["method"] for m in wire.received() if "method" in m and "id" in m]
-    for method in ("terminal/create", "terminal/wait_for_exit", "terminal/output", "terminal/release"):
+    for method in (
+        "terminal/create",
+        "terminal/wait_for_exit",
+        "terminal/output",
+        "terminal/release",
+    ):
         assert method in methods
     assert wire.schema_errors_of_client() == []
     assert str(tmp_path) not in markdown.replace(json.dumps(str(tmp_path)), "")

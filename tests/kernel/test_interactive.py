@@ -58,11 +58,21 @@ def test_live_view_is_replaced_by_the_transcript(kernel: Kernel) -> None:
     # The cell stayed busy for the whole turn (a top-level %acp is awaited).
     assert turn.idle is not None and turn.idle.seq > final.seq
     assert not turn.errors, turn.describe()
-    # The live widgets are closed once replaced (no orphaned models in the frontend).
-    kernel.wait_for(
-        lambda: all(c.closed is not None for c in turn.comms),
-        "every widget of the replaced live view to be closed",
-    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: NotebookAgents._replace_live_view closes the TurnView but not the wrapper "
+    "VBox (handle.widget) and login panel that start_turn displays around it",
+)
+def test_the_replaced_live_view_is_closed(kernel: Kernel) -> None:
+    turn = kernel.execute("%acp hello", until="final")
+    # Once the transcript replaced the view, every model of the view is closed: the
+    # frontend drops them and the kernel keeps no Widget instances for them.
+    kernel.settle()
+    assert turn.comms
+    still_open = [c.model for c in turn.comms if c.closed is None]
+    assert not still_open, f"{len(still_open)} models left open: {still_open}"
 
 
 @pytest.mark.parametrize("label", ["Allow once", "Reject"])
@@ -142,6 +152,25 @@ def test_cancel_answers_a_pending_permission(kernel: Kernel, workdir: Path) -> N
 
 
 def test_a_queued_prompt_runs_after_the_first(kernel: Kernel, utils_py: Path) -> None:
+    # The agent and the session exist already (the fresh-kernel case is the next test).
+    warm = kernel.execute("%acp hello", until="final")
+    assert "Stop reason: end_turn" in warm.plain, warm.describe()
+    check_queued(kernel, utils_py)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: AgentRuntime.session() awaits session/new without guarding the name, so "
+    "two prompts sent before the session exists create two sessions and run side by side",
+)
+def test_prompts_queue_before_the_session_exists(fresh_kernel: Kernel) -> None:
+    utils_py = fresh_kernel.cwd / "utils.py"
+    utils_py.write_text(UTILS_PY)
+    check_queued(fresh_kernel, utils_py)
+
+
+def check_queued(kernel: Kernel, utils_py: Path) -> None:
+    """``%acp --no-wait /slow`` then ``%acp --no-wait /read``: the second waits its turn."""
     first = kernel.execute("%acp --no-wait /slow", until="idle")
     second = kernel.execute(f"%acp --no-wait /read {rel(kernel, utils_py)}", until="idle")
     # --no-wait: both cells returned at once, while the first turn still streams.

@@ -1,0 +1,90 @@
+"""`acp-notebook doctor` against real agents from two vendors (Anthropic's Claude Agent
+adapter and Alibaba's Qwen Code), installed from npm. Their prompts need accounts;
+`initialize` and `session/new` do not, so the report can be checked offline.
+
+Skipped, with the reason, where npm is missing or the packages cannot be installed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / ".cache" / "npm-agents"
+# Versions seen working with Node 20 (newer qwen-code needs Node >= 22).
+PACKAGES = ["@zed-industries/claude-agent-acp@0.23.1", "@qwen-code/qwen-code@0.15.10"]
+
+
+@pytest.fixture(scope="module")
+def agents_bin() -> Path:
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed, so no real agent can be installed here")
+    bin_dir = CACHE / "node_modules" / ".bin"
+    if not ((bin_dir / "claude-agent-acp").exists() and (bin_dir / "qwen").exists()):
+        CACHE.mkdir(parents=True, exist_ok=True)
+        result = subprocess.run(
+            [
+                npm,
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                "--prefix",
+                str(CACHE),
+                *PACKAGES,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if result.returncode != 0:
+            pytest.skip(f"npm could not install the agents: {result.stderr.strip()[-300:]}")
+    return bin_dir
+
+
+def doctor(agent: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(home), "NO_COLOR": "1", "CI": "1"}
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"):
+        env.pop(key, None)  # the report must not depend on this machine's accounts
+    return subprocess.run(
+        [sys.executable, "-m", "acp_notebook", "doctor", "--agent", agent, "--timeout", "60"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=home,
+        env=env,
+    )
+
+
+def test_doctor_reports_claude_agent(agents_bin: Path, tmp_path: Path) -> None:
+    result = doctor(str(agents_bin / "claude-agent-acp"), tmp_path)
+    out = result.stdout
+    assert "Started: yes" in out, out + result.stderr
+    assert "Protocol version: 1" in out
+    assert "Agent info: @zed-industries/claude-agent-acp 0.23.1 (Claude Agent)" in out
+    assert "Capabilities: loadSession; prompt: image, embeddedContext; MCP: stdio, http, sse" in out
+    assert "sessions: list, resume, close" in out
+    # It advertises no auth methods at initialize (it asks for a login only at prompt time).
+    assert "Auth methods: none" in out
+
+
+def test_doctor_reports_qwen_code_and_its_login(agents_bin: Path, tmp_path: Path) -> None:
+    result = doctor(f"{agents_bin / 'qwen'} --acp", tmp_path)
+    out = result.stdout
+    assert "Protocol version: 1" in out, out + result.stderr
+    assert "Agent info: qwen-code 0.15.10 (Qwen Code)" in out
+    assert "prompt: image, audio, embeddedContext" in out
+    assert "Auth methods: openai (Use OpenAI API key; agent), qwen-oauth (Qwen OAuth; agent)" in out
+    # session/new needs a login: the agent's own message and a hint naming a method.
+    assert "session/new: needs authentication: Authentication required" in out
+    assert "--auth openai" in out
+    assert result.returncode != 0
