@@ -152,6 +152,23 @@ def fence(text: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{body}{ticks}"
 
 
+def portable(value: Any, cwd: str | None, placeholder: str = ".") -> Any:
+    """``value`` with the session's directory replaced by ``placeholder`` in every string,
+    so raw JSON shown in a transcript is the same on every machine."""
+    if not cwd:
+        return value
+    if isinstance(value, str):
+        if value == cwd:
+            return placeholder
+        value = value.replace(cwd + os.sep, "" if placeholder == "." else placeholder + os.sep)
+        return value.replace(cwd, placeholder)
+    if isinstance(value, list):
+        return [portable(v, cwd, placeholder) for v in value]
+    if isinstance(value, dict):
+        return {k: portable(v, cwd, placeholder) for k, v in value.items()}
+    return value
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
 
@@ -239,7 +256,8 @@ class Renderer:
             return self._italic(entry.text)
         if isinstance(entry, UnknownEntry):
             return self.collapsed(
-                f"Unknown update `{entry.kind}` (shown raw)", fence(_json(entry.raw), "json")
+                f"Unknown update `{entry.kind}` (shown raw)",
+                fence(_json(portable(entry.raw, self.cwd)), "json"),
             )
         if isinstance(entry, ElicitationEntry):
             return self.elicitation(entry)
@@ -284,7 +302,9 @@ class Renderer:
             return self.embedded_resource(block.resource)
         raw = block.to_wire() if hasattr(block, "to_wire") else {}
         kind = raw.get("type", "?") if isinstance(raw, dict) else "?"
-        return self.collapsed(f"Unknown content `{kind}` (shown raw)", fence(_json(raw), "json"))
+        return self.collapsed(
+            f"Unknown content `{kind}` (shown raw)", fence(_json(portable(raw, self.cwd)), "json")
+        )
 
     def embedded_resource(self, resource: Any) -> str:
         if isinstance(resource, m.TextResourceContents):
@@ -300,7 +320,9 @@ class Renderer:
             name = short_path(resource.uri.removeprefix("file://"), self.cwd)
             return f"📎 {self._code(name)} ({resource.mime_type or 'binary'}, {human_bytes(len(resource.blob) * 3 // 4)})"
         raw = resource.to_wire() if hasattr(resource, "to_wire") else {}
-        return self.collapsed("Embedded resource (shown raw)", fence(_json(raw), "json"))
+        return self.collapsed(
+            "Embedded resource (shown raw)", fence(_json(portable(raw, self.cwd)), "json")
+        )
 
     # ------------------------------------------------------------------ tool calls
 
@@ -332,7 +354,11 @@ class Renderer:
                 )
                 parts.append(self._italic(f"Diff {DERIVED_NOTE}:") + "\n\n" + fence(body, "diff"))
         if call.raw_input is not None:
-            parts.append(self.collapsed("Raw input", fence(_json(call.raw_input), "json")))
+            parts.append(
+                self.collapsed(
+                    "Raw input", fence(_json(portable(call.raw_input, self.cwd)), "json")
+                )
+            )
         return "\n\n".join(p for p in parts if p)
 
     def tool_content(self, item: m.ToolCallContent) -> str:
@@ -345,7 +371,8 @@ class Renderer:
         raw = item.to_wire() if hasattr(item, "to_wire") else {}
         kind = raw.get("type", "?") if isinstance(raw, dict) else "?"
         return self.collapsed(
-            f"Unknown tool call content `{kind}` (shown raw)", fence(_json(raw), "json")
+            f"Unknown tool call content `{kind}` (shown raw)",
+            fence(_json(portable(raw, self.cwd)), "json"),
         )
 
     def terminal(self, terminal_id: str) -> str:
@@ -401,7 +428,7 @@ class Renderer:
                 parts.append(
                     self.collapsed(
                         f"Unknown elicitation mode `{request.raw_mode}` (shown raw)",
-                        fence(_json(request.raw), "json"),
+                        fence(_json(portable(request.raw, self.cwd)), "json"),
                     )
                 )
         parts.append(f"→ {request.outcome()}")

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..client.render import portable
 from ..protocol.jsonrpc import TraceEvent
 
 _SUMMARY_CHARS = 100
@@ -56,13 +57,12 @@ class Message:
 
 
 def _redact(value: Any, cwd: str | None) -> Any:
-    if isinstance(value, str):
-        return value.replace(cwd, "$CWD") if cwd and cwd in value else value
-    if isinstance(value, list):
-        return [_redact(v, cwd) for v in value]
+    """The working directory as ``$CWD``; times that change from run to run as "…"."""
     if isinstance(value, dict):
         return {k: ("…" if k in _VOLATILE_KEYS else _redact(v, cwd)) for k, v in value.items()}
-    return value
+    if isinstance(value, list):
+        return [_redact(v, cwd) for v in value]
+    return portable(value, cwd, "$CWD")
 
 
 def pair_responses(events: Iterable[tuple[str, TraceEvent]]) -> list[Message]:

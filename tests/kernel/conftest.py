@@ -33,6 +33,8 @@ from jupyter_client import KernelManager
 
 #: Safety net for one wait (kernel start, a whole turn, ...). Never an assertion of speed.
 SAFETY = 90.0
+#: The checkout under test.
+ROOT = Path(__file__).resolve().parents[2]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 REF = "IPY_MODEL_"
 
@@ -95,7 +97,11 @@ class Kernel:
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
         self.km = KernelManager(kernel_name="python3")
-        self.km.start_kernel(cwd=str(cwd), env=dict(os.environ))
+        # The package is installed editable, but the kernel (and the agents it starts,
+        # which inherit its environment) import this checkout first whatever the state
+        # of that install (a reinstall running next to the tests, say).
+        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+        self.km.start_kernel(cwd=str(cwd), env={**os.environ, "PYTHONPATH": path})
         self.kc = self.km.client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=SAFETY)
@@ -425,8 +431,11 @@ def _start(tmp: Path) -> Kernel:
     kernel = Kernel(tmp)
     # The kernel must run this environment's interpreter (the python3 kernelspec's bare
     # "python" is replaced by jupyter_client with sys.executable).
-    prefix = kernel.text("import sys; print(sys.prefix)").strip()
+    prefix, package = kernel.text(
+        "import sys, acp_notebook; print(sys.prefix); print(acp_notebook.__file__)"
+    ).split()
     assert prefix == sys.prefix, f"the kernel runs {prefix}, not this venv {sys.prefix}"
+    assert Path(package).is_relative_to(ROOT), f"the kernel imports {package}, not {ROOT}"
     kernel.text("%load_ext acp_notebook")
     return kernel
 

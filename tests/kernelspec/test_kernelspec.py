@@ -58,8 +58,10 @@ def fresh_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # Dependencies from the test environment; acp_notebook itself only from the wheel.
     Path(site, "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     wheel = next(wheels.glob("acp_notebook-*.whl"))
+    # The new environment's own python runs pip (borrowed through the .pth file), with
+    # --ignore-installed: pip must not touch the test environment's own acp-notebook.
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--prefix", str(prefix), str(wheel)],
+        [str(python), "-m", "pip", "install", "--no-deps", "--ignore-installed", str(wheel)],
         check=True,
         capture_output=True,
         timeout=300,
