@@ -107,6 +107,69 @@ def _terminal_asker(session: Session) -> Any:
     return ask
 
 
+def _terminal_elicitation_asker(session: Session) -> Any:
+    """``--permissions ask`` on a TTY: fill in a form (or consent to a URL) on the terminal."""
+    from .client.elicitation import InvalidContent, split_url
+
+    async def read(prompt: str) -> str:
+        return (await anyio.to_thread.run_sync(_read_line, prompt, abandon_on_cancel=True)).rstrip("\n")
+
+    async def ask(request: Any) -> None:
+        broker = session.elicitations
+        print(f"\n{request.agent or 'The agent'} asks: {request.message}", file=sys.stderr)
+        if request.mode == "url" and request.url:
+            scheme, host, rest = split_url(request.url)
+            print(f"  It wants you to open {scheme}[{host}]{rest}  (host: {host})", file=sys.stderr)
+            answer = (await read("Open it yourself? [y = accept / n = decline / c = cancel] ")).strip().lower()
+            if answer == "y":
+                broker.accept(request.key)
+            elif answer == "n":
+                broker.decline(request.key)
+            else:
+                broker.cancel(request.key)
+            return
+        while request.pending:
+            values: dict[str, Any] = {}
+            for spec in request.fields:
+                star = "*" if spec.required else ""
+                raw = (await read(f"  {spec.title}{star} ({spec.describe()}): ")).strip()
+                if raw == "":
+                    continue
+                values[spec.name] = _parse_field(spec.kind, raw)
+            answer = (await read("Send it? [y = accept / n = decline / c = cancel] ")).strip().lower()
+            if answer == "n":
+                broker.decline(request.key)
+            elif answer != "y":
+                broker.cancel(request.key)
+            else:
+                try:
+                    broker.accept(request.key, values)
+                except InvalidContent as exc:
+                    for name, problem in exc.errors.items():
+                        print(f"  {name or 'form'}: {problem}", file=sys.stderr)
+
+    return ask
+
+
+def _parse_field(kind: str, raw: str) -> Any:
+    """A typed value from what was typed (validation against the schema comes after)."""
+    if kind == "boolean":
+        return raw.lower() in ("y", "yes", "true", "1", "on")
+    if kind == "integer":
+        try:
+            return int(raw)
+        except ValueError:
+            return raw
+    if kind == "number":
+        try:
+            return float(raw)
+        except ValueError:
+            return raw
+    if kind == "multi":
+        return [part.strip() for part in raw.split(",") if part.strip()]
+    return raw
+
+
 def _read_line(prompt: str) -> str:
     sys.stderr.write(prompt)
     sys.stderr.flush()
@@ -145,6 +208,7 @@ async def _run(args: argparse.Namespace) -> int:
             )
             if interactive:
                 session.permissions.asker = _terminal_asker(session)
+                session.elicitations.asker = _terminal_elicitation_asker(session)
             turn = await session.prompt(args.prompt, timeout=args.timeout)
             if turn.record is not None and (
                 turn.stop_reason is not None or turn.error is None or turn.timed_out
