@@ -80,6 +80,7 @@ class TurnHandle:
         #: The live cell: the turn view plus a panel for login prompts (interactive only).
         self.widget: Any = None
         self.panel: Any = None
+        self.settings_panel: Any = None
 
     # ------------------------------------------------------------------ reading
 
@@ -269,6 +270,7 @@ class NotebookAgents:
                 if view is not None:
                     view.on_cancel = turn.cancel
                     view.bind(session, turn)
+                    self._attach_settings(handle, session)
                 await turn.wait()
                 if turn.error is not None and turn.record is None:
                     handle.error = turn.error
@@ -365,6 +367,21 @@ class NotebookAgents:
             view.set_status("Starting…")
             return True
 
+    def _attach_settings(self, handle: TurnHandle, session: Session) -> None:
+        """The session's mode and config options as controls under the live view
+        (collapsed), following agent-side changes; gone with the live view."""
+        if handle.panel is None or not (session.transcript.modes or session.transcript.config_options):
+            return
+        import ipywidgets as w
+
+        from ..ui.session_panel import SessionPanel
+
+        panel = SessionPanel(session, submit=self.loop.submit, schedule_later=self.loop.call_later)
+        settings = w.Accordion(children=[panel.widget], selected_index=None)
+        settings.set_title(0, "Session settings (mode, model, options)")
+        handle.panel.children = (*handle.panel.children, settings)
+        handle.settings_panel = panel
+
     def remember(self, runtime: AgentRuntime, name: str, session: Session) -> None:
         """This notebook's last session per agent and name, for `%acp --resume`."""
         if self.state is not None:
@@ -377,12 +394,18 @@ class NotebookAgents:
         (Markdown + plain text), so the .ipynb shows the conversation when reopened."""
         from IPython.display import update_display
 
+        from ..ui.segments import close_tree
+
+        if handle.settings_panel is not None:
+            handle.settings_panel.close()
         try:
             update_display(handle.bundle(), raw=True, display_id=handle.display_id)
         except Exception:
             log.exception("could not replace the live view")
             return
         view.close()
+        if handle.widget is not None:
+            close_tree(handle.widget)  # the login and settings panels too
 
     # ------------------------------------------------------------------ controls
 
