@@ -112,7 +112,9 @@ def _terminal_elicitation_asker(session: Session) -> Any:
     from .client.elicitation import InvalidContent, split_url
 
     async def read(prompt: str) -> str:
-        return (await anyio.to_thread.run_sync(_read_line, prompt, abandon_on_cancel=True)).rstrip("\n")
+        return (await anyio.to_thread.run_sync(_read_line, prompt, abandon_on_cancel=True)).rstrip(
+            "\n"
+        )
 
     async def ask(request: Any) -> None:
         broker = session.elicitations
@@ -120,7 +122,11 @@ def _terminal_elicitation_asker(session: Session) -> Any:
         if request.mode == "url" and request.url:
             scheme, host, rest = split_url(request.url)
             print(f"  It wants you to open {scheme}[{host}]{rest}  (host: {host})", file=sys.stderr)
-            answer = (await read("Open it yourself? [y = accept / n = decline / c = cancel] ")).strip().lower()
+            answer = (
+                (await read("Open it yourself? [y = accept / n = decline / c = cancel] "))
+                .strip()
+                .lower()
+            )
             if answer == "y":
                 broker.accept(request.key)
             elif answer == "n":
@@ -136,7 +142,9 @@ def _terminal_elicitation_asker(session: Session) -> Any:
                 if raw == "":
                     continue
                 values[spec.name] = _parse_field(spec.kind, raw)
-            answer = (await read("Send it? [y = accept / n = decline / c = cancel] ")).strip().lower()
+            answer = (
+                (await read("Send it? [y = accept / n = decline / c = cancel] ")).strip().lower()
+            )
             if answer == "n":
                 broker.decline(request.key)
             elif answer != "y":
@@ -370,7 +378,8 @@ async def _doctor(args: argparse.Namespace) -> int:
     except ConnectionClosed as exc:
         print(f"Problem: {exc}", file=out)
         print(
-            "Hint: the agent exited early; its stderr above says why (a missing model or key is common).",
+            "Hint: the agent exited early; its last stderr lines (in the problem above) usually say "
+            "why — a missing model, key or configuration is common.",
             file=out,
         )
         return EXIT_AGENT_FAILED

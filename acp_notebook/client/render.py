@@ -98,6 +98,11 @@ def short_path(path: str, cwd: str | None) -> str:
     return path
 
 
+def base64_size(data: str) -> int:
+    """Bytes encoded by a base64 string (padding taken into account)."""
+    return max(0, len(data) * 3 // 4 - data[-2:].count("="))
+
+
 def human_bytes(size: int) -> str:
     if size < 1024:
         return f"{size} B"
@@ -114,8 +119,12 @@ def unified_diff(diff: m.Diff, cwd: str | None) -> str:
         difflib.unified_diff(
             old.splitlines(keepends=True),
             diff.new_text.splitlines(keepends=True),
-            fromfile="/dev/null" if diff.old_text is None else f"a/{name}",
-            tofile=f"b/{name}",
+            fromfile="/dev/null"
+            if diff.old_text is None
+            else f"a{name}"
+            if name.startswith("/")
+            else f"a/{name}",
+            tofile=f"b{name}" if name.startswith("/") else f"b/{name}",
             n=3,
         )
     )
@@ -280,12 +289,12 @@ class Renderer:
         if isinstance(block, m.TextContentBlock):
             return block.text
         if isinstance(block, m.ImageContentBlock):
-            size = len(block.data) * 3 // 4
+            size = base64_size(block.data)
             if self.markdown and size <= MAX_EMBEDDED_IMAGE_BYTES and _is_base64(block.data):
                 return f"![image ({block.mime_type}, {human_bytes(size)})](data:{block.mime_type};base64,{block.data})"
             return f"[image {block.mime_type}, {human_bytes(size)}]"
         if isinstance(block, m.AudioContentBlock):
-            return f"[audio {block.mime_type}, {human_bytes(len(block.data) * 3 // 4)}]"
+            return f"[audio {block.mime_type}, {human_bytes(base64_size(block.data))}]"
         if isinstance(block, m.ResourceLinkContentBlock):
             label = block.title or block.name
             extra = ", ".join(
@@ -318,7 +327,7 @@ class Renderer:
             return self.collapsed(head, fence(shown, lang_of(resource.uri)))
         if isinstance(resource, m.BlobResourceContents):
             name = short_path(resource.uri.removeprefix("file://"), self.cwd)
-            return f"📎 {self._code(name)} ({resource.mime_type or 'binary'}, {human_bytes(len(resource.blob) * 3 // 4)})"
+            return f"📎 {self._code(name)} ({resource.mime_type or 'binary'}, {human_bytes(base64_size(resource.blob))})"
         raw = resource.to_wire() if hasattr(resource, "to_wire") else {}
         return self.collapsed(
             "Embedded resource (shown raw)", fence(_json(portable(raw, self.cwd)), "json")
@@ -452,7 +461,8 @@ class Renderer:
 
     def collapsed(self, summary: str, body: str) -> str:
         if self.markdown:
-            return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+            # The margin keeps the next paragraph off a closed section (no margin by default).
+            return f'<details style="margin-bottom: 0.6em"><summary>{summary}</summary>\n\n{body}\n\n</details>'
         indented = "\n".join("  " + line for line in body.splitlines())
         return f"{summary}:\n{indented}"
 

@@ -217,6 +217,10 @@ class Session:
                 await self._exchange(turn)
             finally:
                 self._active = None
+                if turn.stop_reason is None and turn.error is None:
+                    # Abandoned mid-turn (the connection or the session closed): a finished
+                    # turn must never read "Running…".
+                    turn.error = "The turn was abandoned: the connection closed before it ended."
                 self.transcript.end_turn(
                     turn.record, stop_reason=turn.stop_reason, error=turn.error
                 )

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agents.presets import AgentNotFound, LaunchSpec, resolve_agent
-from ..client.errors import AcpClientError, AuthRequired
+from ..client.errors import AcpClientError, AuthRequired, TurnTimeout
 from ..client.mcp import normalise
 from ..client.permissions import Policy
 from ..client.session import PromptTurn, Session, prompt_blocks
@@ -274,6 +274,10 @@ class NotebookAgents:
                 await turn.wait()
                 if turn.error is not None and turn.record is None:
                     handle.error = turn.error
+                if isinstance(turn.exception, TurnTimeout):
+                    # The agent ignored session/cancel: stop it, so the next prompt gets a
+                    # fresh one instead of an agent still busy with this turn.
+                    await runtime.stop()
                 self.remember(runtime, settings.session, session)
         except (AgentFailed, AgentNotFound, ConnectionClosed, RpcError, AcpClientError) as exc:
             handle.error = str(exc)
@@ -370,7 +374,9 @@ class NotebookAgents:
     def _attach_settings(self, handle: TurnHandle, session: Session) -> None:
         """The session's mode and config options as controls under the live view
         (collapsed), following agent-side changes; gone with the live view."""
-        if handle.panel is None or not (session.transcript.modes or session.transcript.config_options):
+        if handle.panel is None or not (
+            session.transcript.modes or session.transcript.config_options
+        ):
             return
         import ipywidgets as w
 

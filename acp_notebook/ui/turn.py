@@ -184,8 +184,10 @@ class TurnView:
                 border_top="1px solid var(--jp-border-color2, #e0e0e0)",
                 padding="4px 0 0 0",
                 margin="4px 0 0 0",
+                display="none",  # shown once it has something to say (no double rule)
             ),
         )
+        self._footer_box = footer
         self.widget = w.VBox(
             [header, self._body.widget, self._orphans, footer],
             layout=w.Layout(width="100%", padding="2px 4px"),
@@ -291,7 +293,13 @@ class TurnView:
         changed = self._sync_orphans() or changed
         changed = self._show_usage() or changed
         changed = self._show_footer() or changed
+        self._show_footer_box()
         return changed
+
+    def _show_footer_box(self) -> None:
+        display = None if (self._footer.value or self._usage.value) else "none"
+        if self._footer_box.layout.display != display:
+            self._footer_box.layout.display = display
 
     def finish(self) -> None:
         """The turn is over: last refresh, Cancel and every pending button disabled, stop
@@ -314,6 +322,7 @@ class TurnView:
             form.close()
         self.cancel_button.disabled = True
         self._show_footer()
+        self._show_footer_box()
 
     def fail(self, message: str) -> None:
         """The turn could not run at all (the agent did not start, …): say so, in one
@@ -324,6 +333,7 @@ class TurnView:
         if self._turn is None:
             self._show_status(FAILED)
             self._show_footer()
+            self._show_footer_box()
 
     def close(self) -> None:
         """Close every widget model (their comms), e.g. once the cell shows the static

@@ -31,6 +31,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -241,7 +242,10 @@ def browser() -> Iterator[Browser]:
     if chromium is None:
         pytest.skip("chromium is not installed (apt-get install -y chromium)")
     sync_api = pytest.importorskip("playwright.sync_api")
-    manager = sync_api.sync_playwright().start()
+    try:
+        manager = sync_api.sync_playwright().start()
+    except Exception as exc:
+        pytest.skip(f"playwright does not start: {exc}")
     try:
         try:
             launched = manager.chromium.launch(
@@ -362,11 +366,12 @@ class NotebookPage:
         right after the page loads sometimes does not start (doc §6.3), so retry."""
         prompt = self.prompt(index)
         before = prompt.inner_text().strip()
-        for _attempt in range(attempts):
+        for attempt in range(attempts):
             self.cell(index).locator(".jp-InputArea-editor").click()
             self.page.keyboard.press("Escape")
             self.page.keyboard.press("Control+Enter")
             if self._started(prompt, before):
+                self._note_retries(f"cell {index}", attempt)
                 return
         raise AssertionError(f"cell {index} did not start after {attempts} attempts")
 
@@ -374,15 +379,21 @@ class NotebookPage:
         """Run > Run All Cells from the menu bar, checked like :meth:`run_cell`."""
         prompt = self.prompt(0)
         before = prompt.inner_text().strip()
-        for _attempt in range(attempts):
+        for attempt in range(attempts):
             self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
             self.page.locator(
                 ".lm-Menu-item:not(.lm-mod-disabled) .lm-Menu-itemLabel",
                 has_text=re.compile(r"^Run All Cells$"),
             ).click()
             if self._started(prompt, before):
+                self._note_retries("Run All Cells", attempt)
                 return
         raise AssertionError(f"Run All Cells did not start after {attempts} attempts")
+
+    @staticmethod
+    def _note_retries(what: str, attempt: int) -> None:
+        if attempt:  # shown in pytest's warnings summary: keeps an eye on the flakiness
+            warnings.warn(f"{what} started only on attempt {attempt + 1}", stacklevel=3)
 
     def _started(self, prompt: Locator, before: str) -> bool:
         deadline = time.monotonic() + 5.0

@@ -33,8 +33,8 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 UTILS = "def add(a, b):\n    return a + b\n\n\ndef scale(values, factor):\n    return [v * factor for v in values]\n"
 
-#: Watches one cell's output area and keeps every distinct (widget text, markdown text)
-#: pair it shows, so streaming is checked on what the page displayed, whatever the timing.
+#: Watches one cell and keeps every distinct (widget text, markdown text, prompt) state
+#: it shows, so streaming is checked on what the page displayed, whatever the timing.
 RECORDER = """
 (index) => {
   const cell = document.querySelectorAll(
@@ -44,9 +44,12 @@ RECORDER = """
   const record = () => {
     const widget = cell.querySelector('.jp-OutputArea-output .widget-vbox');
     const md = cell.querySelector('.jp-OutputArea-output.jp-RenderedMarkdown');
-    const snap = {widget: widget ? widget.innerText : null, markdown: md ? md.innerText : null};
+    const prompt = cell.querySelector('.jp-InputArea-prompt').innerText.trim();
+    const snap = {widget: widget ? widget.innerText : null, markdown: md ? md.innerText : null,
+                  prompt: prompt};
     const last = seen[seen.length - 1];
-    if (!last || last.widget !== snap.widget || last.markdown !== snap.markdown) seen.push(snap);
+    if (!last || last.widget !== snap.widget || last.markdown !== snap.markdown
+        || last.prompt !== snap.prompt) seen.push(snap);
   };
   new MutationObserver(record).observe(
     cell, {subtree: true, childList: true, characterData: true, attributes: true});
@@ -102,10 +105,18 @@ def test_reply_streams_then_transcript(notebook: NotebookPage) -> None:
 
     seen = notebook.page.evaluate("window.__acpSeen")
     live = [s["widget"] for s in seen if s["widget"] and s["markdown"] is None]
-    partial = [t for t in live if "Read the files involved" in t and "All five steps" not in t]
-    assert partial, f"the live view never showed the plan before the turn ended: {live!r}"
+    partial = [
+        s["widget"]
+        for s in seen
+        if s["widget"]
+        and s["markdown"] is None
+        and s["prompt"] == "[*]:"
+        and "Read the files involved" in s["widget"]
+        and "All five steps" not in s["widget"]
+    ]
+    assert partial, f"the running cell never showed the plan in progress: {seen!r}"
     # Streaming: the live view changed several times while the plan was in progress.
-    assert len(partial) >= 3, f"only {len(partial)} live states with the plan: {partial!r}"
+    assert len(set(partial)) >= 3, f"only {len(set(partial))} live states: {partial!r}"
     assert any("Starting agent" in t or "Running" in t for t in live), live
     # ... and then the live view was replaced by the transcript in place.
     assert seen[-1]["widget"] is None and "Stop reason: end_turn" in seen[-1]["markdown"]

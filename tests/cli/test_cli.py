@@ -446,3 +446,46 @@ def test_usage_errors_exit_with_argparse_code(tmp_path: Path) -> None:
     assert result.returncode == 2
     result = cli("run", "x", "--permissions", "sometimes", cwd=tmp_path)
     assert result.returncode == 2 and "sometimes" in result.stderr
+
+
+def test_permissions_ask_on_a_tty_asks_and_uses_the_answer(tmp_path: Path) -> None:
+    import pty
+    import threading
+
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [*CLI, "run", "/run echo hi", "--permissions", "ask"],
+        cwd=tmp_path,
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    os.close(terminal)
+    asked = threading.Event()
+    errors: list[bytes] = []
+
+    def read_stderr() -> None:
+        assert process.stderr is not None
+        for line in iter(lambda: process.stderr.read1(4096), b""):  # type: ignore[union-attr]
+            errors.append(line)
+            if b"Choice: " in b"".join(errors):
+                asked.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    try:
+        assert asked.wait(SAFETY), b"".join(errors)
+        os.write(controller, b"1\n")  # [1] is the first option the agent offered
+        out, _ = process.communicate(timeout=SAFETY)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(controller)
+    reader.join(SAFETY)
+    shown = b"".join(errors).decode()
+    assert "The agent asks for permission:" in shown and "[1] Allow once (allow_once)" in shown
+    assert process.returncode == 0, shown
+    text = out.decode()
+    assert "Permission: Allow once (chosen by user)" in text
+    assert "hi\n[exit code 0]" in text

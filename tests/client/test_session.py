@@ -705,3 +705,20 @@ async def test_closing_the_connection_kills_running_terminals(tmp_path: Path) ->
     await anyio.sleep(3.5)
     assert not marker.exists()
     assert os.path.exists(tmp_path)
+
+
+async def test_a_turn_abandoned_by_closing_the_connection_says_so(tmp_path: Path) -> None:
+    async with ClientConnection.spawn(DEMO) as conn:
+        with anyio.fail_after(SAFETY):
+            await conn.initialize()
+            session = await conn.new_session(tmp_path)
+            running = session.submit("/slow")
+            queued = session.submit("/stop end_turn")
+            await wait_until(lambda: bool(agent_text(session)))
+    assert running.done and queued.done
+    # Never a finished turn that reads "Running…": the abandoned one is an error...
+    assert running.stop_reason is None and running.error
+    assert "connection closed" in running.error
+    assert "Running…" not in running.bundle()["text/plain"]
+    # ...and the one that never started is cancelled.
+    assert queued.stop_reason == "cancelled"

@@ -17,6 +17,7 @@ was waiting for instead of blocking the suite. No test asserts on how fast anyth
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -89,6 +90,12 @@ def _refs(value: Any) -> set[str]:
         for item in value.values():
             found |= _refs(item)
     return found
+
+
+def html_value(msg: Msg) -> str:
+    """The ``value`` an HTML widget's comm_open or update carries ("" if none)."""
+    value = msg.content.get("data", {}).get("state", {}).get("value", "")
+    return value if isinstance(value, str) else ""
 
 
 class Kernel:
@@ -336,6 +343,11 @@ class Execution:
             str(c.state.get("value", "")) for c in self.comms if c.model == "HTMLModel"
         )
 
+    def html_messages(self) -> list[Msg]:
+        """The comm_open and updates of the view's HTML widgets, in arrival order."""
+        found = [m for c in self.comms if c.model == "HTMLModel" for m in (c.opened, *c.updates)]
+        return sorted(found, key=lambda m: m.seq)
+
     @property
     def updates(self) -> list[Msg]:
         """``update_display_data`` for this cell's display id (any parent)."""
@@ -448,6 +460,29 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
         yield kernel
     finally:
         kernel.shutdown()
+
+
+def leave_no_turn(kernel: Kernel) -> None:
+    """After a test on a shared kernel: no cell still running, no turn left (a failed
+    test must not leave a turn waiting for a click that the next tests queue behind)."""
+    busy = [e for e in kernel.executions if e.busy]
+    if busy:
+        kernel.interrupt()
+        for execution in busy:
+            with contextlib.suppress(AssertionError):
+                execution.wait("idle", timeout=30)
+    kernel.text("%acp --cancel")
+    deadline = time.monotonic() + 30
+    while "turn in session" in kernel.text("%acp --status") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    kernel.settle(0.1)
+
+
+@pytest.fixture(autouse=True)
+def _leave_no_turn(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    if "kernel" in request.fixturenames:
+        leave_no_turn(request.getfixturevalue("kernel"))
 
 
 @pytest.fixture
