@@ -83,7 +83,7 @@ def test_rendering_is_deterministic() -> None:
 def test_markdown_of_a_whole_turn() -> None:
     out = md(*one_turn(*FULL))
     assert out.startswith("**You:** do it\n\nLet me **look**.\n\n")
-    assert "<details style="margin-bottom: 0.6em"><summary>Thought</summary>\n\npondering\n\n</details>" in out
+    assert '<details style="margin-bottom: 0.6em"><summary>' "Thought</summary>\n\npondering\n\n</details>" in out
     assert "✏️ **Edit a.py** · edit · ✅ completed" in out
     assert "Locations: `src/a.py:4`" in out
     assert "**Plan**\n- [x] Read (high)\n- [~] **Edit** (medium)\n- [ ] Test (low)" in out
@@ -222,7 +222,7 @@ def test_unknown_content_and_updates_are_collapsed_json() -> None:
     )
     out = md(transcript, record)
     assert (
-        "<details style="margin-bottom: 0.6em"><summary>Unknown content `hologram` (shown raw)</summary>\n\n"
+        '<details style="margin-bottom: 0.6em"><summary>' "Unknown content `hologram` (shown raw)</summary>\n\n"
         '```json\n{\n  "a": 2,\n  "type": "hologram",\n  "z": 1\n}\n```\n\n</details>'
     ) in out
     assert "<summary>Unknown update `teleport` (shown raw)</summary>" in out
@@ -243,7 +243,7 @@ def test_a_diff_derived_from_raw_input_is_shown_and_labelled() -> None:
     assert out.count("*Diff derived from rawInput:*") == 2
     assert "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n" in out
     assert "+++ b/new.txt" in out and "+hello" in out
-    assert "<details style="margin-bottom: 0.6em"><summary>Raw input</summary>" in out
+    assert '<details style="margin-bottom: 0.6em"><summary>' "Raw input</summary>" in out
 
 
 def test_no_derived_diff_when_the_agent_sent_a_real_one() -> None:
