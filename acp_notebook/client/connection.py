@@ -262,7 +262,7 @@ class ClientConnection:
             env=dict(env) if env else None,
         )
 
-    async def _open_session_services(self, session: Session) -> None:
+    def _open_session_services(self, session: Session) -> None:
         # The connection's task group runs the terminals' helper tasks: it outlives
         # every session and is exited in the task that entered it.
         session.terminals.attach(self._task_group)
@@ -284,18 +284,17 @@ class ClientConnection:
             mcp_servers=self._mcp_servers(mcp_servers),
             additional_directories=self._directories(additional_directories),
         )
-        try:
-            result = await self.peer.request("session/new", request)
-        except RpcError as exc:
-            raise self._auth_error(exc) from None
-        response = m.NewSessionResponse.parse(result if isinstance(result, dict) else {})
-        session = self._make_session(
-            response.session_id, cwd, additional_directories, policy, interactive, env
+        return await self._open_session(
+            "session/new",
+            request,
+            m.NewSessionResponse,
+            None,
+            cwd,
+            additional_directories,
+            policy,
+            interactive,
+            env,
         )
-        await self._open_session_services(session)
-        session.transcript.set_modes(response.modes)
-        session.transcript.set_config_options(response.config_options)
-        return self._register(session)
 
     async def load_session(
         self,
@@ -314,27 +313,23 @@ class ClientConnection:
                 "session/load", "agentCapabilities.loadSession", self.agent_name
             )
         cwd = os.path.abspath(cwd)
-        session = self._make_session(
-            session_id, cwd, additional_directories, policy, interactive, env
-        )
-        await self._open_session_services(session)
-        self._register(session)  # before the request: the replay arrives before the answer
         request = m.LoadSessionRequest(
             session_id=session_id,
             cwd=cwd,
             mcp_servers=self._mcp_servers(mcp_servers),
             additional_directories=self._directories(additional_directories),
         )
-        try:
-            result = await self.peer.request("session/load", request)
-        except RpcError as exc:
-            self.sessions.pop(session_id, None)
-            await session._shutdown()
-            raise self._auth_error(exc) from None
-        response = m.LoadSessionResponse.parse(result if isinstance(result, dict) else {})
-        session.transcript.set_modes(response.modes)
-        session.transcript.set_config_options(response.config_options)
-        return session
+        return await self._open_session(
+            "session/load",
+            request,
+            m.LoadSessionResponse,
+            session_id,
+            cwd,
+            additional_directories,
+            policy,
+            interactive,
+            env,
+        )
 
     async def resume_session(
         self,
@@ -359,18 +354,60 @@ class ClientConnection:
             mcp_servers=self._mcp_servers(mcp_servers),
             additional_directories=self._directories(additional_directories),
         )
-        try:
-            result = await self.peer.request("session/resume", request)
-        except RpcError as exc:
-            raise self._auth_error(exc) from None
-        response = m.ResumeSessionResponse.parse(result if isinstance(result, dict) else {})
-        session = self._make_session(
-            session_id, cwd, additional_directories, policy, interactive, env
+        return await self._open_session(
+            "session/resume",
+            request,
+            m.ResumeSessionResponse,
+            session_id,
+            cwd,
+            additional_directories,
+            policy,
+            interactive,
+            env,
         )
-        await self._open_session_services(session)
+
+    async def _open_session(
+        self,
+        method: str,
+        request: Any,
+        response_type: Any,
+        session_id: str | None,
+        cwd: str,
+        additional_directories: Sequence[str],
+        policy: Policy,
+        interactive: bool,
+        env: Mapping[str, str] | None,
+    ) -> Session:
+        """Send ``method`` and set up the session it opens (new, load or resume)."""
+        session: Session | None = None
+        if method == "session/load":
+            # Registered before the request: the replayed history arrives before the answer.
+            assert session_id is not None
+            session = self._make_session(
+                session_id, cwd, additional_directories, policy, interactive, env
+            )
+            self._open_session_services(session)
+            self._register(session)
+        try:
+            result = await self.peer.request(method, request)
+        except RpcError as exc:
+            if session is not None:
+                self.sessions.pop(session.session_id, None)
+                await session._shutdown()
+            raise self._auth_error(exc) from None
+        response = response_type.parse(result if isinstance(result, dict) else {})
+        if session is None:
+            new_id = str(getattr(response, "session_id", None) or session_id)
+            session = self._make_session(
+                new_id, cwd, additional_directories, policy, interactive, env
+            )
+            self._open_session_services(session)
+            session.transcript.set_modes(response.modes)
+            session.transcript.set_config_options(response.config_options)
+            return self._register(session)
         session.transcript.set_modes(response.modes)
         session.transcript.set_config_options(response.config_options)
-        return self._register(session)
+        return session
 
     async def list_sessions(
         self, *, cwd: str | None = None, cursor: str | None = None

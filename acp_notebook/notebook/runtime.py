@@ -188,25 +188,24 @@ class AgentRuntime:
         self, session_id: str, name: str, *, policy: Policy, interactive: bool
     ) -> Session:
         """`session/load` into the named session: the agent replays its history first."""
-        conn = await self.ensure_started()
-        await self._drop(name)
-        session = await conn.load_session(
-            session_id,
-            self.cwd,
-            policy=policy,
-            interactive=interactive,
-            env=self.env or None,
-            mcp_servers=self._mcp_for(conn),
-        )
-        return self._adopt(name, session, policy, interactive)
+        return await self._reopen("load", session_id, name, policy, interactive)
 
     async def resume(
         self, session_id: str, name: str, *, policy: Policy, interactive: bool
     ) -> Session:
         """`session/resume` into the named session (no replay)."""
+        return await self._reopen("resume", session_id, name, policy, interactive)
+
+    async def _reopen(
+        self, how: str, session_id: str, name: str, policy: Policy, interactive: bool
+    ) -> Session:
         conn = await self.ensure_started()
         await self._drop(name)
-        session = await conn.resume_session(
+        for other, session in list(self.sessions.items()):
+            if session.session_id == session_id:  # one Session object per agent session
+                await self._drop(other)
+        opener = conn.load_session if how == "load" else conn.resume_session
+        reopened = await opener(
             session_id,
             self.cwd,
             policy=policy,
@@ -214,7 +213,7 @@ class AgentRuntime:
             env=self.env or None,
             mcp_servers=self._mcp_for(conn),
         )
-        return self._adopt(name, session, policy, interactive)
+        return self._adopt(name, reopened, policy, interactive)
 
     async def _drop(self, name: str) -> None:
         old = self.sessions.pop(name, None)
