@@ -174,7 +174,10 @@ def resolve_agent(
     name = (spec or DEMO).strip()
     preset = presets.get(name)
     if preset is None:
-        argv = shlex.split(name)
+        try:
+            argv = shlex.split(name)
+        except ValueError as exc:  # an unclosed quote
+            raise AgentNotFound(f"The agent command {name!r} cannot be read: {exc}.") from None
         if not argv:
             raise AgentNotFound("The agent command is empty.")
         if argv[0] in ("python", "python3"):

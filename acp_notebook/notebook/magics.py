@@ -195,8 +195,10 @@ class AcpMagics(Magics):
         """Send a prompt to the agent (``%acp --help`` for options)."""
         handle = self._start(line, cell, awaited=False)
         if handle is not None and handle.settings.headless:
-            handle.wait()
-            self._show_headless(handle)
+            try:
+                handle.wait()
+            finally:  # an interrupted turn still leaves its transcript in the output
+                self._show_headless(handle)
 
     async def acp_awaited(self, line: str, cell: str | None) -> None:
         """What a top-level ``%acp`` becomes: awaited, so the cell stays busy."""
@@ -204,8 +206,10 @@ class AcpMagics(Magics):
         if handle is None:
             return
         if handle.settings.headless:
-            await handle
-            self._show_headless(handle)
+            try:
+                await handle
+            finally:  # an interrupted turn still leaves its transcript in the output
+                self._show_headless(handle)
         elif handle.settings.wait:
             await handle
 

@@ -239,23 +239,14 @@ class NotebookAgents:
 
             handle.panel = w.VBox([])
             handle.widget = w.VBox([view.widget, handle.panel], layout=w.Layout(width="100%"))
-        try:
-            runtime = self.runtime(settings.agent)
-        except AgentNotFound as exc:
-            handle.error = str(exc)
-            future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-            future.set_result(None)
-            handle.future = future
-            if view is not None:
-                self.loop.post(view.fail, str(exc))
-            return handle
         self.handles.append(handle)
-        handle.future = self.loop.submit(self._turn_on_loop, runtime, handle, view)
+        handle.future = self.loop.submit(self._turn_on_loop, handle, view)
         return handle
 
-    async def _turn_on_loop(self, runtime: AgentRuntime, handle: TurnHandle, view: Any) -> None:
+    async def _turn_on_loop(self, handle: TurnHandle, view: Any) -> None:
         settings = handle.settings
         try:
+            runtime = self.runtime(settings.agent)
             if view is not None and runtime.status != "ready":
                 view.set_status(
                     "Starting agent…" if runtime.status != "failed" else "Restarting agent…"

@@ -65,6 +65,7 @@ class AgentRuntime:
         #: actually passed / left out for the last one.
         self.mcp_servers = list(mcp_servers or [])
         self.mcp_passed: list[str] = []
+        self._creating: dict[str, anyio.Lock] = {}
         self.mcp_skipped: list[str] = []
 
     @property
@@ -173,16 +174,19 @@ class AgentRuntime:
     async def session(self, name: str, *, policy: Policy, interactive: bool) -> Session:
         """The named session, created on first use (`session/new` in the notebook's cwd)."""
         conn = await self.ensure_started()
-        session = self.sessions.get(name)
-        if session is None or session.closed:
-            session = await conn.new_session(
-                self.cwd,
-                policy=policy,
-                interactive=interactive,
-                env=self.env or None,
-                mcp_servers=self._mcp_for(conn),
-            )
-        return self._adopt(name, session, policy, interactive)
+        # One creation per name: two prompts sent before the session exists must share it.
+        lock = self._creating.setdefault(name, anyio.Lock())
+        async with lock:
+            session = self.sessions.get(name)
+            if session is None or session.closed:
+                session = await conn.new_session(
+                    self.cwd,
+                    policy=policy,
+                    interactive=interactive,
+                    env=self.env or None,
+                    mcp_servers=self._mcp_for(conn),
+                )
+            return self._adopt(name, session, policy, interactive)
 
     async def load(
         self, session_id: str, name: str, *, policy: Policy, interactive: bool

@@ -34,7 +34,10 @@ class AgentStartError(Exception):
 
 def split_command(command: str | Sequence[str]) -> list[str]:
     """A command line split like a POSIX shell would, or an argv list as given."""
-    argv = shlex.split(command) if isinstance(command, str) else [str(part) for part in command]
+    try:
+        argv = shlex.split(command) if isinstance(command, str) else [str(part) for part in command]
+    except ValueError as exc:  # an unclosed quote
+        raise AgentStartError(f"The agent command {command!r} cannot be read: {exc}.") from None
     if not argv:
         raise AgentStartError("The agent command is empty.")
     return argv

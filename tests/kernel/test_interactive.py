@@ -165,11 +165,6 @@ def test_a_queued_prompt_runs_after_the_first(kernel: Kernel, utils_py: Path) ->
     check_queued(kernel, utils_py)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: AgentRuntime.session() awaits session/new without guarding the name, so "
-    "two prompts sent before the session exists create two sessions and run side by side",
-)
 def test_prompts_queue_before_the_session_exists(fresh_kernel: Kernel) -> None:
     utils_py = fresh_kernel.cwd / "utils.py"
     utils_py.write_text(UTILS_PY)

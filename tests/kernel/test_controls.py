@@ -1,0 +1,162 @@
+"""The session controls of %acp in a real kernel, against the demo agent: settings, modes
+and config options, session history (list, load, resume, close), login (the control and
+the prompt shown in the cell), MCP servers, variables as context, the inspector, and
+malformed agent commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from .conftest import Kernel
+
+pytestmark = pytest.mark.kernel
+
+AUTH_AGENT = f'"{sys.executable} -m acp_notebook.agents.demo --require-auth"'
+
+
+def out(kernel: Kernel, code: str) -> str:
+    """stdout (and stderr) of a headless control cell, which must not raise."""
+    execution = kernel.execute(code, allow_stdin=False, until="idle")
+    assert not execution.errors, execution.describe()
+    return execution.stdout + execution.stderr
+
+
+def markdown_outputs(kernel: Kernel, code: str) -> str:
+    execution = kernel.execute(code, allow_stdin=False, until="idle")
+    assert not execution.errors, execution.describe()
+    return "\n".join(str(m.content["data"].get("text/markdown", "")) for m in execution.displays)
+
+
+def test_modes_and_config_options_follow_the_agent(fresh_kernel: Kernel) -> None:
+    kernel = fresh_kernel
+    settings = out(kernel, "%acp -s cfg --settings")
+    assert "Mode: Ask" in settings and "Model [model]: Demo small" in settings
+    # The demo has both modes and a `mode` config option: the config option is used (spec).
+    assert "Mode: code." in out(kernel, "%acp -s cfg --mode code")
+    assert "Model: Demo large." in out(kernel, "%acp -s cfg --set model=demo-large")
+    assert "on." in out(kernel, "%acp -s cfg --set verbose=yes")
+    after = out(kernel, "%acp -s cfg --settings")
+    assert (
+        "Model [model]: Demo large" in after and "[verbose]: on" in after and "Mode: Code" in after
+    )
+    # The agent saw exactly the protocol calls for these changes.
+    methods = [msg.get("method") for direction, msg in kernel.agent_log() if direction == "send"]
+    assert methods.count("session/set_config_option") >= 2
+    # Errors are one sentence, not a traceback.
+    bad = kernel.execute("%acp -s cfg --set model", allow_stdin=False, until="idle")
+    assert not bad.errors and "ID=VALUE" in bad.stderr
+    unknown = kernel.execute("%acp -s cfg --set colour=red", allow_stdin=False, until="idle")
+    assert not unknown.errors and "no config option `colour`" in unknown.stderr
+
+
+def test_history_load_resume_and_close(fresh_kernel: Kernel) -> None:
+    kernel = fresh_kernel
+    first = kernel.execute("%acp remember this conversation", allow_stdin=False, until="final")
+    assert "remember this conversation" in first.markdown
+    history = markdown_outputs(kernel, "%acp --history")
+    assert "demo-session-1" in history and "this notebook's last" in history
+    loaded = markdown_outputs(kernel, "%acp -s replay --load demo-session-1")
+    assert "Loaded session `demo-session-1`" in loaded and "remember this conversation" in loaded
+    # The loaded session continues: the next prompt goes to it.
+    later = kernel.execute("%acp -s replay and now?", allow_stdin=False, until="final")
+    prompts = [
+        msg
+        for d, msg in kernel.agent_log()
+        if d == "send" and msg.get("method") == "session/prompt"
+    ]
+    assert prompts[-1]["params"]["sessionId"] == "demo-session-1" and "and now?" in later.markdown
+    resumed = out(kernel, "%acp -s again --resume demo-session-1")
+    assert "Resumed session demo-session-1" in resumed
+    assert "Closed session 'again'" in out(kernel, "%acp -s again --close")
+    # The state file next to the notebook remembers the last session per name.
+    state = json.loads((kernel.cwd / ".acp-notebook.json").read_text())
+    sessions = next(iter(state["notebooks"].values()))["demo"]
+    assert sessions["default"]["sessionId"] == "demo-session-1"
+
+
+def test_login_control_and_headless_hint(fresh_kernel: Kernel) -> None:
+    kernel = fresh_kernel
+    refused = kernel.execute(f"%acp -a {AUTH_AGENT} hello", allow_stdin=False, until="final")
+    assert (
+        "needs authentication" in refused.markdown and "%acp --login demo-login" in refused.markdown
+    )
+    assert "Logged in" in out(kernel, f"%acp -a {AUTH_AGENT} --login")
+    after = kernel.execute(f"%acp -a {AUTH_AGENT} hello", allow_stdin=False, until="final")
+    assert "**You:** hello" in after.markdown and "Stop reason: end_turn" in after.markdown
+
+
+def test_login_prompt_in_the_cell_then_the_turn_goes_on(fresh_kernel: Kernel) -> None:
+    kernel = fresh_kernel
+    execution = kernel.execute(f"%acp -a {AUTH_AGENT} hello", until=None)
+    button = execution.wait_button("Log in: Demo login")
+    assert execution.busy
+    kernel.send_click(button.comm_id)
+    execution.wait("final")
+    assert "**You:** hello" in execution.markdown and "Stop reason: end_turn" in execution.markdown
+    methods = [msg.get("method") for d, msg in kernel.agent_log() if d == "send"]
+    assert methods.index("authenticate") < methods.index("session/prompt")
+
+
+def test_mcp_servers_are_passed_and_shown(fresh_kernel: Kernel) -> None:
+    kernel = fresh_kernel
+    config = {
+        "files": {"command": "cat", "args": ["--version"]},
+        "web": {"type": "http", "url": "http://127.0.0.1:9/mcp"},
+    }
+    kernel.text(f"%config AcpMagics.mcp_servers = {json.dumps(config)}")
+    kernel.execute("%acp hello", allow_stdin=False, until="final")
+    new = [
+        msg for d, msg in kernel.agent_log() if d == "send" and msg.get("method") == "session/new"
+    ][-1]
+    servers = new["params"]["mcpServers"]
+    assert [s["name"] for s in servers] == ["files"] and servers[0]["command"].startswith("/")
+    shown = out(kernel, "%acp --mcp")
+    assert "files: stdio" in shown and "Passed to the last session: files" in shown
+    assert "`web` (http) was not passed" in shown
+
+
+def test_variables_become_embedded_resources(kernel: Kernel) -> None:
+    kernel.text("temperatures = {'mon': 21.5, 'tue': 23.0}")
+    execution = kernel.execute(
+        "%acp What stands out in {temperatures}? {unknown_name}", allow_stdin=False, until="final"
+    )
+    prompt = [
+        msg
+        for d, msg in kernel.agent_log()
+        if d == "send" and msg.get("method") == "session/prompt"
+    ][-1]
+    blocks = prompt["params"]["prompt"]
+    assert blocks[0]["text"] == "What stands out in `temperatures`? {unknown_name}"
+    assert blocks[1]["type"] == "resource"
+    assert blocks[1]["resource"]["uri"] == "notebook://variables/temperatures"
+    assert json.loads(blocks[1]["resource"]["text"]) == {"mon": 21.5, "tue": 23.0}
+    assert "notebook://variables/temperatures" in execution.markdown
+
+
+def test_the_inspector_lists_and_steps_through_messages(kernel: Kernel) -> None:
+    kernel.execute("%acp hi", allow_stdin=False, until="final")
+    table = kernel.execute(
+        'import acp_notebook as acp\nacp.messages(method="initialize")',
+        allow_stdin=False,
+        until="idle",
+    )
+    result = [m for m in table.messages if m.msg_type == "execute_result"][0]
+    markdown = result.content["data"]["text/markdown"]
+    assert "| 1 | client → agent | request 0 | `initialize` |" in markdown
+    assert "| 2 | agent → client | response 0 | `initialize` |" in markdown
+    step = kernel.execute(
+        'acp.messages(method="session/new").step(3)', allow_stdin=False, until="idle"
+    )
+    detail = [m for m in step.messages if m.msg_type == "execute_result"][0].content["data"][
+        "text/markdown"
+    ]
+    assert '"cwd": "$CWD"' in detail and str(kernel.cwd) not in detail
+
+
+def test_an_agent_command_with_an_unclosed_quote_is_one_sentence(kernel: Kernel) -> None:
+    execution = kernel.execute('%acp -a "python -c \'oops" hello', allow_stdin=False, until="final")
+    assert not execution.errors, execution.describe()
+    assert "cannot be read" in execution.markdown and "No closing quotation" in execution.markdown
