@@ -143,14 +143,14 @@ def test_the_inspector_lists_and_steps_through_messages(kernel: Kernel) -> None:
         allow_stdin=False,
         until="idle",
     )
-    result = [m for m in table.messages if m.msg_type == "execute_result"][0]
+    result = next(m for m in table.messages if m.msg_type == "execute_result")
     markdown = result.content["data"]["text/markdown"]
     assert "| 1 | client → agent | request 0 | `initialize` |" in markdown
     assert "| 2 | agent → client | response 0 | `initialize` |" in markdown
     step = kernel.execute(
         'acp.messages(method="session/new").step(3)', allow_stdin=False, until="idle"
     )
-    detail = [m for m in step.messages if m.msg_type == "execute_result"][0].content["data"][
+    detail = next(m for m in step.messages if m.msg_type == "execute_result").content["data"][
         "text/markdown"
     ]
     assert '"cwd": "$CWD"' in detail and str(kernel.cwd) not in detail
