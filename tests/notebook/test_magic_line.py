@@ -1,0 +1,136 @@
+"""How a %acp line is read: options before the prompt, controls never mistaken for a prompt
+(and the reverse), the cell transformations that keep the cell busy, tab completion, and
+notebook variables as context."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from acp_notebook.notebook.completion import completions
+from acp_notebook.notebook.context import (
+    attach_variables,
+    describe_value,
+    inline_resources,
+    prompt_with_context,
+)
+from acp_notebook.notebook.magics import AWAIT_HELPER, await_transformer, escape_transformer
+from acp_notebook.notebook.options import OptionError, parse_line
+from acp_notebook.protocol import models as m
+
+
+def test_a_prompt_that_looks_like_a_control_is_a_prompt() -> None:
+    options = parse_line("status of the build")
+    assert options.control is None and options.prompt == "status of the build"
+    assert parse_line("--status").control == "status"
+
+
+def test_options_come_first_and_the_prompt_is_kept_verbatim() -> None:
+    options = parse_line('-a claude -s review -p allow -t 30 don\'t   touch   the "tests"')
+    assert (options.agent, options.session, options.permissions, options.timeout) == (
+        "claude",
+        "review",
+        "allow",
+        30.0,
+    )
+    assert options.prompt == 'don\'t   touch   the "tests"'
+
+
+def test_a_quoted_agent_command_is_one_value() -> None:
+    options = parse_line('-a "fast-agent --no-update-check acp --model passthrough" Say hello.')
+    assert options.agent == "fast-agent --no-update-check acp --model passthrough"
+    assert options.prompt == "Say hello."
+
+
+def test_double_dash_ends_the_options() -> None:
+    assert (
+        parse_line("-- --status is what I want to know about").prompt
+        == "--status is what I want to know about"
+    )
+
+
+def test_cell_magic_body_is_the_prompt() -> None:
+    options = parse_line("-s notes", "line one\nline two\n")
+    assert options.session == "notes" and options.prompt == "line one\nline two"
+
+
+def test_valued_controls_take_their_value() -> None:
+    assert (parse_line("--load abc").control, parse_line("--load abc").control_value) == (
+        "load",
+        "abc",
+    )
+    resume = parse_line("--resume -s other")
+    assert resume.control == "resume" and resume.control_value is None and resume.session == "other"
+    assert parse_line("--set model=demo-large").control_value == "model=demo-large"
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("-x hello", "Unknown option -x"),
+        ("-p sometimes hi", "ask, allow, deny"),
+        ("-t soon hi", "number of seconds"),
+        ("-t -1 hi", "must be positive"),
+        ("--status --cancel", "one control at a time"),
+        ("--status now please", "takes no prompt"),
+        ("--load", "needs a value"),
+        ("-a", "needs a value"),
+    ],
+)
+def test_malformed_lines_say_what_is_wrong(line: str, message: str) -> None:
+    with pytest.raises(OptionError, match=message):
+        parse_line(line)
+
+
+def test_top_level_acp_lines_are_awaited_so_the_cell_stays_busy() -> None:
+    # The escape transformer runs first: a trailing "?" must not become a help request.
+    escaped = escape_transformer(["%acp What can you do?\n"])
+    assert escaped == ["get_ipython().run_line_magic('acp', 'What can you do?')\n"]
+    assert await_transformer(escaped) == [f"await {AWAIT_HELPER}('What can you do?', None)\n"]
+    cell = ["get_ipython().run_cell_magic('acp', '-s x', 'body\\n')\n"]
+    assert await_transformer(cell) == [f"await {AWAIT_HELPER}('-s x', 'body\\n')\n"]
+    # Inside a block it stays a plain (non-blocking) magic call.
+    nested = ["for i in range(2):\n", "    get_ipython().run_line_magic('acp', 'hi')\n"]
+    assert await_transformer(nested) == nested
+
+
+def test_completion_offers_options_presets_policies_and_commands() -> None:
+    command = SimpleNamespace(name="read")
+    session = SimpleNamespace(
+        transcript=SimpleNamespace(commands=[command, SimpleNamespace(name="refuse")])
+    )
+    magics = SimpleNamespace(
+        agents=SimpleNamespace(runtimes={"demo": SimpleNamespace(sessions={"default": session})})
+    )
+    assert completions(magics, "%acp --st", "--st") == ["--status", "--stop"]
+    assert "claude" in completions(magics, "%acp -a cl", "cl")
+    assert completions(magics, "%acp -p a", "a") == ["ask", "allow"]
+    assert completions(magics, "%acp /re", "/re") == ["/read", "/refuse"]
+
+
+def test_variables_become_embedded_resources_and_other_braces_stay() -> None:
+    namespace = {"sales": [{"month": "2026-01", "units": 3}], "note": "plain text", "_private": 1}
+    text, attachments = attach_variables(
+        "Compare {sales} with {note}, not {missing} or {_private}; {{sales}} literal", namespace
+    )
+    assert text == "Compare `sales` with `note`, not {missing} or {_private}; {sales} literal"
+    assert [(a.name, a.mime_type) for a in attachments] == [
+        ("sales", "application/json"),
+        ("note", "text/plain"),
+    ]
+    assert json.loads(attachments[0].text) == namespace["sales"]
+    blocks = prompt_with_context("what about {sales}?", namespace)
+    assert isinstance(blocks[1], m.EmbeddedResourceContentBlock)
+    assert blocks[1].to_wire()["resource"]["uri"] == "notebook://variables/sales"
+    inline = inline_resources(blocks)
+    assert (
+        all(isinstance(b, m.TextContentBlock) for b in inline)
+        and "Variable `sales`" in inline[1].text
+    )
+
+
+def test_large_values_are_capped_with_a_note() -> None:
+    attachment = describe_value("big", "x" * 300_000)
+    assert len(attachment.text) == 200_000 and "cut at 200,000 characters" in attachment.note

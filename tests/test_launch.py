@@ -1,0 +1,114 @@
+"""The README's main job: `./dev lab` opens JupyterLab on the quickstart (on 127.0.0.1,
+printing the URL), and `./dev lab --headless` executes the quickstart and writes it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_headless_main_job_executes_the_quickstart(tmp_path: Path) -> None:
+    output = tmp_path / "quickstart.executed.ipynb"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "acp_notebook.notebook.launch",
+            "--headless",
+            "--output",
+            str(output),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "of them prompts; wrote" in result.stdout
+    nb = nbformat.read(output, as_version=4)
+    prompts = [
+        c
+        for c in nb.cells
+        if c.cell_type == "code" and "%acp" in c.source and "NBVAL_SKIP" not in c.source
+    ]
+    assert len(prompts) >= 6
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert not [o for o in cell.outputs if o.output_type == "error"], cell.source
+    transcripts = [o for c in prompts for o in c.outputs if "text/markdown" in o.get("data", {})]
+    assert any("Stop reason: end_turn" in o["data"]["text/markdown"] for o in transcripts)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_main_job_opens_jupyterlab_on_the_quickstart(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+        "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "acp_notebook.notebook.launch", "--port", str(_free_port())],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        url = None
+        deadline = time.monotonic() + 120
+        assert process.stdout is not None
+        while url is None and time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line:
+                break
+            found = re.search(
+                r"open (http://127\.0\.0\.1:\d+/lab/tree/quickstart\.ipynb\?token=\w+)", line
+            )
+            if found:
+                url = found.group(1)
+        assert url, "the launcher printed no URL"
+        base, token = url.split("/lab/")[0], url.rsplit("token=", 1)[1]
+        contents = None
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(
+                    f"{base}/api/contents/quickstart.ipynb?token={token}", timeout=5
+                ) as reply:
+                    contents = json.load(reply)
+                    break
+            except OSError:
+                time.sleep(0.3)
+        assert contents is not None and contents["name"] == "quickstart.ipynb"
+        with urllib.request.urlopen(f"{base}/lab?token={token}", timeout=10) as page:
+            assert page.status == 200
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
