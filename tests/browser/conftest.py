@@ -145,7 +145,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=15)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     base_dir = tmp_path_factory.mktemp("jupyterlab")
     root = base_dir / "root"
@@ -236,8 +236,11 @@ def _check_kernelspec(server: Lab) -> None:
 # ---------------------------------------------------------------------------------- browser
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    # Module scope, not session: Playwright's sync API keeps an asyncio loop running in
+    # the main thread while it is started, which breaks every async test collected after
+    # this module (anyio: "another loop is running").
     chromium = shutil.which("chromium")
     if chromium is None:
         pytest.skip("chromium is not installed (apt-get install -y chromium)")
