@@ -30,7 +30,6 @@ Rules it keeps:
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import math
@@ -45,6 +44,7 @@ import anyio
 
 from ..protocol import models as m
 from ..protocol.errors import INVALID_PARAMS, RpcError
+from .pending import Broker
 from .permissions import _CANCEL_REASONS
 
 log = logging.getLogger(__name__)
@@ -525,7 +525,7 @@ def _scope(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class ElicitationBroker:
+class ElicitationBroker(Broker[ElicitationRequest]):
     """Pending elicitations of one session (or of a connection, for request-scoped ones).
 
     ``on_change(request)`` is called whenever a request appears or changes. With an
@@ -535,6 +535,8 @@ class ElicitationBroker:
     else it is declined, and the transcript says that no one was there to ask.
     """
 
+    prefix = "elicit"
+
     def __init__(
         self,
         *,
@@ -542,18 +544,8 @@ class ElicitationBroker:
         asker: Asker | None = None,
         on_change: Callable[[ElicitationRequest], None] | None = None,
     ) -> None:
+        super().__init__(asker=asker, on_change=on_change)
         self.interactive = interactive
-        self.asker = asker
-        self.on_change = on_change
-        self.requests: dict[str, ElicitationRequest] = {}
-        self._counter = itertools.count(1)
-
-    @property
-    def pending(self) -> list[ElicitationRequest]:
-        return [r for r in self.requests.values() if r.pending]
-
-    def for_tool_call(self, tool_call_id: str) -> list[ElicitationRequest]:
-        return [r for r in self.requests.values() if r.tool_call_id == tool_call_id]
 
     def open(self, params: dict[str, Any], *, agent: str = "") -> ElicitationRequest:
         """Register the request in ``params`` (pending); :meth:`decide` waits for its answer.
@@ -561,7 +553,7 @@ class ElicitationBroker:
         Raises ``RpcError(-32602)`` for a form or URL request that lacks what its mode needs.
         """
         parsed = m.parse(m.CreateElicitationRequest, params)
-        key = f"elicit-{next(self._counter)}"
+        key = self._next_key()
         scope = _scope(params)
         if isinstance(parsed, m.CreateElicitationFormRequest):
             request = ElicitationRequest(
@@ -590,18 +582,6 @@ class ElicitationBroker:
                 problem=f"the mode `{mode}` is not one acp_notebook knows", **scope,
             )  # fmt: skip
         self.requests[key] = request
-        return request
-
-    async def decide(self, request: ElicitationRequest) -> ElicitationRequest:
-        """Wait until ``request`` is decided by the UI, the rules, or a cancellation."""
-        self._changed(request)
-        try:
-            await self._decide(request)
-            await request._decided.wait()
-        except BaseException:
-            # The agent withdrew the request ($/cancel_request) or the session is closing.
-            self.cancel(request.key, by="withdrawn")
-            raise
         return request
 
     async def _decide(self, request: ElicitationRequest) -> None:
@@ -656,10 +636,6 @@ class ElicitationBroker:
         """Answer ``cancel``: dismissed without a choice (or the turn was cancelled)."""
         return self._end(key, "cancelled", by, None)
 
-    def cancel_all(self, *, by: str = "cancel") -> int:
-        """Every pending request answered ``cancel`` (turn cancelled, session closed)."""
-        return sum(self.cancel(r.key, by=by) for r in self.pending)
-
     def complete(self, elicitation_id: str) -> bool:
         """`elicitation/complete`: mark the URL request with this id completed. False (and
         nothing else) for unknown or already completed ids (spec: ignore them)."""
@@ -682,10 +658,3 @@ class ElicitationBroker:
         request._decided.set()
         self._changed(request)
         return True
-
-    def _changed(self, request: ElicitationRequest) -> None:
-        if self.on_change is not None:
-            try:
-                self.on_change(request)
-            except Exception:
-                log.exception("elicitation on_change failed")

@@ -13,13 +13,14 @@ Each decision keeps the chosen option and who chose it, for the transcript.
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
+
+from .pending import Broker
 
 log = logging.getLogger(__name__)
 
@@ -111,15 +112,15 @@ def pick_by_policy(options: list[PermissionOption], policy: str) -> PermissionOp
 Asker = Callable[[PermissionRequest], Awaitable[None]]
 
 
-class PermissionBroker:
+class PermissionBroker(Broker[PermissionRequest]):
     """Pending permission requests of one session, keyed by a request key.
 
-    ``on_change(request)`` is called whenever a request appears or is decided, so
-    the transcript and the UI can follow. With policy ``ask`` an ``asker`` coroutine
-    is awaited (the CLI's terminal prompt) — or, when none is set but
-    ``interactive`` is true, the request simply waits for :meth:`choose` (the
-    notebook's buttons call it).
+    With policy ``ask`` an ``asker`` coroutine is awaited (the CLI's terminal prompt) —
+    or, when none is set but ``interactive`` is true, the request simply waits for
+    :meth:`choose` (the notebook's buttons call it).
     """
+
+    prefix = "perm"
 
     def __init__(
         self,
@@ -129,40 +130,17 @@ class PermissionBroker:
         asker: Asker | None = None,
         on_change: Callable[[PermissionRequest], None] | None = None,
     ) -> None:
+        super().__init__(asker=asker, on_change=on_change)
         self.policy: Policy = policy
         self.interactive = interactive
-        self.asker = asker
-        self.on_change = on_change
-        self.requests: dict[str, PermissionRequest] = {}
-        self._counter = itertools.count(1)
-
-    @property
-    def pending(self) -> list[PermissionRequest]:
-        return [r for r in self.requests.values() if r.pending]
 
     def open(self, tool_call: dict[str, Any], raw_options: Any) -> PermissionRequest:
         """Register a request (pending); :meth:`decide` then waits for its answer."""
         options = [o for o in map(PermissionOption.from_wire, raw_options or []) if o is not None]
         tool_call_id = str(tool_call.get("toolCallId", ""))
-        request = PermissionRequest(f"perm-{next(self._counter)}", tool_call_id, tool_call, options)
+        request = PermissionRequest(self._next_key(), tool_call_id, tool_call, options)
         self.requests[request.key] = request
         return request
-
-    async def decide(self, request: PermissionRequest) -> PermissionRequest:
-        """Wait until ``request`` is decided by the policy, the UI or a cancellation."""
-        self._changed(request)
-        try:
-            await self._decide(request)
-            await request._decided.wait()
-        except BaseException:
-            # The agent withdrew the request ($/cancel_request) or the session is closing.
-            self.cancel(request.key, by="withdrawn")
-            raise
-        return request
-
-    def for_tool_call(self, tool_call_id: str) -> list[PermissionRequest]:
-        """The requests about one tool call, oldest first."""
-        return [r for r in self.requests.values() if r.tool_call_id == tool_call_id]
 
     async def _decide(self, request: PermissionRequest) -> None:
         if self.policy in ("allow", "deny"):
@@ -202,20 +180,9 @@ class PermissionBroker:
         self._changed(request)
         return True
 
-    def cancel_all(self, *, by: str = "cancel") -> int:
-        """spec: every pending request is answered `cancelled` when the turn is cancelled."""
-        return sum(self.cancel(r.key, by=by) for r in self.pending)
-
     def _select(self, request: PermissionRequest, option: PermissionOption, by: str) -> None:
         request.state = "selected"
         request.chosen = option
         request.decided_by = by
         request._decided.set()
         self._changed(request)
-
-    def _changed(self, request: PermissionRequest) -> None:
-        if self.on_change is not None:
-            try:
-                self.on_change(request)
-            except Exception:
-                log.exception("permission on_change failed")
