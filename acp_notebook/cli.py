@@ -6,6 +6,7 @@
     acp-notebook doctor [--agent SPEC]
     acp-notebook agents
     acp-notebook demo-agent [...]
+    acp-notebook replay-agent TRACE [--speed X]
     acp-notebook install-kernel [--user|--sys-prefix|--prefix DIR]
 
 ``run`` prints the turn's transcript as Markdown on stdout and ends with the line
@@ -469,6 +470,14 @@ def build_parser() -> argparse.ArgumentParser:
     agents = sub.add_parser("agents", help="list the agent presets and whether each is installed")
     agents.set_defaults(func=_agents)
 
+    replay = sub.add_parser(
+        "replay-agent",
+        help="replay a recorded trace (--trace FILE) as an agent on stdio",
+        add_help=False,
+    )
+    replay.add_argument("rest", nargs=argparse.REMAINDER)
+    replay.set_defaults(func=_replay_agent)
+
     demo = sub.add_parser("demo-agent", help="run the built-in demo agent on stdio", add_help=False)
     demo.add_argument("rest", nargs=argparse.REMAINDER)
     demo.set_defaults(func=_demo_agent)
@@ -484,6 +493,12 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--prefix", metavar="DIR", help="under DIR")
     kernel.set_defaults(func=_install_kernel)
     return parser
+
+
+def _replay_agent(args: argparse.Namespace) -> int:
+    from .agents import replay
+
+    return int(replay.main(args.rest) or 0)
 
 
 def _demo_agent(args: argparse.Namespace) -> int:

@@ -231,15 +231,20 @@ Agents send things a client does not know yet: new update types, new content typ
 keeps them and shows them raw instead of dropping the message."""),
         code("%acp /unknown"),
         md("""
-## 8. Record it
+## 8. Record it, replay it
 
 `acp.messages().save("trace.jsonl")` writes every message in the same JSON Lines format as
-`acp-notebook run --trace`: one object per message with its direction and time."""),
+`acp-notebook run --trace`: one object per message with its direction and time. A trace
+replays as an agent (`acp-notebook replay-agent TRACE`): what the agent sent is sent again,
+what the client sent is waited for. A bug report's trace becomes a fake agent; a real
+agent's session can be shown offline."""),
         code(
             'import json\ncount = acp.messages().save("trace.jsonl")\n'
             'first = json.loads(open("trace.jsonl").readline())\n'
             'print(count > 20, sorted(first), first["message"]["method"])'
         ),
+        md("The first prompt of this notebook, replayed from the trace by a new agent process:"),
+        code('%acp -a "python -m acp_notebook replay-agent trace.jsonl" -s replay Hello'),
     ]
     return new_notebook(
         cells=cells, metadata={"kernelspec": KERNEL, "language_info": {"name": "python"}}
