@@ -34,7 +34,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.display import Markdown, display
 from traitlets import Bool, Dict, Enum, Float, List, Unicode, Union, default, observe
 
-from ..agents.presets import AgentNotFound
+from ..agents.presets import DEMO, AgentNotFound
 from ..client.mcp import McpConfigError, normalise
 from .context import prompt_with_context
 from .controls import ControlFailed, SessionControls
@@ -261,8 +261,12 @@ class AcpMagics(Magics):
         from ..ui.turn import TurnView
 
         loop = self.agents.loop
+        label = settings.agent
+        if label == DEMO:
+            # Say so: with no configuration at all, this is the built-in demo agent.
+            label = "demo agent (built in, offline; -a claude, -a gemini … for a real one)"
         view = TurnView(
-            settings.agent,
+            label,
             settings.session,
             post=loop.post,
             schedule_later=loop.call_later,
