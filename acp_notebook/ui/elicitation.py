@@ -42,6 +42,7 @@ from ..client.elicitation import defaults as schema_defaults
 from ..client.transcript import Transcript
 from .markdown import inline_markdown
 from .permission import Post, safe_post
+from .request import RequestView
 from .style import ERROR, FG, INFO, MUTED, SMALL_SIZE, SUCCESS, UI_SIZE, WARN, esc, link, span
 
 log = logging.getLogger(__name__)
@@ -213,7 +214,7 @@ def url_html(url: str) -> str:
 _OUTCOME_LOOK = {"accepted": ("✅", SUCCESS), "declined": ("⛔", FG), "cancelled": ("⏹️", MUTED)}
 
 
-class ElicitationForm:
+class ElicitationForm(RequestView):
     """One elicitation of the turn; :meth:`refresh` follows its request's state."""
 
     def __init__(
@@ -265,37 +266,18 @@ class ElicitationForm:
         self._question = w.HTML(layout=w.Layout(margin="0"))
         self._summary = w.HTML(layout=w.Layout(margin="0"))
         self._decision = w.HTML(layout=w.Layout(margin="0"))
-        self.widget = w.VBox(
+        self.widget = self._frame(
             [
                 self._question,
                 *(i.widget for i in self.inputs.values()),
                 w.HBox(buttons, layout=w.Layout(flex_flow="row wrap")),
                 self._summary,
                 self._decision,
-            ],
-            layout=w.Layout(
-                border_left=f"3px solid {WARN}", padding="4px 8px", margin="6px 0 2px 0"
-            ),
+            ]
         )
         self.refresh()
 
     # ------------------------------------------------------------------ reading
-
-    @property
-    def key(self) -> str:
-        return self.request.key
-
-    @property
-    def pending(self) -> bool:
-        return self.request.pending and not self._closed
-
-    @property
-    def question(self) -> str:
-        return self._question.value
-
-    @property
-    def decision(self) -> str:
-        return self._decision.value
 
     @property
     def errors(self) -> dict[str, str]:

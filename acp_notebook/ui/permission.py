@@ -23,6 +23,7 @@ from ..client.rawinput import command_of, edits_from_raw_input, paths_of
 from ..client.render import short_path
 from ..client.transcript import ToolCallState
 from .markdown import inline_markdown
+from .request import RequestView
 from .style import FG, MUTED, SMALL_SIZE, UI_SIZE, WARN, code, esc, span
 
 log = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ def decision_line(request: PermissionRequest) -> str:
     return span(esc(text), f"color: {color}; font-size: {UI_SIZE}")
 
 
-class PermissionPrompt:
+class PermissionPrompt(RequestView):
     """The question, one button per option, and the decision once there is one."""
 
     def __init__(
@@ -130,34 +131,15 @@ class PermissionPrompt:
             self.buttons[option.option_id] = button
         self._question = w.HTML(layout=w.Layout(margin="0"))
         self._decision = w.HTML(layout=w.Layout(margin="0"))
-        self.widget = w.VBox(
+        self.widget = self._frame(
             [
                 self._question,
                 w.HBox(list(self.buttons.values()), layout=w.Layout(flex_flow="row wrap")),
                 self._decision,
-            ],
-            layout=w.Layout(
-                border_left=f"3px solid {WARN}", padding="4px 8px", margin="6px 0 2px 0"
-            ),
+            ]
         )
         self._signature: tuple[object, ...] | None = None
         self.refresh()
-
-    @property
-    def key(self) -> str:
-        return self.request.key
-
-    @property
-    def pending(self) -> bool:
-        return self.request.pending and not self._closed
-
-    @property
-    def question(self) -> str:
-        return self._question.value
-
-    @property
-    def decision(self) -> str:
-        return self._decision.value
 
     # ------------------------------------------------------------------ user actions
 

@@ -144,7 +144,9 @@ def _run(kc: object, code: str, timeout: float = 120) -> list[dict]:
     raise AssertionError(f"no idle within {timeout} s for {code!r}")
 
 
-def test_the_acp_kernel_starts_with_the_extension_loaded(fresh_env: Path, tmp_path: Path) -> None:
+@pytest.fixture
+def installed(fresh_env: Path, tmp_path: Path) -> Path:
+    """A prefix holding both kernelspecs, installed by the fresh environment's CLI."""
     target = tmp_path / "prefix"
     subprocess.run(
         [str(_python(fresh_env)), "-m", "acp_notebook", "install-kernel", "--prefix", str(target)],
@@ -152,7 +154,13 @@ def test_the_acp_kernel_starts_with_the_extension_loaded(fresh_env: Path, tmp_pa
         capture_output=True,
         timeout=120,
     )
-    km, kc = _start("acp", target, tmp_path)
+    return target
+
+
+def test_the_acp_kernel_starts_with_the_extension_loaded(
+    fresh_env: Path, installed: Path, tmp_path: Path
+) -> None:
+    km, kc = _start("acp", installed, tmp_path)
     try:
         outputs = _run(kc, "import sys; print(sys.executable)")
         assert outputs[0]["text"].strip() == str(_python(fresh_env))
@@ -166,16 +174,9 @@ def test_the_acp_kernel_starts_with_the_extension_loaded(fresh_env: Path, tmp_pa
 
 
 def test_in_the_agent_kernel_a_cell_is_a_prompt_and_py_cells_are_python(
-    fresh_env: Path, tmp_path: Path
+    installed: Path, tmp_path: Path
 ) -> None:
-    target = tmp_path / "prefix"
-    subprocess.run(
-        [str(_python(fresh_env)), "-m", "acp_notebook", "install-kernel", "--prefix", str(target)],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    km, kc = _start("acp-agent", target, tmp_path)
+    km, kc = _start("acp-agent", installed, tmp_path)
     try:
         outputs = _run(kc, "What can you do?")
         markdown = [o["data"]["text/markdown"] for o in outputs if o["type"] == "display_data"]
