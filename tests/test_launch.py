@@ -7,7 +7,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
+from acp_notebook.notebook.launch import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -54,12 +55,6 @@ def test_headless_main_job_executes_the_quickstart(tmp_path: Path) -> None:
     assert any("Stop reason: end_turn" in o["data"]["text/markdown"] for o in transcripts)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_main_job_opens_jupyterlab_on_the_quickstart(tmp_path: Path) -> None:
     env = {
         **os.environ,
@@ -69,7 +64,7 @@ def test_main_job_opens_jupyterlab_on_the_quickstart(tmp_path: Path) -> None:
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "acp_notebook.notebook.launch", "--port", str(_free_port())],
+        [sys.executable, "-m", "acp_notebook.notebook.launch", "--port", str(free_port())],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

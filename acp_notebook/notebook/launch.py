@@ -22,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _free_port(preferred: int) -> int:
+def free_port(preferred: int = 0) -> int:
+    """``preferred`` if it is free on 127.0.0.1, else any free port."""
     for port in (preferred, 0):
         with socket.socket() as sock:
             try:
@@ -33,10 +34,8 @@ def _free_port(preferred: int) -> int:
     raise RuntimeError("no free port on 127.0.0.1")
 
 
-def run_lab(notebooks: Path, notebook: str, port: int) -> int:
-    token = secrets.token_hex(16)
-    port = _free_port(port)
-    url = f"http://127.0.0.1:{port}/lab/tree/{notebook}?token={token}"
+def lab_command(root: Path | str, port: int, token: str) -> list[str]:
+    """JupyterLab serving ``root`` on 127.0.0.1 only, with a token, never checking for updates."""
     argv = [
         sys.executable,
         "-m",
@@ -45,12 +44,20 @@ def run_lab(notebooks: Path, notebook: str, port: int) -> int:
         "--ip=127.0.0.1",
         f"--port={port}",
         "--ServerApp.port_retries=0",
-        f"--ServerApp.root_dir={notebooks}",
+        f"--ServerApp.root_dir={root}",
         f"--IdentityProvider.token={token}",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
-        argv.append("--allow-root")
+        argv.append("--allow-root")  # JupyterLab refuses to run as root otherwise
+    return argv
+
+
+def run_lab(notebooks: Path, notebook: str, port: int) -> int:
+    token = secrets.token_hex(16)
+    port = free_port(port)
+    url = f"http://127.0.0.1:{port}/lab/tree/{notebook}?token={token}"
+    argv = lab_command(notebooks, port, token)
     print(
         f"\n  acp_notebook: open {url}\n  (Ctrl-C stops JupyterLab and every agent it started)\n",
         flush=True,

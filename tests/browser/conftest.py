@@ -25,7 +25,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -39,6 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 import nbformat
 import pytest
+
+from acp_notebook.notebook.launch import free_port, lab_command
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page
@@ -77,12 +78,6 @@ PROMPT_STARTED = re.compile(r"^\[(\*|\d+)\]:$")
 
 
 # ---------------------------------------------------------------------------------- server
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -172,22 +167,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
         PYTHONUNBUFFERED="1",
     )
-    port = _free_port()
+    port = free_port()
     token = secrets.token_hex(16)
-    cmd = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        "--ip=127.0.0.1",
-        f"--port={port}",
-        "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    ]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-root")
+    cmd = lab_command(root, port, token)
     log_path = base_dir / "jupyterlab.log"
     with log_path.open("wb") as log_file:
         process = subprocess.Popen(
