@@ -33,7 +33,18 @@ def unload_ipython_extension(shell: Any) -> None:
 
 def __getattr__(name: str) -> Any:
     # The notebook API, imported only when used (importing acp_notebook stays cheap).
-    if name in ("ask", "status", "cancel", "restart", "stop", "sessions", "session", "messages"):
+    if name in (
+        "ask",
+        "status",
+        "cancel",
+        "restart",
+        "stop",
+        "sessions",
+        "session",
+        "messages",
+        "pending",
+        "answer",
+    ):
         from .notebook import api
 
         return getattr(api, name)

@@ -8,6 +8,9 @@ acp.status(); acp.cancel(); acp.restart()
 
 from __future__ import annotations
 
+import threading
+
+from ..client.permissions import PermissionRequest
 from ..client.session import Session
 from .extension import current
 from .inspector import MessageTable, pair_responses
@@ -82,3 +85,50 @@ def messages(
     agents = current().agents
     table = MessageTable(pair_responses(agents.log.events), cwd=agents.cwd)
     return table.filter(agent=agent, method=method, direction=direction, last=last)
+
+
+def pending() -> list[tuple[str, str, PermissionRequest]]:
+    """Permission requests waiting for an answer, as (session name, key, request) —
+    answer one with :func:`answer` (for frontends that cannot show the buttons)."""
+    return [
+        (name, request.key, request)
+        for _agent, name, session in current().agents.sessions()
+        for request in session.permissions.pending
+    ]
+
+
+def answer(key: str, option: str) -> str:
+    """Answer the pending permission request ``key`` with the option named (or with the
+    id) ``option``, as a click on its button would; returns what was chosen."""
+    magics = current()
+    found = next(
+        (
+            (session.permissions, session.permissions.requests[key])
+            for _agent, _name, session in magics.agents.sessions()
+            if key in session.permissions.requests
+        ),
+        None,
+    )
+    if found is None:
+        raise ValueError(f"No permission request {key}; acp_notebook.pending() lists them.")
+    broker, request = found
+    wanted = option.strip().lower()
+    chosen = next(
+        (o for o in request.options if o.option_id == option or o.name.strip().lower() == wanted),
+        None,
+    )
+    if chosen is None:
+        names = ", ".join(repr(o.name) for o in request.options)
+        raise ValueError(f"The request {key} has no option {option!r} (it offers {names}).")
+    decided: list[bool] = []
+    done = threading.Event()
+
+    def choose() -> None:  # on the agent loop, like a button click
+        decided.append(broker.choose(key, chosen.option_id, by="user"))
+        done.set()
+
+    magics.agents.loop.post(choose)
+    done.wait(10)
+    if not decided or not decided[0]:
+        raise ValueError(f"The request {key} was already decided.")
+    return chosen.name

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from .conftest import Kernel
+from .conftest import Kernel, rel
 
 pytestmark = pytest.mark.kernel
 
@@ -160,3 +160,21 @@ def test_an_agent_command_with_an_unclosed_quote_is_one_sentence(kernel: Kernel)
     execution = kernel.execute('%acp -a "python -c \'oops" hello', allow_stdin=False, until="final")
     assert not execution.errors, execution.describe()
     assert "cannot be read" in execution.markdown and "No closing quotation" in execution.markdown
+
+
+def test_a_pending_permission_can_be_answered_from_python(kernel: Kernel, utils_py) -> None:
+    # For frontends that cannot show the buttons: list what waits, answer it by name.
+    before = utils_py.read_text()
+    turn = kernel.execute(f"%acp --no-wait /edit {rel(kernel, utils_py)}", until="idle")
+    turn.wait_button("Allow once")
+    listed = kernel.text(
+        "import acp_notebook as acp\nfor name, key, request in acp.pending():\n"
+        "    print(name, key, [o.name for o in request.options])"
+    )
+    key = listed.split()[1]
+    assert "'Allow once'" in listed and utils_py.read_text() == before
+    assert kernel.text(f"print(acp.answer({key!r}, 'allow once'))").strip() == "Allow once"
+    turn.wait("final")
+    assert "Allow once (chosen by user)" in turn.markdown and utils_py.read_text() != before
+    failed = kernel.execute(f"acp.answer({key!r}, 'Reject')", allow_stdin=False, until="idle")
+    assert failed.errors and "already decided" in failed.errors[0].content["evalue"]
