@@ -1,8 +1,8 @@
 """The ``acp-notebook`` command: one turn from a shell, diagnosing an agent, listing presets.
 
     acp-notebook run [--agent SPEC] [--cwd DIR] [--add-dir DIR]... [--permissions ask|allow|deny]
-                     [--trace FILE] [--timeout SECONDS] [--auth METHOD_ID] [--env NAME=VALUE]...
-                     PROMPT
+                     [--rule RULE]... [--trace FILE] [--timeout SECONDS] [--auth METHOD_ID]
+                     [--env NAME=VALUE]... PROMPT
     acp-notebook doctor [--agent SPEC]
     acp-notebook agents
     acp-notebook demo-agent [...]
@@ -33,6 +33,7 @@ from .client.connection import ClientConnection
 from .client.errors import AcpClientError, AuthRequired
 from .client.permissions import POLICIES, PermissionRequest
 from .client.render import Renderer
+from .client.rules import PermissionRules
 from .client.session import DEFAULT_CANCEL_GRACE, Session
 from .protocol.errors import ConnectionClosed, RpcError
 from .protocol.jsonrpc import TraceEvent
@@ -193,6 +194,10 @@ async def _run(args: argparse.Namespace) -> int:
     env = {**spec.env, **_env_pairs(args.env)}
     cwd = os.path.abspath(args.cwd)
     policy = args.permissions
+    try:
+        rules = PermissionRules.parse(args.rule)
+    except ValueError as exc:
+        return _fail(str(exc), EXIT_USAGE)
     trace_file = open(args.trace, "w", encoding="utf-8") if args.trace else None  # noqa: SIM115
     observers = [TraceWriter(trace_file)] if trace_file else []
     interactive = policy == "ask" and sys.stdin.isatty()
@@ -215,8 +220,11 @@ async def _run(args: argparse.Namespace) -> int:
                 interactive=interactive,
                 env=env,
             )
-            if interactive:
+            session.permissions.rules = rules or None
+            if interactive or (rules and sys.stdin.isatty()):
+                # An `ask` rule (or the safeguard) asks on the terminal whatever the policy.
                 session.permissions.asker = _terminal_asker(session)
+            if interactive:
                 session.elicitations.asker = _terminal_elicitation_asker(session)
             turn = await session.prompt(args.prompt, timeout=args.timeout)
             if turn.record is not None and (
@@ -436,6 +444,14 @@ def build_parser() -> argparse.ArgumentParser:
         choices=POLICIES,
         default="ask",
         help="who answers permission requests (default: ask)",
+    )
+    run.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help='a permission rule, tried in order before the policy: "allow read", '
+        '"allow edit *.py", "allow execute pytest*", "deny execute rm *", "ask *" (repeatable)',
     )
     run.add_argument(
         "--trace", metavar="FILE", help="write every JSON-RPC message to FILE as JSON Lines"

@@ -8,19 +8,29 @@ Policies:
 * ``allow`` — the first ``allow_once`` option, else ``allow_always``.
 * ``deny``  — the first ``reject_once`` option, else ``reject_always``.
 
+Before the policy, the broker's :class:`~acp_notebook.client.rules.PermissionRules` (if
+any) are tried: the first rule that matches the request's tool call allows, denies or
+forces asking (``rules.py``). Each request also carries a risk rating of its tool call
+(``danger.py``), computed once when the session attaches the merged tool call.
+
 Each decision keeps the chosen option and who chose it, for the transcript.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from .danger import Danger, assess_call
 from .pending import Broker
+
+if TYPE_CHECKING:
+    from .rules import PermissionRules, RuleMatch
+    from .transcript import ToolCallState
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +76,16 @@ class PermissionRequest:
     options: list[PermissionOption]
     state: Literal["pending", "selected", "cancelled"] = "pending"
     chosen: PermissionOption | None = None
-    decided_by: str | None = None  # "user", "policy allow", "policy deny", "no UI", "cancel"
+    decided_by: str | None = None  # "user", "policy allow", "rule `allow read`", "cancel"…
+    #: Why the decision is not what a rule or the policy would say alone (for the transcript).
+    note: str | None = None
+    #: The merged tool call and the session's directory (see :meth:`attach`).
+    call: ToolCallState | None = field(default=None, repr=False, compare=False)
+    cwd: str | None = None
+    #: The tool call's risk rating, computed once by :meth:`attach` (None: nothing found).
+    danger: Danger | None = None
+    #: The rule that decided (or forced asking), if one matched.
+    rule: RuleMatch | None = None
     _decided: anyio.Event = field(default_factory=anyio.Event, repr=False)
 
     @property
@@ -75,6 +94,17 @@ class PermissionRequest:
 
     def option(self, option_id: str) -> PermissionOption | None:
         return next((o for o in self.options if o.option_id == option_id), None)
+
+    def attach(self, call: ToolCallState, cwd: str, roots: Sequence[str] = ()) -> None:
+        """Give the request its merged tool call (rules match it) and rate its risk:
+        the command it runs, and its paths against the session's ``roots``."""
+        self.call = call
+        self.cwd = cwd
+        try:
+            self.danger = assess_call(call, list(roots) or [cwd])
+        except Exception:  # a rating must never break a request: it is only a hint
+            log.exception("could not rate the risk of %s", self.tool_call_id)
+            self.danger = None
 
     def outcome(self) -> dict[str, Any]:
         if self.state == "selected" and self.chosen is not None:
@@ -87,8 +117,10 @@ class PermissionRequest:
             return "waiting for permission"
         if self.state == "cancelled" or self.chosen is None:
             reason = _CANCEL_REASONS.get(self.decided_by or "cancel", self.decided_by)
-            return f"Cancelled ({reason})"
-        return f"{self.chosen.name} (chosen by {self.decided_by})"
+            text = f"Cancelled ({reason})"
+        else:
+            text = f"{self.chosen.name} (chosen by {self.decided_by})"
+        return f"{text} — {self.note}" if self.note else text
 
 
 _CANCEL_REASONS = {
@@ -129,10 +161,13 @@ class PermissionBroker(Broker[PermissionRequest]):
         interactive: bool = False,
         asker: Asker | None = None,
         on_change: Callable[[PermissionRequest], None] | None = None,
+        rules: PermissionRules | None = None,
     ) -> None:
         super().__init__(asker=asker, on_change=on_change)
         self.policy: Policy = policy
         self.interactive = interactive
+        #: Tried before the policy, on requests whose tool call was attached.
+        self.rules = rules
 
     def open(self, tool_call: dict[str, Any], raw_options: Any) -> PermissionRequest:
         """Register a request (pending); :meth:`decide` then waits for its answer."""
@@ -143,20 +178,54 @@ class PermissionBroker(Broker[PermissionRequest]):
         return request
 
     async def _decide(self, request: PermissionRequest) -> None:
+        if not request.pending:  # cancelled before it was decided (a turn cancel)
+            return
+        match = self._match(request)
+        if match is not None:
+            request.rule = match
+            if match.action == "ask":
+                request.note = match.note or f"asked because of rule `{match.rule}`"
+                without_ui = "safeguard" if match.safeguard else match.by
+                await self._ask(request, without_ui=f"{without_ui}: no UI to ask")
+                return
+            option = match.option(request.options)
+            if option is not None:
+                self._select(request, option, match.by)
+                return
+            if match.action == "deny":
+                self.cancel(request.key, by=f"{match.by}: the agent offered no reject option")
+                return
+            # An allow rule, but nothing to allow with: the policy decides.
+            request.note = f"rule `{match.rule}` matched, but the agent offered no allow option"
         if self.policy in ("allow", "deny"):
             option = pick_by_policy(request.options, self.policy)
             if option is not None:
                 self._select(request, option, f"policy {self.policy}")
             else:
                 self.cancel(request.key, by=f"policy {self.policy}: no matching option")
-        elif self.asker is not None:
+        else:
+            await self._ask(request, without_ui="policy ask without a UI")
+
+    def _match(self, request: PermissionRequest) -> RuleMatch | None:
+        if not self.rules or request.call is None:
+            return None
+        try:
+            return self.rules.match(request.call, request.cwd or "")
+        except Exception:  # a rule must never break a turn: the policy decides instead
+            log.exception("permission rules failed on %s", request.tool_call_id)
+            return None
+
+    async def _ask(self, request: PermissionRequest, *, without_ui: str) -> None:
+        """A person decides (the asker, or the UI's :meth:`choose`); with neither, the
+        request is rejected, never silently allowed (``decided_by`` = ``without_ui``)."""
+        if self.asker is not None:
             await self.asker(request)
         elif not self.interactive:
             option = pick_by_policy(request.options, "deny")
             if option is not None:
-                self._select(request, option, "policy ask without a UI")
+                self._select(request, option, without_ui)
             else:
-                self.cancel(request.key, by="policy ask without a UI")
+                self.cancel(request.key, by=without_ui)
 
     def choose(self, key: str, option_id: str, *, by: str = "user") -> bool:
         """Decide a pending request; False if it is unknown, decided or the option is not offered."""

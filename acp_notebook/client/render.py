@@ -350,7 +350,7 @@ class Renderer:
             )
             parts.append(f"Locations: {locations}")
         for request in call.permissions:
-            parts.append(f"Permission: {request.describe()}")
+            parts.append(self.permission_line(request))
         for item in call.content:
             parts.append(self.tool_content(item))
         if not call.diffs and call.raw_input is not None:
@@ -369,6 +369,15 @@ class Renderer:
                 )
             )
         return "\n\n".join(p for p in parts if p)
+
+    def permission_line(self, request: Any) -> str:
+        """ "Permission: Allow once (chosen by rule `allow read`)", then the risk rating in
+        the same words as the prompt ("⚠️ Risky: deletes files recursively")."""
+        line = f"Permission: {request.describe()}"
+        danger = getattr(request, "danger", None)
+        if danger is not None:
+            line += f" · {danger.label}"
+        return line
 
     def tool_content(self, item: m.ToolCallContent) -> str:
         if isinstance(item, m.DiffToolCallContent):

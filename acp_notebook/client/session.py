@@ -164,6 +164,11 @@ class Session:
     # ------------------------------------------------------------------ prompting
 
     @property
+    def roots(self) -> list[str]:
+        """The directories the session may use: its cwd, then the additional ones."""
+        return [self.cwd, *self.additional_directories]
+
+    @property
     def active_turn(self) -> PromptTurn | None:
         return self._active
 
@@ -341,7 +346,9 @@ class Session:
         parsed = m.RequestPermissionRequest.parse(params)
         request = self.permissions.open(params["toolCall"], params.get("options"))
         # spec: the request's toolCall merges into the tool call with that id (created if unseen).
-        self.transcript.merge_permission_tool_call(parsed.tool_call, request)
+        call = self.transcript.merge_permission_tool_call(parsed.tool_call, request)
+        # Rules match the merged call; its risk is rated once, against the session's roots.
+        request.attach(call, self.cwd, self.roots)
         if self._active is not None and self._active.cancel_requested:
             # spec: after session/cancel every permission request is answered `cancelled`.
             self.permissions.cancel(request.key, by="cancel")

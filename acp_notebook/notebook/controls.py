@@ -17,6 +17,7 @@ from IPython.display import Markdown, display
 from ..agents.presets import AgentNotFound
 from ..client.errors import AcpClientError
 from ..client.render import Renderer
+from ..client.rules import PermissionRules
 from ..client.session import Session
 from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
@@ -238,6 +239,17 @@ class SessionControls:
         runtime = self.runtime
         self.run(runtime.logout)
         print(f"Logged out of {runtime.name}.")
+
+    def do_rules(self, options: AcpOptions) -> None:
+        """The permission rules in order, what each does, and what decides otherwise."""
+        rules = self.agents.permission_rules or PermissionRules()
+        for line in rules.describe(self.policy):
+            print(line)
+        if not rules:
+            print(
+                'Add some with %config AcpMagics.permission_rules = ["allow read", "allow edit *.py"] '
+                "(or ACP_NOTEBOOK_PERMISSION_RULES, separated by ;)."
+            )
 
     def do_mcp(self, options: AcpOptions) -> None:
         configured = self.agents.all_mcp_servers()

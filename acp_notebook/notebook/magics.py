@@ -18,6 +18,7 @@ permissions         ACP_NOTEBOOK_PERMISSIONS        ask
 wait                ACP_NOTEBOOK_WAIT               true
 headless            ACP_NOTEBOOK_HEADLESS           auto (allow_stdin)
 timeout             ACP_NOTEBOOK_TIMEOUT            none
+permission_rules    ACP_NOTEBOOK_PERMISSION_RULES   none (rules separated by ;)
 ==================  ==============================  =====================
 """
 
@@ -32,10 +33,11 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.display import Markdown, display
-from traitlets import Bool, Dict, Enum, Float, List, Unicode, Union, default, observe
+from traitlets import Bool, Dict, Enum, Float, List, Unicode, Union, default, observe, validate
 
 from ..agents.presets import DEMO, AgentNotFound
 from ..client.mcp import McpConfigError, normalise
+from ..client.rules import PermissionRules, split_rules
 from .context import prompt_with_context
 from .controls import ControlFailed, SessionControls
 from .headless import detect_headless, env_flag
@@ -126,6 +128,46 @@ class AcpMagics(Magics):
         "{type: http|sse, url, headers}} mapping, or ACP's list. ACP_NOTEBOOK_MCP_SERVERS may name a JSON file.",
     ).tag(config=True)
 
+    permission_rules = List(
+        Unicode(),
+        help="Permission rules, tried in order before the policy, in every session: "
+        '"allow read", "allow edit *.py", "allow execute pytest*", "deny execute rm *", '
+        '"ask *"… (see %acp --rules). ACP_NOTEBOOK_PERMISSION_RULES sets them, separated by ;.',
+    ).tag(config=True)
+
+    @default("permission_rules")
+    def _default_permission_rules(self) -> list[str]:
+        rules = split_rules(os.environ.get("ACP_NOTEBOOK_PERMISSION_RULES", ""))
+        try:
+            PermissionRules.parse(rules)
+        except ValueError as exc:
+            print(f"acp_notebook: ignoring ACP_NOTEBOOK_PERMISSION_RULES: {exc}", file=sys.stderr)
+            return []
+        return rules
+
+    @validate("permission_rules")
+    def _validate_permission_rules(self, proposal: Any) -> list[str]:
+        try:
+            PermissionRules.parse(proposal["value"])
+        except ValueError as exc:
+            print(f"acp_notebook: permission rules not changed: {exc}", file=sys.stderr)
+            return list(self._trait_values.get("permission_rules", []))
+        return list(proposal["value"])
+
+    @observe("permission_rules")
+    def _permission_rules_changed(self, change: Any) -> None:
+        if hasattr(self, "agents"):  # config is applied before __init__ made them
+            # Not change["new"]: `%config` holds notifications, so the change may carry
+            # the proposed value that the validator then refused.
+            self._apply_permission_rules(self.permission_rules)
+
+    def _apply_permission_rules(self, value: list[str]) -> None:
+        try:
+            rules = PermissionRules.parse(value)
+        except ValueError:  # already said by the validator; keep what was in force
+            return
+        self.agents.set_permission_rules(rules if rules else None)
+
     @default("mcp_servers")
     def _default_mcp_servers(self) -> Any:
         path = os.environ.get("ACP_NOTEBOOK_MCP_SERVERS")
@@ -186,6 +228,7 @@ class AcpMagics(Magics):
         self.agents = NotebookAgents()
         self._fallback_said = False
         self._apply_mcp_servers(self.mcp_servers)
+        self._apply_permission_rules(self.permission_rules)
 
     # ------------------------------------------------------------------ entry points
 

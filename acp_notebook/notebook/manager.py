@@ -23,6 +23,7 @@ from ..agents.presets import AgentNotFound, LaunchSpec, resolve_agent
 from ..client.errors import AcpClientError, AuthRequired, TurnTimeout
 from ..client.mcp import normalise
 from ..client.permissions import Policy
+from ..client.rules import PermissionRules
 from ..client.session import PromptTurn, Session, prompt_blocks
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import TraceEvent
@@ -184,6 +185,8 @@ class NotebookAgents:
         self.state: NotebookState | None = NotebookState(self.cwd)
         #: MCP servers for every agent (global configuration), ACP wire shape.
         self.mcp_servers: list[dict[str, Any]] = []
+        #: Permission rules for every session (``AcpMagics.permission_rules``).
+        self.permission_rules: PermissionRules | None = None
 
     # ------------------------------------------------------------------ loop
 
@@ -208,10 +211,20 @@ class NotebookAgents:
                 observers=(self.log.observer(agent),),
                 start_task=self._start_task,
                 mcp_servers=self.all_mcp_servers(),
+                rules=self.permission_rules,
             )
             runtime.key = agent
             self.runtimes[agent] = runtime
         return runtime
+
+    def set_permission_rules(self, rules: PermissionRules | None) -> None:
+        """Use ``rules`` from now on, in every session: new ones and existing ones (a
+        request already waiting keeps the decision it got)."""
+        self.permission_rules = rules
+        for runtime in list(self.runtimes.values()):
+            runtime.rules = rules
+            for session in list(runtime.sessions.values()):
+                session.permissions.rules = rules
 
     def all_mcp_servers(self) -> list[dict[str, Any]]:
         """Global servers, then this notebook's (``.acp-notebook.json``), later names win."""

@@ -34,6 +34,7 @@ CONTROLS = {
     "--close": "close",
     "--logout": "logout",
     "--mcp": "mcp",
+    "--rules": "rules",
     "--help": "help",
     "-h": "help",
 }
@@ -90,6 +91,7 @@ controls (instead of a prompt; -a and -s pick the agent and session they act on)
   --close          close the session                   --delete ID   delete a saved session
   --login [METHOD] authenticate with the agent         --logout      log out
   --mcp            the MCP servers passed to the agent
+  --rules          the permission rules, in order, and what each does
   --log            the JSON-RPC messages of the agent  --help        this text
 """
 

@@ -16,6 +16,7 @@ from ..client.connection import ClientConnection
 from ..client.errors import AcpClientError
 from ..client.mcp import choose_for_agent
 from ..client.permissions import Policy
+from ..client.rules import PermissionRules
 from ..client.session import Session
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import Observer
@@ -42,6 +43,7 @@ class AgentRuntime:
         observers: tuple[Observer, ...] = (),
         auth_method: str | None = None,
         mcp_servers: list[dict[str, Any]] | None = None,
+        rules: PermissionRules | None = None,
         start_task: Callable[..., None],
     ) -> None:
         self.spec = spec
@@ -67,6 +69,8 @@ class AgentRuntime:
         self.mcp_passed: list[str] = []
         self._creating: dict[str, anyio.Lock] = {}
         self.mcp_skipped: list[str] = []
+        #: Permission rules every session of this agent gets (``AcpMagics.permission_rules``).
+        self.rules = rules
 
     @property
     def name(self) -> str:
@@ -168,6 +172,7 @@ class AgentRuntime:
     def _adopt(self, name: str, session: Session, policy: Policy, interactive: bool) -> Session:
         session.permissions.policy = policy
         session.permissions.interactive = interactive
+        session.permissions.rules = self.rules
         self.sessions[name] = session
         return session
 

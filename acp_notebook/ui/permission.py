@@ -1,8 +1,10 @@
 """A `session/request_permission` prompt, shown inside its tool call's card.
 
 It says exactly what is being approved (title, kind, the command or the files; the
-diffs and raw input are above it in the card), then one button per option, labelled
-with the option's ``name`` exactly as the agent sent it and coloured by its ``kind``.
+diffs and raw input are above it in the card), then — when the tool call looks risky —
+a warning line with the reasons (``danger.py``: red for danger, amber for caution), then
+one button per option, labelled with the option's ``name`` exactly as the agent sent it
+and coloured by its ``kind``.
 After the decision every button is disabled and a line says what was chosen and by
 whom — the same words as the saved transcript (``PermissionRequest.describe()``).
 
@@ -18,13 +20,14 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..client.danger import Danger
 from ..client.permissions import PermissionBroker, PermissionRequest
 from ..client.rawinput import command_of, edits_from_raw_input, paths_of
 from ..client.render import short_path
 from ..client.transcript import ToolCallState
 from .markdown import inline_markdown
 from .request import RequestView
-from .style import FG, MUTED, SMALL_SIZE, UI_SIZE, WARN, code, esc, span
+from .style import ERROR, FG, MUTED, SMALL_SIZE, UI_SIZE, WARN, code, esc, span
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +93,20 @@ def what_is_approved(call: ToolCallState, cwd: str | None) -> str:
     return head
 
 
+def warning_line(danger: Danger | None) -> str:
+    """The risk rating above the buttons: "⚠️ Risky: deletes files recursively; runs as
+    root" (danger, red, bold) or "🔸 Caution: uses the network (curl)" (amber)."""
+    if danger is None:
+        return ""
+    color, weight = (ERROR, "bold") if danger.level == "danger" else (WARN, "normal")
+    tint = "rgba(211, 47, 47, 0.10)" if danger.level == "danger" else "rgba(245, 124, 0, 0.10)"
+    return (
+        f'<div class="acp-permission-{danger.level}" style="color: {color}; font-weight: '
+        f"{weight}; font-size: {UI_SIZE}; background: {tint}; border-left: 3px solid {color}; "
+        f'padding: 2px 6px; margin: 2px 0">{inline_markdown(danger.label)}</div>'
+    )
+
+
 def decision_line(request: PermissionRequest) -> str:
     if request.state == "pending":
         text, color = "Waiting for your answer…", WARN
@@ -130,16 +147,23 @@ class PermissionPrompt(RequestView):
             button.on_click(lambda _button, option_id=option.option_id: self.choose(option_id))
             self.buttons[option.option_id] = button
         self._question = w.HTML(layout=w.Layout(margin="0"))
+        self._warning = w.HTML(layout=w.Layout(margin="0"))
         self._decision = w.HTML(layout=w.Layout(margin="0"))
         self.widget = self._frame(
             [
                 self._question,
+                self._warning,
                 w.HBox(list(self.buttons.values()), layout=w.Layout(flex_flow="row wrap")),
                 self._decision,
             ]
         )
         self._signature: tuple[object, ...] | None = None
         self.refresh()
+
+    @property
+    def warning(self) -> str:
+        """The risk warning above the buttons (HTML; "" when nothing risky was found)."""
+        return str(self._warning.value)
 
     # ------------------------------------------------------------------ user actions
 
@@ -176,6 +200,8 @@ class PermissionPrompt(RequestView):
             call.locations,
             request.state,
             request.decided_by,
+            request.note,
+            request.danger,
             self._closed,
         )
         if signature == self._signature:
@@ -187,6 +213,9 @@ class PermissionPrompt(RequestView):
         )
         if question != self._question.value:
             self._question.value = question
+        warning = warning_line(request.danger)
+        if warning != self._warning.value:
+            self._warning.value = warning
         decided = not request.pending
         for option_id, button in self.buttons.items():
             button.disabled = decided or self._closed

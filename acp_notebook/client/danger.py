@@ -1,0 +1,622 @@
+"""How risky a tool call looks: a shell command read word by word, and paths outside
+the session's directories.
+
+Two levels, each with reasons in plain words that the permission prompt and the saved
+transcript show:
+
+* ``danger`` — hard or impossible to undo: recursive or forced deletes, ``git reset
+  --hard``, ``git clean -f``, force pushes, ``dd``, ``mkfs``, ``shred``, recursive
+  ``chmod``/``chown``, writing to a disk device, running as root, running downloaded
+  code, a fork bomb, shutting the machine down;
+* ``caution`` — worth a look: the network, installing packages, stopping processes,
+  changing files outside the session's directories.
+
+This is a reading aid, not a sandbox: a command is split with :mod:`shlex` (into the
+commands of its pipelines, ``&&``/``||``/``;`` chains, subshells, ``$(…)`` and
+backticks, and the payload of ``sh -c``/``bash -c``/``eval``), and every command is
+looked at by its name and flags. Anything not recognised is not rated — no rating does
+not mean safe.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from .rawinput import command_of, edits_from_raw_input, paths_of
+
+if TYPE_CHECKING:
+    from .transcript import ToolCallState
+
+Level = Literal["caution", "danger"]
+LEVELS: tuple[Level, ...] = ("caution", "danger")
+
+#: What the prompt and the transcript put before the reasons.
+LABELS = {"danger": "⚠️ Risky", "caution": "🔸 Caution"}
+
+#: How deep ``sh -c '…'`` inside ``bash -c "…"`` … is followed.
+MAX_DEPTH = 4
+#: How many outside paths a reason names before "and N more".
+MAX_NAMED = 3
+
+
+@dataclass
+class Danger:
+    """A rating: the worst level found, and every reason (the worst first)."""
+
+    level: Level
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The reasons as one phrase: "deletes files recursively; runs as root"."""
+        return "; ".join(self.reasons)
+
+    @property
+    def label(self) -> str:
+        """What the prompt and the transcript show: "⚠️ Risky: deletes files recursively"."""
+        return f"{LABELS[self.level]}: {self.text}"
+
+
+def combine(*ratings: Danger | None) -> Danger | None:
+    """One rating from several: the worst level; reasons deduplicated, danger first."""
+    found = [r for r in ratings if r is not None and r.reasons]
+    if not found:
+        return None
+    level: Level = "danger" if any(r.level == "danger" for r in found) else "caution"
+    ordered = [r for r in found if r.level == "danger"] + [r for r in found if r.level != "danger"]
+    reasons = list(dict.fromkeys(reason for r in ordered for reason in r.reasons))
+    return Danger(level, reasons)
+
+
+# ---------------------------------------------------------------------------- parsing
+
+_PUNCTUATION = "();<>|&\n"
+#: Operators that end a command. ``|`` and ``|&`` also join a pipeline.
+_PIPES = frozenset({"|", "|&"})
+_WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
+_READ_REDIRECTS = frozenset({"<", "<<", "<<<", "<<-"})
+_SUBSTITUTION = re.compile(r"\$\(([^()]*)\)|`([^`]*)`|<\(([^()]*)\)")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_FORK_BOMB = re.compile(r"([A-Za-z_:][\w:]*)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&")
+
+
+@dataclass
+class SimpleCommand:
+    """One command of a pipeline: its words, and the files its redirections write."""
+
+    argv: list[str]
+    writes: list[str] = field(default_factory=list)
+    #: Every token as read (words and redirections), for matching rules against.
+    tokens: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.argv[0]) if self.argv else ""
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.tokens)
+
+
+Pipeline = list[SimpleCommand]
+
+
+def _tokens(command: str) -> list[str]:
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=_PUNCTUATION)
+    lexer.whitespace_split = True
+    lexer.whitespace = " \t\r"
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError:  # an unclosed quote: read it word by word instead
+        return re.findall(r"[;&|()<>\n]+|[^\s;&|()<>]+", command)
+
+
+def _is_operator(token: str) -> bool:
+    return bool(token) and all(ch in _PUNCTUATION for ch in token)
+
+
+def pipelines(command: str) -> list[Pipeline]:
+    """The pipelines of a command line, each a list of simple commands, in order."""
+    found: list[Pipeline] = []
+    current: Pipeline = []
+    words: list[str] = []
+    writes: list[str] = []
+    tokens: list[str] = []
+    pending: str | None = None  # "write" / "read": the next word is a redirection's target
+    comment = False
+
+    def end_command() -> None:
+        nonlocal words, writes, tokens
+        if words and words[-1] == "$":  # `$` of a `$(` that the lexer split off
+            words.pop()
+            tokens.pop()
+        if words or writes:
+            current.append(SimpleCommand(words, writes, tokens))
+        words, writes, tokens = [], [], []
+
+    def end_pipeline() -> None:
+        nonlocal current
+        end_command()
+        if current:
+            found.append(current)
+        current = []
+
+    for token in _tokens(command):
+        if comment:
+            if "\n" in token and _is_operator(token):
+                comment = False
+                end_pipeline()
+            continue
+        if _is_operator(token):
+            pending = None
+            if token in _WRITE_REDIRECTS:
+                pending = "write"
+                tokens.append(token)
+            elif token in _READ_REDIRECTS:
+                pending = "read"
+                tokens.append(token)
+            elif token in _PIPES:
+                end_command()
+            else:  # ; && || & ( ) <( newline, and runs of them
+                end_pipeline()
+            continue
+        if pending is not None:
+            if pending == "write" and not token.isdigit() and token != "-":
+                writes.append(token)
+            tokens.append(token)
+            pending = None
+            continue
+        if token.startswith("#") and not words:
+            comment = True
+            continue
+        words.append(token)
+        tokens.append(token)
+    end_pipeline()
+    return found
+
+
+def substitutions(command: str) -> list[str]:
+    """The commands inside ``$(…)``, backticks and ``<(…)`` (not nested)."""
+    return [
+        next(g for g in match.groups() if g is not None)
+        for match in _SUBSTITUTION.finditer(command)
+    ]
+
+
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "csh", "tcsh"})
+_INTERPRETERS = frozenset({"python", "python2", "python3", "perl", "ruby", "node", "php"})
+#: Commands that run the rest of their words as another command.
+_WRAPPERS = frozenset(
+    {
+        "env",
+        "nohup",
+        "time",
+        "nice",
+        "ionice",
+        "command",
+        "exec",
+        "builtin",
+        "xargs",
+        "stdbuf",
+        "timeout",
+        "caffeinate",
+    }
+)
+_ROOT = frozenset({"sudo", "su", "doas", "pkexec", "run0"})
+_DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https"})
+
+
+def _is_interpreter(name: str) -> bool:
+    return name in _SHELLS or name in _INTERPRETERS or bool(re.fullmatch(r"python3?(\.\d+)?", name))
+
+
+def _shell_payload(argv: list[str]) -> str | None:
+    """The script of ``sh -c SCRIPT`` / ``bash -lc SCRIPT`` / ``eval WORDS``."""
+    if not argv:
+        return None
+    name = os.path.basename(argv[0])
+    if name == "eval":
+        return " ".join(argv[1:]) or None
+    if name not in _SHELLS:
+        return None
+    for index, word in enumerate(argv[1:], 1):
+        if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
+            return argv[index + 1] if index + 1 < len(argv) else None
+        if not word.startswith("-"):
+            return None
+    return None
+
+
+def _unwrap(argv: list[str]) -> tuple[list[str], bool]:
+    """The command a wrapper runs (``sudo -u x cmd`` → ``cmd``), and whether it is as root."""
+    root = False
+    argv = list(argv)
+    while argv and _ASSIGNMENT.match(argv[0]):
+        argv.pop(0)  # FOO=1 cmd
+    for _ in range(MAX_DEPTH):
+        if not argv:
+            break
+        name = os.path.basename(argv[0])
+        if name in _ROOT:
+            root = True
+            if name == "su":
+                payload = argv[argv.index("-c") + 1] if "-c" in argv[:-1] else None
+                return (["sh", "-c", payload] if payload else []), root
+            rest = argv[1:]
+            while rest and rest[0].startswith("-"):
+                flag = rest.pop(0)
+                if flag in ("-u", "-g", "-C", "-h", "-p", "-U", "-r", "-t", "-D") and rest:
+                    rest.pop(0)
+            argv = rest
+        elif name in _WRAPPERS:
+            rest = argv[1:]
+            while rest and (rest[0].startswith("-") or _ASSIGNMENT.match(rest[0])):
+                flag = rest.pop(0)
+                if flag in ("-n", "-u", "-s", "-k", "-I", "-L", "-P", "-o") and rest:
+                    rest.pop(0)  # an option with a value (nice -n 5, env -u NAME, xargs -I {})
+            if name == "timeout" and rest:
+                rest.pop(0)  # the duration
+            argv = rest
+        else:
+            break
+    return argv, root
+
+
+def _flags(argv: list[str]) -> tuple[set[str], set[str]]:
+    """Short flag letters (``-rf`` → r, f) and long options (``--force``) of a command."""
+    short: set[str] = set()
+    long: set[str] = set()
+    for word in argv[1:]:
+        if word == "--":
+            break
+        if word.startswith("--"):
+            long.add(word.split("=", 1)[0])
+        elif word.startswith("-") and len(word) > 1:
+            short.update(word[1:])
+    return short, long
+
+
+def _positional(argv: list[str]) -> list[str]:
+    out: list[str] = []
+    options = True
+    for word in argv[1:]:
+        if options and word == "--":
+            options = False
+        elif options and word.startswith("-") and len(word) > 1:
+            continue
+        else:
+            out.append(word)
+    return out
+
+
+# ---------------------------------------------------------------------------- rating
+
+
+class _Findings:
+    def __init__(self) -> None:
+        self.danger: list[str] = []
+        self.caution: list[str] = []
+
+    def rating(self) -> Danger | None:
+        danger = list(dict.fromkeys(self.danger))
+        caution = [r for r in dict.fromkeys(self.caution) if r not in danger]
+        if danger:
+            return Danger("danger", danger + caution)
+        if caution:
+            return Danger("caution", caution)
+        return None
+
+
+_DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|mapper/|md\d|dm-|loop)")
+_MUTATORS = frozenset(
+    {
+        "rm",
+        "rmdir",
+        "mv",
+        "touch",
+        "mkdir",
+        "tee",
+        "truncate",
+        "chmod",
+        "chown",
+        "chgrp",
+        "unlink",
+        "shred",
+        "sed",
+    }
+)
+#: Commands whose last argument is the one they write (the others are read).
+_WRITE_LAST = frozenset({"cp", "ln", "install", "rsync"})
+_INSTALLERS: dict[str, tuple[str, ...]] = {
+    "pip": ("install",),
+    "pip3": ("install",),
+    "npm": ("install", "i", "add", "ci"),
+    "pnpm": ("install", "i", "add"),
+    "yarn": ("add", "install"),
+    "apt": ("install",),
+    "apt-get": ("install",),
+    "dnf": ("install",),
+    "yum": ("install",),
+    "brew": ("install",),
+    "conda": ("install", "create"),
+    "mamba": ("install", "create"),
+    "cargo": ("install",),
+    "gem": ("install",),
+    "go": ("install", "get"),
+    "uv": ("add",),
+    "poetry": ("add",),
+}
+
+
+#: Absolute paths that are no file of anyone's: writing there changes nothing.
+_HARMLESS = re.compile(r"^/dev/(null|zero|stdout|stderr|stdin|tty|fd/\d+)$|^/proc/self/fd/\d+$")
+
+
+def _outside(path: str, roots: Sequence[str]) -> bool:
+    expanded = os.path.expanduser(path)
+    if not os.path.isabs(expanded) or _HARMLESS.match(expanded):
+        return False  # relative to wherever the command runs: not knowable here
+    try:
+        real = os.path.realpath(expanded)
+    except (OSError, ValueError):  # a NUL byte, a loop: no file anyone can name
+        real = os.path.normpath(expanded)
+    for root in roots:
+        base = os.path.realpath(root)
+        try:
+            if os.path.commonpath([real, base]) == base:
+                return False
+        except ValueError:
+            continue
+    return True
+
+
+def _rate_command(
+    cmd: SimpleCommand, roots: Sequence[str] | None, found: _Findings, depth: int
+) -> None:
+    for target in cmd.writes:
+        if _DISK.match(target):
+            found.danger.append("writes directly to a disk device")
+        elif roots and _outside(target, roots):
+            found.caution.append(f"writes outside the project (`{target}`)")
+    argv, root = _unwrap(cmd.argv)
+    if root:
+        found.danger.append("runs as root")
+    if not argv:
+        return
+    name = os.path.basename(argv[0])
+    payload = _shell_payload(argv)
+    if payload is not None:
+        if depth < MAX_DEPTH:
+            _rate(payload, roots, found, depth + 1)
+        return
+    short, long = _flags(argv)
+    args = _positional(argv)
+    if name == "rm":
+        if "r" in short or "R" in short or "--recursive" in long:
+            found.danger.append("deletes files recursively")
+        elif "f" in short or "--force" in long:
+            found.danger.append("force-deletes files (rm -f)")
+    elif name == "find":
+        if "-delete" in argv:
+            found.danger.append("deletes the files it finds (find -delete)")
+        for index, word in enumerate(argv):
+            if word in ("-exec", "-execdir", "-ok", "-okdir") and index + 1 < len(argv):
+                if os.path.basename(argv[index + 1]) in ("rm", "shred", "unlink"):
+                    found.danger.append("deletes the files it finds (find -exec rm)")
+                _rate_command(SimpleCommand(argv[index + 1 :]), roots, found, depth + 1)
+    elif name == "git":
+        _rate_git(argv, found)
+    elif name == "dd":
+        if any(_DISK.match(w[3:]) for w in argv if w.startswith("of=")):
+            found.danger.append("writes directly to a disk device")
+        found.danger.append("copies raw bytes over files or devices (dd)")
+    elif name.startswith("mkfs") or name in ("mkswap", "wipefs", "fdisk", "parted", "sfdisk"):
+        found.danger.append("formats or repartitions a disk")
+    elif name == "shred":
+        found.danger.append("destroys file contents beyond recovery (shred)")
+    elif name in ("chmod", "chown", "chgrp") and ("R" in short or "--recursive" in long):
+        found.danger.append(
+            "changes permissions recursively"
+            if name == "chmod"
+            else "changes ownership recursively"
+        )
+    elif name in ("shutdown", "reboot", "halt", "poweroff"):
+        found.danger.append("shuts down or restarts the machine")
+    elif name in _DOWNLOADERS:
+        found.caution.append(f"uses the network ({name})")
+    elif name in ("ssh", "scp", "sftp", "telnet", "nc", "ncat", "ftp", "mosh"):
+        found.caution.append(f"connects to another machine ({name})")
+    elif name == "rsync" and any(_is_remote(a) for a in args):
+        found.caution.append("copies to or from another machine (rsync)")
+    elif name in ("kill", "pkill", "killall"):
+        found.caution.append(f"stops processes ({name})")
+    _rate_install(name, argv, args, found)
+    if roots and name in _MUTATORS | _WRITE_LAST:
+        if name == "sed" and not ("i" in short or "--in-place" in long):
+            targets: list[str] = []
+        elif name in _WRITE_LAST:
+            targets = args[-1:] if len(args) > 1 else []
+        else:
+            targets = args[1:] if name in ("chmod", "chown", "chgrp") else args
+        outside = [t for t in targets if _outside(t, roots)]
+        if outside:
+            found.caution.append(f"changes files outside the project ({_named(outside)})")
+
+
+def _is_remote(arg: str) -> bool:
+    return "://" in arg or (bool(re.match(r"^[\w.@-]+:", arg)) and not arg.startswith("/"))
+
+
+def _rate_git(argv: list[str], found: _Findings) -> None:
+    words = argv[1:]
+    while words and words[0].startswith("-"):  # git -C dir …, git -c k=v …
+        flag = words.pop(0)
+        if flag in ("-C", "-c") and words:
+            words.pop(0)
+    if not words:
+        return
+    sub, rest = words[0], words[1:]
+    short, long = _flags([sub, *rest])
+    if sub == "reset" and "--hard" in rest:
+        found.danger.append("discards uncommitted changes (git reset --hard)")
+    elif sub == "clean" and ("f" in short or "--force" in long):
+        found.danger.append("deletes untracked files (git clean)")
+    elif sub == "push":
+        forced = (
+            "f" in short
+            or long & {"--force", "--force-with-lease", "--mirror", "--delete"}
+            or any(w.startswith("+") for w in rest)
+        )
+        if forced:
+            found.danger.append("rewrites the remote's history (git push --force)")
+        else:
+            found.caution.append("pushes to a remote (git push)")
+    elif (sub == "checkout" and "--" in rest) or sub == "restore":
+        found.caution.append("discards uncommitted changes to files")
+    elif sub == "branch" and "D" in short:
+        found.caution.append("deletes a branch without checking it is merged")
+
+
+def _rate_install(name: str, argv: list[str], args: list[str], found: _Findings) -> None:
+    words = args
+    tool = name
+    if re.fullmatch(r"python3?(\.\d+)?", name) and argv[1:3] == ["-m", "pip"]:
+        tool, words = "pip", _positional(argv[2:])
+    elif name == "uv" and args[:1] == ["pip"]:
+        tool, words = "pip", args[1:]
+    verbs = _INSTALLERS.get(tool)
+    if verbs and words and words[0] in verbs:
+        found.caution.append(f"installs packages ({tool} {words[0]})")
+
+
+def _named(paths: list[str]) -> str:
+    shown = ", ".join(f"`{p}`" for p in paths[:MAX_NAMED])
+    more = len(paths) - MAX_NAMED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _runs_stdin(cmd: SimpleCommand) -> bool:
+    """``sh``, ``bash -s``, ``python -``: an interpreter reading its program from stdin."""
+    argv, _root = _unwrap(cmd.argv)
+    if not argv or not _is_interpreter(os.path.basename(argv[0])):
+        return False
+    if any(w in ("-c", "-m", "-e", "-r") for w in argv[1:]):
+        return False
+    args = _positional(argv)
+    return not args or args[0] == "-" or "-s" in argv[1:]
+
+
+def _downloads(cmd: SimpleCommand) -> bool:
+    argv, _root = _unwrap(cmd.argv)
+    return bool(argv) and os.path.basename(argv[0]) in _DOWNLOADERS
+
+
+def _rate(command: str, roots: Sequence[str] | None, found: _Findings, depth: int) -> None:
+    if _FORK_BOMB.search(command):
+        found.danger.append("a fork bomb: starts processes until the machine stalls")
+    runs_code = False
+    for pipeline in pipelines(command):
+        for index, cmd in enumerate(pipeline):
+            _rate_command(cmd, roots, found, depth)
+            if _runs_stdin(cmd) and any(_downloads(c) for c in pipeline[:index]):
+                runs_code = True
+    inner = substitutions(command)
+    for sub in inner:
+        if depth < MAX_DEPTH:
+            _rate(sub, roots, found, depth + 1)
+    if any(_is_download(sub) for sub in inner) and any(
+        _is_interpreter(cmd.name) or cmd.name in ("eval", "source", ".")
+        for pipeline in pipelines(command)
+        for cmd in pipeline
+    ):
+        runs_code = True  # bash <(curl …), sh -c "$(curl …)"
+    if runs_code:
+        found.danger.append("downloads and runs code")
+
+
+def _is_download(command: str) -> bool:
+    return any(_downloads(cmd) for pipeline in pipelines(command) for cmd in pipeline)
+
+
+def assess_command(command: str, roots: Sequence[str] | None = None) -> Danger | None:
+    """How risky a shell command looks (None: nothing recognised).
+
+    ``roots`` (the session's directories) adds a caution for files written outside
+    them by absolute path (or ``~``); relative paths are not judged.
+    """
+    if not command or not command.strip():
+        return None
+    found = _Findings()
+    _rate(command, roots, found, 0)
+    return found.rating()
+
+
+def assess_paths(paths: Iterable[str], roots: Sequence[str]) -> Danger | None:
+    """Caution when a path lies outside ``roots`` (relative paths are taken from the first)."""
+    if not roots:
+        return None
+    outside = []
+    for path in paths:
+        if not path:
+            continue
+        absolute = path if os.path.isabs(os.path.expanduser(path)) else os.path.join(roots[0], path)
+        if _outside(absolute, roots):
+            outside.append(path)
+    outside = list(dict.fromkeys(outside))
+    if not outside:
+        return None
+    return Danger("caution", [f"outside the project ({_named(outside)})"])
+
+
+def command_parts(command: str) -> list[str]:
+    """Every simple command of ``command`` as text: the commands of its pipelines and
+    chains, of ``$(…)``/backticks, and of ``sh -c`` payloads (what a rule must cover)."""
+    parts: list[str] = []
+
+    def walk(text: str, depth: int) -> None:
+        for pipeline in pipelines(text):
+            for cmd in pipeline:
+                parts.append(cmd.text)
+                payload = _shell_payload(_unwrap(cmd.argv)[0])
+                if payload is not None and depth < MAX_DEPTH:
+                    walk(payload, depth + 1)
+        for sub in substitutions(text):
+            if depth < MAX_DEPTH:
+                walk(sub, depth + 1)
+
+    walk(command, 0)
+    return parts
+
+
+# ---------------------------------------------------------------------------- tool calls
+
+
+def call_command(call: ToolCallState) -> str | None:
+    """The shell command a tool call runs: from rawInput, else (kind execute) its title."""
+    command = command_of(call.raw_input)
+    if command is None and call.kind == "execute" and call.title.strip():
+        command = call.title.strip().strip("`").strip()
+    return command or None
+
+
+def call_paths(call: ToolCallState) -> list[str]:
+    """Every file path a tool call names: diffs, locations, rawInput (in that order)."""
+    paths = [d.path for d in call.diffs] + [loc.path for loc in call.locations]
+    paths += paths_of(call.raw_input)
+    paths += [e.diff.path for e in edits_from_raw_input(call.raw_input, call.kind) if e.diff]
+    return list(dict.fromkeys(p for p in paths if p))
+
+
+def assess_call(call: ToolCallState, roots: Sequence[str]) -> Danger | None:
+    """A tool call's rating: its command (from rawInput), and its paths against ``roots``."""
+    command = call_command(call)
+    return combine(
+        assess_command(command, roots) if command else None,
+        assess_paths(call_paths(call), roots),
+    )

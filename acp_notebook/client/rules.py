@@ -1,0 +1,392 @@
+"""Permission rules: short lines a person writes, that answer permission requests
+before the session's policy does.
+
+    allow read                    every tool call of kind read
+    allow search
+    deny delete
+    allow edit *.py               edits whose every file matches *.py (at any depth)
+    allow edit src/**             … every file under src/ (paths relative to the session cwd)
+    allow execute pytest*         commands matching pytest*
+    allow execute "git status"    exactly `git status`
+    deny execute rm *             commands where any part matches `rm *`
+    ask execute git push*         always ask (even when a later rule or the policy would allow)
+    allow *                       anything (but see the safeguard)
+
+A rule is ``ACTION KIND [PATTERN]``: the action ``allow``, ``deny`` or ``ask``; a tool
+kind (``read``, ``edit``, ``delete``, ``move``, ``search``, ``execute``, ``think``,
+``fetch``, ``switch_mode``, ``other``) or ``*`` for any; then an optional glob. Rules are
+tried in order and the first that matches decides; when none does, the session's policy
+decides as before.
+
+What a pattern is matched against:
+
+* ``execute`` — the shell command (from ``rawInput``; the title when there is none). A
+  command made of several (``a && b``, ``a | b``, ``$(…)``, ``sh -c '…'``) is allowed
+  only when *every* part matches, and denied or asked when *any* part does: so
+  ``allow execute pytest*`` does not allow ``pytest; rm -rf ~``;
+* ``fetch`` — the URL (from ``rawInput``; else the title);
+* any other kind — every file path of the call (diffs, locations, ``rawInput``), each
+  relative to the session's directory. All must match; a call naming no path does not.
+  Globs work like ``.gitignore``: without a ``/`` they match the file name at any depth,
+  with one they match from the session's directory; ``*`` stays within a directory and
+  ``**`` crosses them. Paths outside the session's directory match only absolute globs.
+
+The safeguard: a rule whose pattern is only wildcards (``allow *``, ``allow execute``,
+``allow execute *``) never allows a command that :func:`~.danger.assess_command` rates
+``danger`` — such a request is asked instead (rejected when no one can be asked), and
+the transcript says why.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shlex
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, cast
+
+from .danger import assess_command, call_command, call_paths, command_parts
+from .permissions import PermissionOption, pick_by_policy
+
+if TYPE_CHECKING:
+    from .transcript import ToolCallState
+
+Action = Literal["allow", "deny", "ask"]
+ACTIONS: tuple[Action, ...] = ("allow", "deny", "ask")
+KINDS = (
+    "read",
+    "edit",
+    "delete",
+    "move",
+    "search",
+    "execute",
+    "think",
+    "fetch",
+    "switch_mode",
+    "other",
+)
+_WILDCARDS = frozenset("*?")
+
+
+@dataclass(frozen=True)
+class RuleMatch:
+    """What a rule decided about one tool call."""
+
+    action: Action
+    #: The rule as written: "allow read".
+    rule: str
+    #: Why the decision is not what the rule says (the safeguard), for the transcript.
+    note: str | None = None
+    #: True when the safeguard turned an ``allow`` into ``ask``.
+    safeguard: bool = False
+
+    def option(self, options: list[PermissionOption]) -> PermissionOption | None:
+        """The option an allow or deny picks (the same preference as the policies)."""
+        return pick_by_policy(options, self.action) if self.action != "ask" else None
+
+    @property
+    def by(self) -> str:
+        """``decided_by`` of a request this rule decided: "rule `allow read`"."""
+        return f"rule `{self.rule}`"
+
+
+@dataclass(frozen=True)
+class Rule:
+    action: Action
+    #: A tool kind, or "*" for any.
+    kind: str
+    #: Globs (paths: any of them per path; commands and URLs: exactly one).
+    patterns: tuple[str, ...]
+    text: str
+
+    @property
+    def wildcard_only(self) -> bool:
+        """No pattern, or patterns made of nothing but wildcards (and slashes)."""
+        return all(set(p) <= _WILDCARDS | {"/"} for p in self.patterns)
+
+    def explain(self) -> str:
+        """What the rule does, in a sentence fragment (for ``%acp --rules``)."""
+        verb = {"allow": "allows", "deny": "denies", "ask": "always asks for"}[self.action]
+        if not self.patterns or self.wildcard_only:
+            what = {"*": "any tool call", "execute": "any command", "fetch": "any fetch"}.get(
+                self.kind, f"every `{self.kind}` tool call"
+            )
+            if self.action == "allow" and self.kind in ("*", "execute"):
+                what += ", except risky commands (those are asked)"
+            return f"{verb} {what}"
+        globs = " or ".join(f"`{p}`" for p in self.patterns)
+        if self.kind == "execute":
+            some = "matching" if self.action == "allow" else "with a part matching"
+            what = f"commands {some} {globs}"
+        elif self.kind == "fetch":
+            what = f"fetches of URLs matching {globs}"
+        elif self.kind == "*":
+            what = f"tool calls whose command (or every file) matches {globs}"
+        else:
+            what = f"`{self.kind}` tool calls whose every file matches {globs}"
+        return f"{verb} {what}"
+
+    # ------------------------------------------------------------------ matching
+
+    def matches(self, call: ToolCallState, cwd: str) -> bool:
+        if self.kind != "*" and call.kind != self.kind:
+            return False
+        if not self.patterns:
+            return True
+        command = call_command(call)
+        if self.kind == "execute" or (self.kind == "*" and command is not None):
+            return command is not None and self._matches_command(command)
+        if self.kind == "fetch":
+            url = _url_of(call)
+            return url is not None and _fnmatch(url, self.patterns[0])
+        paths = call_paths(call)
+        return bool(paths) and all(self._matches_path(p, cwd) for p in paths)
+
+    def _matches_command(self, command: str) -> bool:
+        pattern = _squash(self.patterns[0])
+        whole = _fnmatch(_squash(command), pattern)
+        parts = [_squash(p) for p in command_parts(command)] or [_squash(command)]
+        if self.action == "allow":
+            # Every part, so a wildcard never hides a second command.
+            return all(_fnmatch(part, pattern) for part in parts)
+        return whole or any(_fnmatch(part, pattern) for part in parts)
+
+    def _matches_path(self, path: str, cwd: str) -> bool:
+        relative = _relative(path, cwd)
+        for pattern in self.patterns:
+            absolute = os.path.isabs(os.path.expanduser(pattern))
+            if relative is None:
+                # Outside the session's directory: only an absolute glob can match.
+                if absolute and _glob_match(
+                    os.path.normpath(os.path.expanduser(pattern)), os.path.abspath(path)
+                ):
+                    return True
+            elif absolute:
+                if _glob_match(
+                    os.path.normpath(os.path.expanduser(pattern)),
+                    os.path.normpath(os.path.join(cwd, relative)),
+                ):
+                    return True
+            else:
+                if pattern.startswith("./"):
+                    pattern = pattern[2:]
+                if pattern.endswith("/"):
+                    pattern += "**"  # a directory: everything under it
+                if "/" in pattern:
+                    if _glob_match(pattern, relative):
+                        return True
+                elif _glob_match(pattern, os.path.basename(relative)):
+                    return True  # no slash: the file name, at any depth (.gitignore)
+        return False
+
+
+class PermissionRules:
+    """Rules in order; :meth:`match` returns what the first matching one says."""
+
+    def __init__(self, rules: Iterable[Rule] = ()) -> None:
+        self.rules = list(rules)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def __bool__(self) -> bool:
+        return bool(self.rules)
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(self.rules)
+
+    @property
+    def texts(self) -> list[str]:
+        return [rule.text for rule in self.rules]
+
+    @classmethod
+    def parse(cls, lines: str | Iterable[str]) -> PermissionRules:
+        """Rules from lines (a string: one rule per line or ``;``-separated); blank lines
+        and ``#`` comments are skipped. A malformed rule raises :class:`ValueError` with
+        one sentence."""
+        if isinstance(lines, str):
+            lines = split_rules(lines)
+        rules = []
+        for line in lines:
+            if not isinstance(line, str):
+                raise ValueError(f"A permission rule is a string, not {type(line).__name__}.")
+            text = line.strip()
+            if not text or text.startswith("#"):
+                continue
+            rules.append(parse_rule(text))
+        return cls(rules)
+
+    def match(self, call: ToolCallState, cwd: str) -> RuleMatch | None:
+        """What the first rule that matches ``call`` says (None: no rule matches)."""
+        for rule in self.rules:
+            if not rule.matches(call, cwd):
+                continue
+            if rule.action == "allow" and rule.wildcard_only:
+                command = call_command(call)
+                danger = assess_command(command) if command else None
+                if danger is not None and danger.level == "danger":
+                    return RuleMatch(
+                        "ask",
+                        rule.text,
+                        note=f"rule `{rule.text}` does not cover risky commands",
+                        safeguard=True,
+                    )
+            return RuleMatch(rule.action, rule.text)
+        return None
+
+    def describe(self, policy: str | None = None) -> list[str]:
+        """The rules in order, with what each does (``%acp --rules``)."""
+        fallback = f"the session's policy ({policy})" if policy else "the session's policy"
+        if not self.rules:
+            return [f"No permission rules: {fallback} decides every request."]
+        lines = ["Permission rules (the first that matches decides):"]
+        for number, rule in enumerate(self.rules, 1):
+            lines.append(f"  {number}. {rule.text} — {rule.explain()}")
+        lines.append(f"When none matches, {fallback} decides.")
+        if any(r.kind in ("execute", "*") and r.patterns for r in self.rules):
+            lines.append(
+                "A chained command (a && b, a | b, $(…), sh -c '…') is allowed only when every "
+                "part matches, and denied or asked when any part does."
+            )
+        if any(r.action == "allow" and r.wildcard_only for r in self.rules):
+            lines.append(
+                "Safeguard: a rule that is only wildcards never allows a risky command "
+                "(rm -rf, sudo, curl | sh, …); it is asked instead, or rejected when no one can be asked."
+            )
+        return lines
+
+
+def split_rules(text: str) -> list[str]:
+    """Rules from one string (an environment variable): separated by ``;`` or newlines."""
+    return [part.strip() for part in re.split(r"[;\n]", text) if part.strip()]
+
+
+def parse_rule(text: str) -> Rule:
+    """One rule from its text; :class:`ValueError` with one sentence when malformed."""
+    text = " ".join(text.split())
+    head, _, rest = text.partition(" ")
+    action = head.lower()
+    if action not in ACTIONS:
+        raise ValueError(
+            f"The permission rule `{text}` must start with allow, deny or ask, not `{head}`."
+        )
+    rest = rest.strip()
+    if not rest:
+        raise ValueError(
+            f"The permission rule `{text}` needs a tool kind after `{action}` "
+            f"({', '.join(KINDS)}, or * for any)."
+        )
+    kind_word, _, pattern_text = rest.partition(" ")
+    kind = kind_word.lower()
+    if kind != "*" and kind not in KINDS:
+        raise ValueError(
+            f"The permission rule `{text}` names an unknown tool kind `{kind_word}`; "
+            f"use one of {', '.join(KINDS)}, or * for any."
+        )
+    pattern_text = pattern_text.strip()
+    patterns: tuple[str, ...] = ()
+    if pattern_text:
+        if kind in ("execute", "fetch", "*") and not _quoted(pattern_text):
+            patterns = (pattern_text,)
+        else:
+            try:
+                words = shlex.split(pattern_text)
+            except ValueError:
+                raise ValueError(f"The permission rule `{text}` has an unclosed quote.") from None
+            if kind in ("execute", "fetch", "*"):
+                if len(words) != 1:
+                    raise ValueError(
+                        f"The permission rule `{text}` has text after its quoted pattern; "
+                        "quote the whole command or none of it."
+                    )
+                patterns = (words[0],)
+            else:
+                patterns = tuple(words)
+        if not all(patterns):
+            raise ValueError(f"The permission rule `{text}` has an empty pattern.")
+    return Rule(cast(Action, action), kind, patterns, text)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _quoted(text: str) -> bool:
+    return len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'"
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _fnmatch(text: str, pattern: str) -> bool:
+    return fnmatch.fnmatchcase(text, pattern)
+
+
+def _url_of(call: ToolCallState) -> str | None:
+    raw = call.raw_input
+    if isinstance(raw, dict) and isinstance(raw.get("url"), str):
+        return str(raw["url"])
+    return call.title or None
+
+
+def _relative(path: str, cwd: str) -> str | None:
+    """``path`` relative to ``cwd`` ("a/b.py"), or None when it lies outside."""
+    absolute = os.path.normpath(path if os.path.isabs(path) else os.path.join(cwd, path))
+    base = os.path.normpath(cwd)
+    try:
+        if os.path.commonpath([absolute, base]) != base:
+            return None
+    except ValueError:
+        return None
+    relative = os.path.relpath(absolute, base)
+    return None if relative == "." else relative
+
+
+def _glob_match(pattern: str, path: str) -> bool:
+    return _glob_regex(pattern).fullmatch(path) is not None
+
+
+_GLOB_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as a regular expression: ``*`` and ``?`` stay within one directory, ``**``
+    crosses directories (``a/**`` is everything under ``a``), ``[…]`` is a class."""
+    cached = _GLOB_CACHE.get(pattern)
+    if cached is not None:
+        return cached
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if pattern.startswith("**", i):
+            at_start = i == 0 or pattern[i - 1] == "/"
+            i += 2
+            if at_start and i < n and pattern[i] == "/":
+                out.append("(?:.*/)?")  # **/ : any directories, or none
+                i += 1
+            else:
+                out.append(".*")  # a/** : everything under a
+            continue
+        if ch == "*":
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+        elif ch == "[":
+            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "]") else i + 1)
+            if end == -1:
+                out.append(re.escape(ch))
+            else:
+                body = pattern[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
+                i = end
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    compiled = re.compile("".join(out), re.DOTALL)
+    _GLOB_CACHE[pattern] = compiled
+    return compiled
