@@ -28,7 +28,7 @@ from typing import IO, Any
 
 import anyio
 
-from .agents.presets import AgentNotFound, LaunchSpec, launch_options, load_presets, resolve_agent
+from .agents.presets import AgentNotFound, launch_options, load_presets, resolve_agent
 from .client.connection import ClientConnection
 from .client.errors import AcpClientError, AuthRequired
 from .client.permissions import POLICIES, PermissionRequest
@@ -67,10 +67,6 @@ def _env_pairs(pairs: Sequence[str]) -> dict[str, str]:
 def _fail(message: str, code: int = EXIT_AGENT_FAILED) -> int:
     print(f"acp-notebook: {message}", file=sys.stderr)
     return code
-
-
-def _resolve(spec: str | None) -> LaunchSpec:
-    return resolve_agent(spec)
 
 
 # ---------------------------------------------------------------------------- run
@@ -188,7 +184,7 @@ def _read_line(prompt: str) -> str:
 
 async def _run(args: argparse.Namespace) -> int:
     try:
-        spec = _resolve(args.agent)
+        spec = resolve_agent(args.agent)
     except AgentNotFound as exc:
         return _fail(str(exc))
     env = {**spec.env, **_env_pairs(args.env)}
@@ -285,7 +281,7 @@ def _capability_summary(caps: Any) -> str:
 async def _doctor(args: argparse.Namespace) -> int:
     out = sys.stdout
     try:
-        spec = _resolve(args.agent)
+        spec = resolve_agent(args.agent)
     except AgentNotFound as exc:
         print(f"Agent: {args.agent}\nProblem: {exc}", file=out)
         return EXIT_AGENT_FAILED

@@ -25,10 +25,10 @@ import anyio
 
 from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
-from .elicitation import ElicitationBroker, ElicitationRequest
+from .elicitation import ElicitationBroker
 from .errors import PromptNotSupported, TurnTimeout
 from .fs import FileChange, FileSystem
-from .permissions import PermissionBroker, PermissionRequest, Policy
+from .permissions import PermissionBroker, Policy
 from .render import TerminalView, transcript_bundle
 from .terminals import TerminalManager
 from .transcript import Transcript, TurnRecord
@@ -143,16 +143,16 @@ class Session:
         self.additional_directories = list(additional_directories)
         roots = [cwd, *self.additional_directories]
         self.transcript = Transcript(cwd)
-        self.fs = FileSystem(roots, on_change=self._on_file_change)
-        self.terminals = TerminalManager(roots, cwd, env=env, on_output=self._on_terminal_output)
+        self.fs = FileSystem(roots, on_change=self._changed)
+        self.terminals = TerminalManager(roots, cwd, env=env, on_output=self._changed)
         self.permissions = PermissionBroker(
-            policy, interactive=interactive, on_change=self._on_permission_change
+            policy, interactive=interactive, on_change=self._changed
         )
         # --- elicitation: decided by the same UI as permissions (a terminal asker that
         # only knows permissions, as in the CLI, is no UI for forms: declined there).
         self.elicitations = ElicitationBroker(
             interactive=lambda: self.permissions.interactive and self.permissions.asker is None,
-            on_change=self._on_elicitation_change,
+            on_change=self._changed,
         )
         # --- end elicitation
         self.turns: list[PromptTurn] = []
@@ -371,9 +371,6 @@ class Session:
         """`elicitation/complete` for one of this session's URL requests (else False)."""
         return self.elicitations.complete(elicitation_id)
 
-    def _on_elicitation_change(self, request: ElicitationRequest) -> None:
-        self.transcript.changed()
-
     # --- end elicitation -----------------------------------------------------------------
 
     def terminal_view(self, terminal_id: str) -> TerminalView | None:
@@ -392,13 +389,9 @@ class Session:
 
     # ------------------------------------------------------------------ listeners
 
-    def _on_file_change(self, change: FileChange) -> None:
-        self.transcript.changed()
-
-    def _on_terminal_output(self, terminal_id: str) -> None:
-        self.transcript.changed()
-
-    def _on_permission_change(self, request: PermissionRequest) -> None:
+    def _changed(self, _what: object = None) -> None:
+        """A file was written, a terminal printed, a request appeared or was decided:
+        views redraw from the transcript's version."""
         self.transcript.changed()
 
     def on_change(self, listener: Callable[[Transcript], None]) -> Callable[[], None]:

@@ -13,7 +13,7 @@ import threading
 from ..client.permissions import PermissionRequest
 from ..client.session import Session
 from .extension import current
-from .inspector import MessageTable, pair_responses
+from .inspector import MessageTable
 from .manager import TurnHandle, TurnSettings
 
 
@@ -82,8 +82,7 @@ def messages(
     (client → agent) or ``recv``. ``.step(n)`` shows one message in full,
     ``.save(path)`` writes them in the ``--trace`` JSON Lines format.
     """
-    agents = current().agents
-    table = MessageTable(pair_responses(agents.log.events), cwd=agents.cwd)
+    table = current().agents.message_table()
     return table.filter(agent=agent, method=method, direction=direction, last=last)
 
 

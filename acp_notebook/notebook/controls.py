@@ -91,11 +91,8 @@ class SessionControls:
 
         loop = self.agents.loop
 
-        def make() -> SessionPanel:
+        async def build() -> SessionPanel:  # on the loop: only it writes the panel's widgets
             return SessionPanel(session, submit=loop.submit, schedule_later=loop.call_later)
-
-        async def build() -> SessionPanel:
-            return make()
 
         panel = self.run(build)
         display(panel.widget)

@@ -392,10 +392,7 @@ class AcpMagics(Magics):
         display(Markdown("\n".join(lines)))
 
     def _show_log(self) -> None:
-        from .inspector import MessageTable, pair_responses
-
-        table = MessageTable(pair_responses(self.agents.log.events), cwd=self.agents.cwd)
-        display(table.filter(last=50))
+        display(self.agents.message_table().filter(last=50))
 
 
 def register(shell: Any) -> AcpMagics:

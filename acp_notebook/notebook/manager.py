@@ -29,6 +29,7 @@ from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import TraceEvent
 from ..protocol.models import AuthMethodAgent
 from .context import inline_resources
+from .inspector import MessageTable, pair_responses
 from .loop import AgentLoop
 from .runtime import AgentFailed, AgentRuntime
 from .state import NotebookState
@@ -236,6 +237,10 @@ class NotebookAgents:
             for entry in normalise(source) if source else []:
                 merged[str(entry.get("name"))] = entry
         return list(merged.values())
+
+    def message_table(self) -> MessageTable:
+        """Every JSON-RPC message of this notebook's agents, numbered (the inspector)."""
+        return MessageTable(pair_responses(self.log.events), cwd=self.cwd)
 
     def _start_task(self, func: Any, *args: Any) -> None:
         # Called on the loop thread by a runtime: a task of the loop's root group.
