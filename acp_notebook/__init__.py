@@ -4,7 +4,8 @@
     %acp refactor utils.py
 
 The notebook API (``ask``, ``status``, ``cancel``, ``restart``) and the client
-library (``acp_notebook.client``) are documented in the README.
+library (``acp_notebook.client``, whose ``connect`` is also here) are documented in the
+README.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import logging as _logging
 from typing import Any
 
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 # A library must not print through logging's last-resort handler: in a kernel that
 # lands in the notebook as red stderr. Users opt in by configuring the logger.
@@ -32,7 +33,12 @@ def unload_ipython_extension(shell: Any) -> None:
 
 
 def __getattr__(name: str) -> Any:
-    # The notebook API, imported only when used (importing acp_notebook stays cheap).
+    # The client's connect() and the notebook API, imported only when used (importing
+    # acp_notebook stays cheap).
+    if name == "connect":
+        from .client import connect
+
+        return connect
     if name in (
         "ask",
         "status",

@@ -1,6 +1,7 @@
 """One ACP session: its prompt turns, and the services that answer its agent's requests.
 
-A session owns:
+A session is the default :class:`~acp_notebook.client.handlers.AgentRequests`: it serves
+every request its agent sends about it. It owns:
 
 * a :class:`~acp_notebook.client.transcript.Transcript` (all its updates, in order);
 * a :class:`~acp_notebook.client.fs.FileSystem` and a
@@ -28,6 +29,7 @@ from ..protocol.errors import ConnectionClosed, RpcError
 from .elicitation import ElicitationBroker
 from .errors import PromptNotSupported, TurnTimeout
 from .fs import FileChange, FileSystem
+from .handlers import ElicitationParams, ElicitationResponse
 from .permissions import PermissionBroker, Policy
 from .render import TerminalView, transcript_bundle
 from .terminals import TerminalManager
@@ -35,6 +37,15 @@ from .transcript import Transcript, TurnRecord
 
 if TYPE_CHECKING:
     from .connection import ClientConnection
+
+__all__ = [
+    "DEFAULT_CANCEL_GRACE",
+    "PromptInput",
+    "PromptTurn",
+    "Session",
+    "TurnState",
+    "prompt_blocks",
+]
 
 log = logging.getLogger(__name__)
 
@@ -148,13 +159,12 @@ class Session:
         self.permissions = PermissionBroker(
             policy, interactive=interactive, on_change=self._changed
         )
-        # --- elicitation: decided by the same UI as permissions (a terminal asker that
+        # Elicitations are decided by the same UI as permissions (a terminal asker that
         # only knows permissions, as in the CLI, is no UI for forms: declined there).
         self.elicitations = ElicitationBroker(
             interactive=lambda: self.permissions.interactive and self.permissions.asker is None,
             on_change=self._changed,
         )
-        # --- end elicitation
         self.turns: list[PromptTurn] = []
         self.closed = False
         self._turn_lock = anyio.Lock()
@@ -341,37 +351,62 @@ class Session:
         self.transcript.set_config_options(response.config_options)
 
     # ------------------------------------------------------------------ agent requests
+    # AgentRequests (client/handlers.py): the connection reads the params and routes here.
 
-    async def request_permission(self, params: dict[str, Any]) -> dict[str, Any]:
-        parsed = m.RequestPermissionRequest.parse(params)
-        request = self.permissions.open(params["toolCall"], params.get("options"))
+    async def request_permission(
+        self, request: m.RequestPermissionRequest
+    ) -> m.RequestPermissionResponse:
+        """Shown in its tool call; answered when a rule, the policy, the user or a cancel decides."""
+        pending = self.permissions.open(
+            request.tool_call.to_wire(), [option.to_wire() for option in request.options]
+        )
         # spec: the request's toolCall merges into the tool call with that id (created if unseen).
-        call = self.transcript.merge_permission_tool_call(parsed.tool_call, request)
+        call = self.transcript.merge_permission_tool_call(request.tool_call, pending)
         # Rules match the merged call; its risk is rated once, against the session's roots.
-        request.attach(call, self.cwd, self.roots)
+        pending.attach(call, self.cwd, self.roots)
         if self._active is not None and self._active.cancel_requested:
             # spec: after session/cancel every permission request is answered `cancelled`.
-            self.permissions.cancel(request.key, by="cancel")
-        decided = await self.permissions.decide(request)
-        return decided.outcome()
+            self.permissions.cancel(pending.key, by="cancel")
+        decided = await self.permissions.decide(pending)
+        return m.RequestPermissionResponse.parse(decided.outcome())
 
-    # --- elicitation (elicitation/create, elicitation/complete) -------------------------
+    async def read_text_file(self, request: m.ReadTextFileRequest) -> m.ReadTextFileResponse:
+        return await self.fs.read_text_file(request)
 
-    async def create_elicitation(self, params: dict[str, Any]) -> dict[str, Any]:
-        """`elicitation/create` scoped to this session: shown in the turn, answered when
-        the user (or the headless rule, or a cancel) decides."""
-        request = self.elicitations.open(params, agent=self.connection.agent_label)
-        self.transcript.add_elicitation(request)
+    async def write_text_file(self, request: m.WriteTextFileRequest) -> m.WriteTextFileResponse:
+        return await self.fs.write_text_file(request)
+
+    async def create_terminal(self, request: m.CreateTerminalRequest) -> m.CreateTerminalResponse:
+        return await self.terminals.create(request)
+
+    async def terminal_output(self, request: m.TerminalOutputRequest) -> m.TerminalOutputResponse:
+        return await self.terminals.output(request)
+
+    async def wait_for_terminal_exit(
+        self, request: m.WaitForTerminalExitRequest
+    ) -> m.WaitForTerminalExitResponse:
+        return await self.terminals.wait_for_exit(request)
+
+    async def kill_terminal(self, request: m.KillTerminalRequest) -> m.KillTerminalResponse:
+        return await self.terminals.kill(request)
+
+    async def release_terminal(
+        self, request: m.ReleaseTerminalRequest
+    ) -> m.ReleaseTerminalResponse:
+        return await self.terminals.release(request)
+
+    async def create_elicitation(self, request: ElicitationParams) -> ElicitationResponse:
+        """Shown in the turn; answered when the user (or the headless rule, or a cancel) decides."""
+        pending = self.elicitations.open(request, agent=self.connection.agent_label)
+        self.transcript.add_elicitation(pending)
         if self._active is not None and self._active.cancel_requested:
-            self.elicitations.cancel(request.key, by="cancel")  # as permissions after a cancel
-        decided = await self.elicitations.decide(request)
-        return decided.response()
+            self.elicitations.cancel(pending.key, by="cancel")  # as permissions after a cancel
+        decided = await self.elicitations.decide(pending)
+        return decided.reply()
 
-    def complete_elicitation(self, elicitation_id: str) -> bool:
-        """`elicitation/complete` for one of this session's URL requests (else False)."""
-        return self.elicitations.complete(elicitation_id)
-
-    # --- end elicitation -----------------------------------------------------------------
+    def complete_elicitation(self, notification: m.CompleteElicitationNotification) -> None:
+        """Marks this session's URL request with that id completed (spec: unknown ids ignored)."""
+        self.elicitations.complete(notification.elicitation_id)
 
     def terminal_view(self, terminal_id: str) -> TerminalView | None:
         try:
@@ -405,7 +440,7 @@ class Session:
             return
         self.closed = True
         self.permissions.cancel_all(by="session closed")
-        self.elicitations.cancel_all(by="session closed")  # elicitation
+        self.elicitations.cancel_all(by="session closed")
         for turn in self.turns:
             if turn.state == "queued":
                 turn.cancel_requested = True

@@ -5,16 +5,13 @@ never sends: unknown modes, request scope, modes that were not advertised)."""
 
 from __future__ import annotations
 
-import contextlib
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from acp_notebook.client.connection import ClientConnection, client_capabilities
+from acp_notebook.client.connection import client_capabilities
 from acp_notebook.client.elicitation import (
     HEADLESS,
     REDACTED,
@@ -31,14 +28,12 @@ from acp_notebook.client.transcript import ElicitationEntry, Transcript
 from acp_notebook.protocol import models as m
 from acp_notebook.protocol.conformance import schema_errors
 from acp_notebook.protocol.errors import INVALID_PARAMS, RpcError
-from acp_notebook.protocol.jsonrpc import Peer
-from acp_notebook.protocol.memory import memory_pipe
 
-from .helpers import SAFETY, Wire, wait_until
+from .conftest import OpenSession
+from .helpers import DEMO, Wire, fake_agent, wait_until
 
 pytestmark = pytest.mark.anyio
 
-DEMO = [sys.executable, "-m", "acp_notebook.agents.demo"]
 
 SCHEMA = m.ElicitationSchema.parse(
     {
@@ -442,30 +437,27 @@ def test_both_modes_are_advertised():
 
 
 async def test_form_accepted_through_the_broker_reaches_the_agent_and_the_transcript(
-    tmp_path: Path,
+    open_session: OpenSession,
 ) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(DEMO, observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path, interactive=True)
-            turn = session.submit("/ask")
-            await wait_until(lambda: bool(session.elicitations.pending))
-            (request,) = session.elicitations.pending
-            assert request.agent == "acp_notebook demo agent" and request.mode == "form"
-            assert [f.name for f in request.fields] == [
-                "name",
-                "age",
-                "language",
-                "newsletter",
-                "topics",
-            ]
-            with pytest.raises(InvalidContent):
-                session.elicitations.accept(request.key, {"age": 200})
-            session.elicitations.accept(
-                request.key, {"name": "Ada", "age": 36, "newsletter": True, "topics": ["protocol"]}
-            )
-            await turn.wait()
+    async with open_session(DEMO, observers=[wire], interactive=True) as session:
+        turn = session.submit("/ask")
+        await wait_until(lambda: bool(session.elicitations.pending))
+        (request,) = session.elicitations.pending
+        assert request.agent == "acp_notebook demo agent" and request.mode == "form"
+        assert [f.name for f in request.fields] == [
+            "name",
+            "age",
+            "language",
+            "newsletter",
+            "topics",
+        ]
+        with pytest.raises(InvalidContent):
+            session.elicitations.accept(request.key, {"age": 200})
+        session.elicitations.accept(
+            request.key, {"name": "Ada", "age": 36, "newsletter": True, "topics": ["protocol"]}
+        )
+        await turn.wait()
     assert turn.stop_reason == "end_turn"
     assert answers_to(wire, "elicitation/create") == [
         {
@@ -483,19 +475,16 @@ async def test_form_accepted_through_the_broker_reaches_the_agent_and_the_transc
     assert wire.schema_errors_of_client() == [] and agent_errors(wire) == []
 
 
-async def test_url_accepted_then_completed_by_the_agent(tmp_path: Path) -> None:
+async def test_url_accepted_then_completed_by_the_agent(open_session: OpenSession) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(DEMO, observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path, interactive=True)
-            turn = session.submit("/ask-url")
-            await wait_until(lambda: bool(session.elicitations.pending))
-            (request,) = session.elicitations.pending
-            assert request.url == "https://example.com/device?code=DEMO-1234"
-            assert request.host == "example.com" and request.tool_call_id is not None
-            session.elicitations.accept(request.key)
-            await turn.wait()
+    async with open_session(DEMO, observers=[wire], interactive=True) as session:
+        turn = session.submit("/ask-url")
+        await wait_until(lambda: bool(session.elicitations.pending))
+        (request,) = session.elicitations.pending
+        assert request.url == "https://example.com/device?code=DEMO-1234"
+        assert request.host == "example.com" and request.tool_call_id is not None
+        session.elicitations.accept(request.key)
+        await turn.wait()
     assert answers_to(wire, "elicitation/create") == [{"action": "accept"}]
     completes = [x for x in wire.received() if x.get("method") == "elicitation/complete"]
     assert [c["params"]["elicitationId"] for c in completes] == [request.elicitation_id]
@@ -510,14 +499,11 @@ async def test_url_accepted_then_completed_by_the_agent(tmp_path: Path) -> None:
     assert wire.schema_errors_of_client() == [] and agent_errors(wire) == []
 
 
-async def test_headless_runs_decline_and_say_so(tmp_path: Path) -> None:
+async def test_headless_runs_decline_and_say_so(open_session: OpenSession) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(DEMO, observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path, policy="allow")  # not interactive
-            form = await session.prompt("/ask")
-            url = await session.prompt("/ask-url")
+    async with open_session(DEMO, observers=[wire], policy="allow") as session:  # not interactive
+        form = await session.prompt("/ask")
+        url = await session.prompt("/ask-url")
     assert answers_to(wire, "elicitation/create") == [{"action": "decline"}] * 2
     for turn in (form, url):
         assert turn.stop_reason == "end_turn"
@@ -525,18 +511,17 @@ async def test_headless_runs_decline_and_say_so(tmp_path: Path) -> None:
     assert wire.schema_errors_of_client() == []
 
 
-async def test_cancelling_the_turn_answers_pending_elicitations_cancel(tmp_path: Path) -> None:
+async def test_cancelling_the_turn_answers_pending_elicitations_cancel(
+    open_session: OpenSession,
+) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(DEMO, observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path, interactive=True)
-            turn = session.submit("/ask")
-            await wait_until(lambda: bool(session.elicitations.pending))
-            (request,) = session.elicitations.pending
-            assert await session.cancel()
-            assert request.state == "cancelled" and request.decided_by == "cancel"
-            await turn.wait()
+    async with open_session(DEMO, observers=[wire], interactive=True) as session:
+        turn = session.submit("/ask")
+        await wait_until(lambda: bool(session.elicitations.pending))
+        (request,) = session.elicitations.pending
+        assert await session.cancel()
+        assert request.state == "cancelled" and request.decided_by == "cancel"
+        await turn.wait()
     assert turn.stop_reason == "cancelled"
     assert answers_to(wire, "elicitation/create") == [{"action": "cancel"}]
     assert "→ cancelled (the turn was cancelled)" in turn.bundle()["text/markdown"]
@@ -544,33 +529,6 @@ async def test_cancelling_the_turn_answers_pending_elicitations_cancel(tmp_path:
 
 
 # --- an in-process fake agent: what the demo agent never sends ---------------------------------
-
-
-@contextlib.asynccontextmanager
-async def fake_agent(
-    capabilities: m.ClientCapabilities | None = None,
-) -> AsyncIterator[tuple[ClientConnection, Peer, Wire]]:
-    """A ClientConnection over memory pipes to a bare Peer that plays the agent."""
-    client_in, agent_out = memory_pipe()
-    agent_in, client_out = memory_pipe()
-    agent = Peer(agent_in, agent_out, name="fake-agent")
-    agent.handle_request("initialize", lambda p: _async({"protocolVersion": 1}))
-    agent.handle_request("session/new", lambda p: _async({"sessionId": "s1"}))
-    wire = Wire()
-    peer = Peer(client_in, client_out, name="client")
-    peer.add_observer(wire)
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(agent.run)
-        async with ClientConnection.over(peer, name="fake") as conn:
-            with anyio.fail_after(SAFETY):
-                await conn.initialize(capabilities)
-                yield conn, agent, wire
-        await agent.aclose()
-        tasks.cancel_scope.cancel()
-
-
-async def _async(value: Any) -> Any:
-    return value
 
 
 async def test_unknown_modes_are_declined_and_recorded(tmp_path: Path) -> None:
