@@ -10,16 +10,14 @@ Every gated method checks the agent's capabilities first and raises
 :class:`UnsupportedByAgent` instead of sending something the agent never offered
 (spec: treat omitted capabilities as unsupported).
 
-The agent's requests are read once, here (:mod:`~acp_notebook.client.handlers`), and
-served by the session they name — or, for each :class:`AgentRequests` method it defines,
-by the ``handlers`` object the connection was given.
+The agent's requests are read once and served by the session they name — or, for each
+:class:`~acp_notebook.client.handlers.AgentRequests` method it defines, by the
+``handlers`` object the connection was given (:mod:`~acp_notebook.client.routing`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import logging
 import os
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, cast
@@ -34,19 +32,11 @@ from ..protocol.jsonrpc import Observer, Peer
 from ..protocol.modelbase import AcpModel
 from ..protocol.process import AgentProcess, open_agent_process
 from ..protocol.tasks import background_tasks
-from .elicitation import ElicitationBroker, scope_of
+from .elicitation import ElicitationBroker
 from .errors import AuthRequired, ProtocolVersionMismatch, UnsupportedByAgent
-from .handlers import (
-    HANDLER_NAMES,
-    SESSION_REQUESTS,
-    AgentRequests,
-    ElicitationParams,
-    ElicitationResponse,
-    Route,
-    read_elicitation,
-    read_params,
-)
+from .handlers import HANDLER_NAMES
 from .permissions import Policy
+from .routing import Router
 from .session import DEFAULT_CANCEL_GRACE, Session
 
 if TYPE_CHECKING:
@@ -61,16 +51,8 @@ __all__ = [
     "connect",
 ]
 
-log = logging.getLogger(__name__)
-
 PROTOCOL_VERSION = 1
 CLIENT_INFO = {"name": "acp-notebook", "title": "acp_notebook", "version": __version__}
-
-#: How long a request naming a session we do not know yet may wait for it: an agent's
-#: first requests can race the `session/new` answer that registers the session.
-_SESSION_WAIT = 2.0
-#: Updates kept per unknown session id until it registers (same race, for notifications).
-_ORPHAN_LIMIT = 10_000
 
 #: The request and response models of the three ways to open a session.
 _OPENERS: dict[str, tuple[type[AcpModel], type[AcpModel]]] = {
@@ -148,14 +130,13 @@ class ClientConnection:
         self.handlers = _checked_handlers(handlers)
         self.sessions: dict[str, Session] = {}
         self.initialize_response: m.InitializeResponse | None = None
-        #: What `initialize` advertised: elicitation modes it did not offer are refused.
-        self.advertised: m.ClientCapabilities | None = None
+        #: What `initialize` advertised (before it is sent: what it would advertise);
+        #: elicitation modes it did not offer are refused.
+        self.advertised = client_capabilities()
         #: Who answers request-scoped elicitations (outside any session); None: declined.
         self.elicitations: ElicitationBroker | None = None
         self._task_group = task_group
-        self._orphans: dict[str, list[m.SessionUpdate]] = {}
-        self._session_registered = anyio.Event()
-        self._register_handlers()
+        self.router = Router(self)
 
     # ------------------------------------------------------------------ construction
 
@@ -363,7 +344,7 @@ class ClientConnection:
         session.terminals.attach(self._task_group)
         if method == "session/load":
             # Registered before the request: the replayed history arrives before the answer.
-            self._register(session)
+            self.router.register(session)
         try:
             result = await self.peer.request(method, request)
         except RpcError as exc:
@@ -379,7 +360,7 @@ class ClientConnection:
             session.session_id = response.session_id
         session.transcript.set_modes(response.modes)
         session.transcript.set_config_options(response.config_options)
-        return session if method == "session/load" else self._register(session)
+        return session if method == "session/load" else self.router.register(session)
 
     def _auth_error(self, exc: RpcError) -> RpcError:
         if exc.code != AUTH_REQUIRED:
@@ -394,14 +375,6 @@ class ClientConnection:
 
     def _session_caps(self) -> m.SessionCapabilities:
         return self.agent_capabilities.session_capabilities
-
-    def _register(self, session: Session) -> Session:
-        self.sessions[session.session_id] = session
-        for update in self._orphans.pop(session.session_id, []):
-            session.transcript.apply(update)
-        self._session_registered.set()
-        self._session_registered = anyio.Event()
-        return session
 
     async def list_sessions(
         self, *, cwd: str | None = None, cursor: str | None = None
@@ -447,108 +420,6 @@ class ClientConnection:
                     f"SSE MCP server `{server.name}`", "mcpCapabilities.sse", self.agent_name
                 )
         return parsed
-
-    # ------------------------------------------------------------------ agent → client
-
-    def _register_handlers(self) -> None:
-        peer = self.peer
-        peer.handle_notification("session/update", self._on_session_update)
-        for route in SESSION_REQUESTS:
-            peer.handle_request(route.method, functools.partial(self._serve, route))
-        peer.handle_request("elicitation/create", self._on_elicitation_create)
-        peer.handle_notification("elicitation/complete", self._on_elicitation_complete)
-
-    def _custom(self, handler: str) -> Callable[..., Any] | None:
-        """The ``handlers`` object's own method for ``handler``, if it defines one."""
-        method = getattr(self.handlers, handler, None)
-        return method if callable(method) else None
-
-    def _on_session_update(self, params: Any) -> None:
-        try:
-            notification = m.SessionNotification.parse(params)
-        except Exception:
-            log.warning(
-                "%s: a session/update could not be read even leniently: %.300r", self.name, params
-            )
-            return
-        session = self.sessions.get(notification.session_id)
-        if session is not None:
-            session.transcript.apply(notification.update)
-            return
-        # An update can race the answer that creates its session (the reader applies the
-        # lines after a `session/new` answer before the caller resumes): keep it.
-        orphans = self._orphans.setdefault(notification.session_id, [])
-        if len(orphans) < _ORPHAN_LIMIT:
-            orphans.append(notification.update)
-
-    async def _serve(self, route: Route, params: Any) -> AcpModel:
-        """Read a session-scoped request once, then let its handler serve it."""
-        request = route.read(params)
-        custom = self._custom(route.handler)
-        if custom is not None:
-            result: AcpModel = await custom(request)
-            return result
-        session: AgentRequests = await self._session_for(request.session_id)
-        served: AcpModel = await getattr(session, route.handler)(request)
-        return served
-
-    async def _on_elicitation_create(self, params: Any) -> ElicitationResponse:
-        """Session-scoped requests go to their session; request-scoped ones (``requestId``,
-        outside any session) to :attr:`elicitations`, or are declined when it is None."""
-        request = read_elicitation(params)
-        self._check_advertised(request)
-        custom = self._custom("create_elicitation")
-        if custom is not None:
-            result: ElicitationResponse = await custom(request)
-            return result
-        scope = scope_of(request)
-        if scope.session_id is not None:
-            session: AgentRequests = await self._session_for(scope.session_id)
-            return await session.create_elicitation(request)
-        if not scope.request_scoped:
-            raise RpcError(INVALID_PARAMS, "The elicitation has neither sessionId nor requestId.")
-        broker = self.elicitations
-        if broker is None:
-            log.info("%s: declined a request-scoped elicitation: no one here answers it", self.name)
-            broker = ElicitationBroker()  # not interactive: records and declines it
-        return (await broker.decide(broker.open(request, agent=self.agent_label))).reply()
-
-    def _check_advertised(self, request: ElicitationParams) -> None:
-        mode = request.mode
-        caps = (self.advertised or client_capabilities()).elicitation
-        if mode in ("form", "url") and (caps is None or getattr(caps, mode) is None):
-            # spec: a mode the client never advertised is invalid params.
-            raise RpcError(
-                INVALID_PARAMS,
-                f"acp_notebook did not advertise elicitation.{mode} for this connection.",
-            )
-
-    def _on_elicitation_complete(self, params: Any) -> None:
-        try:
-            notification = read_params(m.CompleteElicitationNotification, params)
-        except RpcError as exc:
-            log.info("%s: ignored an unreadable elicitation/complete: %s", self.name, exc.message)
-            return
-        custom = self._custom("complete_elicitation")
-        if custom is not None:
-            custom(notification)
-            return
-        # spec: unknown or already completed ids are ignored (each broker ignores them).
-        for session in self.sessions.values():
-            session.complete_elicitation(notification)
-        if self.elicitations is not None:
-            self.elicitations.complete(notification.elicitation_id)
-
-    async def _session_for(self, session_id: str) -> Session:
-        with anyio.move_on_after(_SESSION_WAIT):
-            while session_id not in self.sessions:
-                await self._session_registered.wait()
-        session = self.sessions.get(session_id)
-        if session is None or session.closed:
-            raise RpcError(
-                INVALID_PARAMS, f"Unknown session `{session_id}`.", {"sessionId": session_id}
-            )
-        return session
 
     # ------------------------------------------------------------------ closing
 

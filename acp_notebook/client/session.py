@@ -156,6 +156,15 @@ class Session:
         self.transcript = Transcript(cwd)
         self.fs = FileSystem(roots, on_change=self._changed)
         self.terminals = TerminalManager(roots, cwd, env=env, on_output=self._changed)
+        # AgentRequests (client/handlers.py): files and terminals are served by their
+        # managers; the other requests by the methods below.
+        self.read_text_file = self.fs.read_text_file
+        self.write_text_file = self.fs.write_text_file
+        self.create_terminal = self.terminals.create
+        self.terminal_output = self.terminals.output
+        self.wait_for_terminal_exit = self.terminals.wait_for_exit
+        self.kill_terminal = self.terminals.kill
+        self.release_terminal = self.terminals.release
         self.permissions = PermissionBroker(
             policy, interactive=interactive, on_change=self._changed
         )
@@ -369,31 +378,6 @@ class Session:
             self.permissions.cancel(pending.key, by="cancel")
         decided = await self.permissions.decide(pending)
         return m.RequestPermissionResponse.parse(decided.outcome())
-
-    async def read_text_file(self, request: m.ReadTextFileRequest) -> m.ReadTextFileResponse:
-        return await self.fs.read_text_file(request)
-
-    async def write_text_file(self, request: m.WriteTextFileRequest) -> m.WriteTextFileResponse:
-        return await self.fs.write_text_file(request)
-
-    async def create_terminal(self, request: m.CreateTerminalRequest) -> m.CreateTerminalResponse:
-        return await self.terminals.create(request)
-
-    async def terminal_output(self, request: m.TerminalOutputRequest) -> m.TerminalOutputResponse:
-        return await self.terminals.output(request)
-
-    async def wait_for_terminal_exit(
-        self, request: m.WaitForTerminalExitRequest
-    ) -> m.WaitForTerminalExitResponse:
-        return await self.terminals.wait_for_exit(request)
-
-    async def kill_terminal(self, request: m.KillTerminalRequest) -> m.KillTerminalResponse:
-        return await self.terminals.kill(request)
-
-    async def release_terminal(
-        self, request: m.ReleaseTerminalRequest
-    ) -> m.ReleaseTerminalResponse:
-        return await self.terminals.release(request)
 
     async def create_elicitation(self, request: ElicitationParams) -> ElicitationResponse:
         """Shown in the turn; answered when the user (or the headless rule, or a cancel) decides."""

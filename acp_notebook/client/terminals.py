@@ -45,7 +45,6 @@ POSIX only (process groups and signals).
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import itertools
 import logging
@@ -68,6 +67,7 @@ from ..protocol.process import session_members, signal_name, signal_tree, wait_t
 from ..protocol.tasks import background_tasks
 from .fs import resolve_inside, resolve_root
 from .handlers import Params, read_params
+from .terminal_output import TerminalOutput
 
 __all__ = ["DEFAULT_MAX_OUTPUT_BYTES", "TerminalManager", "TerminalSnapshot"]
 
@@ -105,47 +105,13 @@ class TerminalSnapshot:
     pid: int | None = None
 
 
-class _Output:
-    """Decoded output, at most ``limit`` bytes of UTF-8, dropping from the beginning."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.truncated = False
-        # Always valid UTF-8: it holds re-encoded decoder output.
-        self._buf = bytearray()
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-    def feed(self, chunk: bytes, *, final: bool = False) -> bool:
-        """Add raw bytes; True when the visible text changed."""
-        # The incremental decoder keeps an incomplete multibyte tail for the next read,
-        # so a character split across two reads comes out whole.
-        text = self._decoder.decode(chunk, final)
-        if not text:
-            return False
-        self._buf += text.encode("utf-8")
-        excess = len(self._buf) - self.limit
-        if excess > 0:
-            # spec: drop from the beginning at a character boundary — skip forward over
-            # continuation bytes (0b10xxxxxx) so no multibyte sequence is split, even if
-            # that keeps slightly fewer bytes than the limit.
-            cut = excess
-            while cut < len(self._buf) and self._buf[cut] & 0xC0 == 0x80:
-                cut += 1
-            del self._buf[:cut]  # bytearray deletes from the front in O(1) amortised
-            self.truncated = True
-        return True
-
-    def text(self) -> str:
-        return self._buf.decode("utf-8")
-
-
 @dataclass(eq=False)
 class _Terminal:
     terminal_id: str
     command: str
     cwd: str
     process: anyio.abc.Process
-    output: _Output
+    output: TerminalOutput
     eof: anyio.Event = field(default_factory=anyio.Event)
     exited: anyio.Event = field(default_factory=anyio.Event)
     returncode: int | None = None
@@ -363,7 +329,7 @@ class TerminalManager:
         terminal_id = f"term-{next(self._ids)}"  # deterministic, unique per manager
         display = command if argv[0] == "/bin/sh" and not args else shlex.join(argv)
         limit_bytes = self.max_output_bytes if limit is None else min(limit, self.max_output_bytes)
-        term = _Terminal(terminal_id, display, cwd, process, _Output(limit_bytes))
+        term = _Terminal(terminal_id, display, cwd, process, TerminalOutput(limit_bytes))
         self._terminals[terminal_id] = term
         task_group.start_soon(self._run, term)
         return m.CreateTerminalResponse(terminal_id=terminal_id)

@@ -59,12 +59,11 @@ async def test_updates_before_and_right_after_the_session_new_answer_are_applied
     open_session: OpenSession,
 ) -> None:
     async with open_session(scripted("--early")) as session:
-        conn = session.connection
         # Sent before the answer, for a session id not registered yet: buffered, then applied.
         assert [c.name for c in session.transcript.commands] == ["early"]
         # Sent right after the answer: applied too (no turn has begun).
         await wait_until(lambda: session.transcript.current_mode_id == "after")
-        assert not conn._orphans
+        assert not session.connection.router._orphans
 
 
 async def test_a_request_for_a_session_not_registered_yet_is_served(
