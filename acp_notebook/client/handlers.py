@@ -9,13 +9,15 @@ the client library may pass an object with any of these methods to
 :func:`~acp_notebook.client.connection.connect`, and each method it defines replaces the
 session's own for every session of that connection.
 
-Params are read once, by the connection, before anything acts on them (:func:`read_params`):
+Params are read once, by the connection's router (:mod:`~acp_notebook.client.routing`),
+before anything acts on them (:func:`read_params`):
 
 * requests whose values the client *acts on* (paths, line windows, commands, arguments,
   environment, terminal ids) are read strictly: a value of the wrong type is never
-  coerced, dropped or defaulted, since running a command without one of its arguments or
-  reading a whole file instead of a window would do something the agent did not ask. The
-  answer is ``-32602`` with one sentence naming the parameter;
+  coerced, dropped or defaulted — not even where the schema's hints would allow it
+  (``line``, ``limit``, ``args``, ``env``) — since running a command without one of its
+  arguments or reading a whole file instead of a window would do something the agent did
+  not ask. The answer is ``-32602`` with one sentence naming the parameter;
 * requests that are *shown* (a permission request's tool call, an elicitation) are read
   leniently, as the schema's ``x-deserialize-*`` hints and unknown-variant rules allow;
 * ``_meta`` is never acted on, so a malformed one is ignored (spec: default on error).

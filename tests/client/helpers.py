@@ -7,7 +7,7 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
@@ -59,19 +59,22 @@ class Wire:
                 return number
         raise ValueError("no such event")
 
-    def schema_errors_of_client(self) -> list[str]:
-        """Schema errors of every message the client sent (responses checked against the
-        result type of the agent request they answer)."""
-        asked: dict[Any, str] = {}
-        for message in self.received():
-            if "method" in message and "id" in message:
-                asked[repr(message["id"])] = message["method"]
+    def schema_errors_of(self, sender: Literal["client", "agent"]) -> list[str]:
+        """Schema errors of every message ``sender`` wrote (an answer is checked against
+        the result type of the request it answers)."""
+        written, read = (
+            (self.sent(), self.received()) if sender == "client" else (self.received(), self.sent())
+        )
+        asked = {repr(m["id"]): m["method"] for m in read if "method" in m and "id" in m}
         errors = []
-        for message in self.sent():
+        for message in written:
             method = None if "method" in message else asked.get(repr(message.get("id")))
-            for error in schema_errors(message, sender="client", request_method=method):
+            for error in schema_errors(message, sender=sender, request_method=method):
                 errors.append(f"{json_line(message)}: {error}")
         return errors
+
+    def schema_errors_of_client(self) -> list[str]:
+        return self.schema_errors_of("client")
 
 
 def json_line(message: Any) -> str:

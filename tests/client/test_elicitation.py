@@ -11,11 +11,13 @@ from typing import Any
 import anyio
 import pytest
 
+from acp_notebook.client import PromptTurn, Session
 from acp_notebook.client.connection import client_capabilities
 from acp_notebook.client.elicitation import (
     HEADLESS,
     REDACTED,
     ElicitationBroker,
+    ElicitationRequest,
     InvalidContent,
     defaults,
     format_problem,
@@ -26,7 +28,6 @@ from acp_notebook.client.elicitation import (
 from acp_notebook.client.render import Renderer
 from acp_notebook.client.transcript import ElicitationEntry, Transcript
 from acp_notebook.protocol import models as m
-from acp_notebook.protocol.conformance import schema_errors
 from acp_notebook.protocol.errors import INVALID_PARAMS, RpcError
 
 from .conftest import OpenSession
@@ -412,16 +413,6 @@ def test_a_url_request_in_a_tool_call_names_the_call_and_the_host():
 # --- end to end: ClientConnection + Session + the demo agent ----------------------------------
 
 
-def agent_errors(wire: Wire) -> list[str]:
-    """Schema errors of every message the agent sent."""
-    asked = {repr(x["id"]): x["method"] for x in wire.sent() if "method" in x and "id" in x}
-    problems = []
-    for message in wire.received():
-        method = None if "method" in message else asked.get(repr(message.get("id")))
-        problems += schema_errors(message, sender="agent", request_method=method)
-    return problems
-
-
 def answers_to(wire: Wire, method: str) -> list[Any]:
     """What the client answered to each ``method`` request of the agent."""
     ids = {repr(x["id"]) for x in wire.received() if x.get("method") == method and "id" in x}
@@ -430,6 +421,14 @@ def answers_to(wire: Wire, method: str) -> list[Any]:
         for x in wire.sent()
         if "method" not in x and repr(x.get("id")) in ids
     ]
+
+
+async def asked(session: Session, prompt: str) -> tuple[PromptTurn, ElicitationRequest]:
+    """Submit ``prompt``; its turn and the one elicitation it asks, once it is pending."""
+    turn = session.submit(prompt)
+    await wait_until(lambda: bool(session.elicitations.pending))
+    (request,) = session.elicitations.pending
+    return turn, request
 
 
 def test_both_modes_are_advertised():
@@ -441,9 +440,7 @@ async def test_form_accepted_through_the_broker_reaches_the_agent_and_the_transc
 ) -> None:
     wire = Wire()
     async with open_session(DEMO, observers=[wire], interactive=True) as session:
-        turn = session.submit("/ask")
-        await wait_until(lambda: bool(session.elicitations.pending))
-        (request,) = session.elicitations.pending
+        turn, request = await asked(session, "/ask")
         assert request.agent == "acp_notebook demo agent" and request.mode == "form"
         assert [f.name for f in request.fields] == [
             "name",
@@ -472,15 +469,13 @@ async def test_form_accepted_through_the_broker_reaches_the_agent_and_the_transc
         in markdown
     )
     assert "Hello, Ada!" in markdown and "- Age: `36`" in markdown
-    assert wire.schema_errors_of_client() == [] and agent_errors(wire) == []
+    assert wire.schema_errors_of_client() == [] and wire.schema_errors_of("agent") == []
 
 
 async def test_url_accepted_then_completed_by_the_agent(open_session: OpenSession) -> None:
     wire = Wire()
     async with open_session(DEMO, observers=[wire], interactive=True) as session:
-        turn = session.submit("/ask-url")
-        await wait_until(lambda: bool(session.elicitations.pending))
-        (request,) = session.elicitations.pending
+        turn, request = await asked(session, "/ask-url")
         assert request.url == "https://example.com/device?code=DEMO-1234"
         assert request.host == "example.com" and request.tool_call_id is not None
         session.elicitations.accept(request.key)
@@ -496,7 +491,7 @@ async def test_url_accepted_then_completed_by_the_agent(open_session: OpenSessio
         "accepted by user (consented to open the URL) · the agent reported the flow complete"
         in markdown
     )
-    assert wire.schema_errors_of_client() == [] and agent_errors(wire) == []
+    assert wire.schema_errors_of_client() == [] and wire.schema_errors_of("agent") == []
 
 
 async def test_headless_runs_decline_and_say_so(open_session: OpenSession) -> None:
@@ -516,9 +511,7 @@ async def test_cancelling_the_turn_answers_pending_elicitations_cancel(
 ) -> None:
     wire = Wire()
     async with open_session(DEMO, observers=[wire], interactive=True) as session:
-        turn = session.submit("/ask")
-        await wait_until(lambda: bool(session.elicitations.pending))
-        (request,) = session.elicitations.pending
+        turn, request = await asked(session, "/ask")
         assert await session.cancel()
         assert request.state == "cancelled" and request.decided_by == "cancel"
         await turn.wait()

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_notebook.client import ClientConnection, connect
+from acp_notebook.client import ClientConnection, Session, connect
 from acp_notebook.client.errors import (
     AuthRequired,
     PromptNotSupported,
@@ -404,18 +404,24 @@ async def test_list_pages_with_the_agents_opaque_cursor(tmp_path: Path) -> None:
             assert sorted(everything) == sorted([*ids, elsewhere.session_id])
 
 
+async def saved_session(state: Path, cwd: Path, *prompts: str) -> Session:
+    """A demo session that ran ``prompts``, saved in ``state`` (the demo agent's
+    ``--state-file``) by an agent that has exited since."""
+    with anyio.fail_after(SAFETY):
+        async with connect([*DEMO, "--state-file", str(state)]) as conn:
+            session = await conn.new_session(cwd)
+            for prompt in prompts:
+                await session.prompt(prompt)
+    return session
+
+
 async def test_load_replays_the_history_before_answering(tmp_path: Path) -> None:
     state = tmp_path / "state.json"
+    first = await saved_session(state, tmp_path, "/title Replayed session", "/stop end_turn")
+    spoken = agent_text(first)
     with anyio.fail_after(SAFETY):
         async with connect([*DEMO, "--state-file", str(state)]) as conn:
-            first = await conn.new_session(tmp_path)
-            await first.prompt("/title Replayed session")
-            await first.prompt("/stop end_turn")
-            spoken = agent_text(first)
-    session_id = first.session_id
-    with anyio.fail_after(SAFETY):
-        async with connect([*DEMO, "--state-file", str(state)]) as conn:
-            loaded = await conn.load_session(session_id, tmp_path)
+            loaded = await conn.load_session(first.session_id, tmp_path)
             # Everything was applied when load_session returned (the replay precedes the answer).
             users = [
                 e.text
@@ -432,10 +438,7 @@ async def test_load_replays_the_history_before_answering(tmp_path: Path) -> None
 
 async def test_resume_continues_without_replay_then_close_and_delete(tmp_path: Path) -> None:
     state = tmp_path / "state.json"
-    with anyio.fail_after(SAFETY):
-        async with connect([*DEMO, "--state-file", str(state)]) as conn:
-            first = await conn.new_session(tmp_path)
-            await first.prompt("/stop end_turn")
+    first = await saved_session(state, tmp_path, "/stop end_turn")
     with anyio.fail_after(SAFETY):
         async with connect([*DEMO, "--state-file", str(state)]) as conn:
             resumed = await conn.resume_session(first.session_id, tmp_path)
