@@ -29,8 +29,8 @@ from .elicitation import ElicitationBroker
 from .errors import PromptNotSupported, TurnTimeout
 from .fs import FileChange, FileSystem
 from .permissions import PermissionBroker, Policy
-from .render import TerminalView, transcript_bundle
-from .terminals import TerminalManager
+from .render import transcript_bundle
+from .terminals import TerminalManager, TerminalSnapshot
 from .transcript import Transcript, TurnRecord
 
 if TYPE_CHECKING:
@@ -373,19 +373,11 @@ class Session:
 
     # --- end elicitation -----------------------------------------------------------------
 
-    def terminal_view(self, terminal_id: str) -> TerminalView | None:
+    def terminal_view(self, terminal_id: str) -> TerminalSnapshot | None:
         try:
-            snap = self.terminals.snapshot(terminal_id)
+            return self.terminals.snapshot(terminal_id)
         except (KeyError, RpcError):
             return None
-        return TerminalView(
-            command=snap.command,
-            output=snap.output,
-            truncated=snap.truncated,
-            exit_code=snap.exit_code,
-            signal=snap.signal,
-            finished=snap.exited,
-        )
 
     # ------------------------------------------------------------------ listeners
 

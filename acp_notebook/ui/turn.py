@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import ipywidgets as w
 
+from ..client.display import RawShown
 from ..client.render import Renderer, usage_tokens_line
 from ..client.transcript import (
     ElicitationEntry,
@@ -33,7 +34,7 @@ from ..client.transcript import (
     UnknownEntry,
 )
 from .coalesce import DEFAULT_INTERVAL, Coalescer, ScheduleLater
-from .content import unknown_html
+from .content import raw_html
 from .context import SessionLike, TurnLike, ViewContext
 from .elicitation import ElicitationForm
 from .message import MessageView, ThoughtView, note_html
@@ -59,7 +60,7 @@ log = logging.getLogger(__name__)
 STARTING = "Starting agent…"
 RUNNING = "Running"
 WAITING = "Waiting for permission"
-ASKING = "Waiting for your input"  # elicitation
+ASKING = "Waiting for your input"
 CANCELLING = "Cancelling…"
 CANCELLED = "Cancelled"
 FINISHED = "Finished"
@@ -69,7 +70,7 @@ _STATUS_LOOK = {
     STARTING: ("⏳", MUTED),
     RUNNING: ("●", INFO),
     WAITING: ("🔐", WARN),
-    ASKING: ("❓", WARN),  # elicitation
+    ASKING: ("❓", WARN),
     CANCELLING: ("⏹", WARN),
     CANCELLED: ("⏹️", MUTED),
     FINISHED: ("✅", SUCCESS),
@@ -140,10 +141,9 @@ class TurnView:
         self.cards: dict[str, ToolCallCard] = {}
         #: Prompts whose tool call belongs to an earlier turn (shown here, never lost).
         self.orphan_prompts: list[PermissionPrompt] = []
-        # --- elicitation: the forms of this turn, and the request count at the last change.
+        #: The elicitation forms of this turn.
         self.forms: list[ElicitationForm] = []
         self._elicitations_at_change = 0
-        # --- end elicitation
 
         self._title = flat_html()
         self._status = flat_html()
@@ -249,7 +249,7 @@ class TurnView:
         # Requests decided before this turn belong to other cells.
         self._requests_seen = len(session.permissions.requests)
         self._requests_at_change = self._requests_seen
-        self._elicitations_at_change = self._elicitation_count()  # elicitation
+        self._elicitations_at_change = len(session.elicitations.requests)
         if self._schedule_later is not None:
             self._coalescer = Coalescer(self._schedule_later, self._interval, callback=self.refresh)
             self._unsubscribe = session.transcript.subscribe(self._on_change)
@@ -261,13 +261,10 @@ class TurnView:
             return
         self._coalescer.poke()
         requests = len(self._session.permissions.requests)
-        if requests != self._requests_at_change:
-            # A new permission request: show it now, not in 75 ms (nor never).
+        elicitations = len(self._session.elicitations.requests)
+        if (requests, elicitations) != (self._requests_at_change, self._elicitations_at_change):
+            # A new permission request or question: show it now, not in 75 ms (nor never).
             self._requests_at_change = requests
-            self._coalescer.flush()
-        # elicitation: a new question is shown at once too.
-        elicitations = self._elicitation_count()
-        if elicitations != self._elicitations_at_change:
             self._elicitations_at_change = elicitations
             self._coalescer.flush()
 
@@ -318,7 +315,7 @@ class TurnView:
             card.close()
         for prompt in self.orphan_prompts:
             prompt.close()
-        for form in self.forms:  # elicitation
+        for form in self.forms:
             form.close()
         self.cancel_button.disabled = True
         self._show_footer()
@@ -389,8 +386,7 @@ class TurnView:
             # One turn runs at a time per session: every pending request is this turn's.
             if session.permissions.pending:
                 return WAITING
-            broker = getattr(session, "elicitations", None)  # elicitation
-            if broker is not None and broker.pending:
+            if session.elicitations.pending:
                 return ASKING
             return RUNNING
         if turn.error is not None:
@@ -471,28 +467,18 @@ class TurnView:
         if isinstance(entry, NoteEntry):
             return StaticView(note_html(entry.text))
         if isinstance(entry, UnknownEntry):
-            return StaticView(unknown_html("update", {"type": entry.kind, **entry.raw}))
-        if isinstance(entry, ElicitationEntry):  # elicitation
+            return StaticView(raw_html(RawShown("update", entry.kind, entry.raw)))
+        if isinstance(entry, ElicitationEntry):
             assert self._session is not None
             form = ElicitationForm(
                 entry.request,
-                broker=getattr(self._session, "elicitations", None),
+                broker=self._session.elicitations,
                 post=self._post,
                 transcript=self._session.transcript,
             )
             self.forms.append(form)
             return form
-        return StaticView(
-            unknown_html("entry", {"type": type(entry).__name__, "repr": repr(entry)})
-        )
-
-    # --- elicitation ---------------------------------------------------------------------
-
-    def _elicitation_count(self) -> int:
-        broker = getattr(self._session, "elicitations", None)
-        return len(broker.requests) if broker is not None else 0
-
-    # --- end elicitation -----------------------------------------------------------------
+        return StaticView(raw_html(RawShown("entry", type(entry).__name__, {"repr": repr(entry)})))
 
     def _sync_orphans(self) -> bool:
         """A request whose tool call lives in an earlier turn's card would be invisible
