@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..protocol import models as m
-from .formatting import capped, human_bytes, lang_of, short_path
+from .formatting import capped, human_bytes, lang_of, portable, short_path, to_json
 from .rawinput import DERIVED_NOTE, FileDiff
 from .toolcall import CANCELLED
 
@@ -44,6 +44,8 @@ MAX_INLINE_BYTES = 1 << 20
 MAX_RESOURCE_LINES = 60
 #: Characters of the text content of a tool call (a whole file read back).
 MAX_TEXT_CHARS = 50_000
+#: Characters of raw JSON (a tool call's raw input and output, an unknown update).
+MAX_RAW_CHARS = 50_000
 
 # ---------------------------------------------------------------------------- icons
 
@@ -251,6 +253,12 @@ class TerminalShown:
 
 Shown = TextShown | MediaShown | LinkShown | FileShown | RawShown
 ToolContentShown = Shown | DiffShown | TerminalPlace
+
+
+def raw_json(value: Any, cwd: str | None = None) -> str:
+    """Raw JSON as shown: pretty, cut to :data:`MAX_RAW_CHARS`; with ``cwd``, the
+    session's directory is left out of paths (saved transcripts stay portable)."""
+    return capped(to_json(portable(value, cwd)), MAX_RAW_CHARS)
 
 
 def unknown(what: str, value: Any) -> RawShown:

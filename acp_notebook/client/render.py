@@ -26,11 +26,12 @@ from .display import (
     diff_shown,
     kind_icon,
     location_label,
+    raw_json,
     terminal_shown,
     tool_content_shown,
 )
 from .elicitation import split_url
-from .formatting import code_span, fence, human_bytes, md_escape, md_url, portable, to_json
+from .formatting import code_span, fence, human_bytes, md_escape, md_url, portable
 from .rawinput import DERIVED_NOTE
 from .transcript import (
     ElicitationEntry,
@@ -45,7 +46,9 @@ from .transcript import (
     UnknownEntry,
 )
 
-__all__ = ["STOP_REASONS", "Renderer", "transcript_bundle", "usage_tokens_line"]
+# ``portable`` lives in formatting.py; it is named here until notebook/inspector.py
+# imports it from there.
+__all__ = ["STOP_REASONS", "Renderer", "portable", "transcript_bundle", "usage_tokens_line"]
 
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 
@@ -325,7 +328,7 @@ class Renderer:
         return f"*{text}*" if self.markdown else text
 
     def _raw_json(self, value: Any) -> str:
-        return fence(to_json(portable(value, self.cwd)), "json")
+        return fence(raw_json(value, self.cwd), "json")
 
     def _code(self, text: str) -> str:
         return code_span(text) if self.markdown else text

@@ -23,7 +23,6 @@ from typing import Any, Protocol
 import ipywidgets as w
 
 from ..client.display import RawShown
-from ..client.render import Renderer, usage_tokens_line
 from ..client.transcript import (
     ElicitationEntry,
     MessageEntry,
@@ -41,45 +40,18 @@ from .message import MessageView, ThoughtView, note_html
 from .permission import PermissionPrompt, Post, safe_post
 from .plan import PlanWidget
 from .segments import AppendOnlyBox, close_tree, flat_html
-from .style import (
-    ERROR,
-    FG,
-    INFO,
-    MUTED,
-    SMALL_SIZE,
-    SUCCESS,
-    UI_SIZE,
-    WARN,
-    esc,
-    span,
-)
 from .toolcall import ToolCallCard
+from .turn_status import (
+    FAILED,
+    STARTING,
+    footer_html,
+    status_html,
+    title_html,
+    turn_status,
+    usage_html,
+)
 
 log = logging.getLogger(__name__)
-
-STARTING = "Starting agent…"
-RUNNING = "Running"
-WAITING = "Waiting for permission"
-ASKING = "Waiting for your input"
-CANCELLING = "Cancelling…"
-CANCELLED = "Cancelled"
-FINISHED = "Finished"
-FAILED = "Failed"
-
-_STATUS_LOOK = {
-    STARTING: ("⏳", MUTED),
-    RUNNING: ("●", INFO),
-    WAITING: ("🔐", WARN),
-    ASKING: ("❓", WARN),
-    CANCELLING: ("⏹", WARN),
-    CANCELLED: ("⏹️", MUTED),
-    FINISHED: ("✅", SUCCESS),
-    FAILED: ("❌", ERROR),
-}
-
-
-def queued_status(ahead: int) -> str:
-    return f"Queued behind {ahead} turn" + ("" if ahead == 1 else "s")
 
 
 class ChildView(Protocol):
@@ -365,73 +337,33 @@ class TurnView:
     # ------------------------------------------------------------------ parts
 
     def _compute_status(self) -> str:
-        session, turn = self._session, self._turn
-        if self._error is not None:
-            return FAILED
-        if session is None or turn is None:
-            return CANCELLING if self._cancel_pressed else (self._custom_status or STARTING)
-        if turn.state == "queued":
-            if self._cancel_pressed or turn.cancel_requested:
-                return CANCELLING
-            ahead = 0
-            for other in session.turns:
-                if other is turn:
-                    break
-                ahead += not other.done
-            # Nothing ahead: the turn is about to start (or waits for the agent).
-            return queued_status(ahead) if ahead else (self._custom_status or STARTING)
-        if turn.state == "running":
-            if turn.cancel_requested or self._cancel_pressed:
-                return CANCELLING
-            # One turn runs at a time per session: every pending request is this turn's.
-            if session.permissions.pending:
-                return WAITING
-            if session.elicitations.pending:
-                return ASKING
-            return RUNNING
-        if turn.error is not None:
-            return FAILED
-        if turn.stop_reason == "cancelled":
-            return CANCELLED
-        if turn.stop_reason in (None, "end_turn"):
-            return FINISHED
-        return f"Stopped: {turn.stop_reason}"
+        return turn_status(
+            self._session,
+            self._turn,
+            error=self._error,
+            cancel_pressed=self._cancel_pressed,
+            waiting=self._custom_status,
+        )
+
+    def _show(self, part: str, widget: w.HTML, html: str) -> bool:
+        """Write ``html`` into ``widget`` unless it already shows it."""
+        if self._shown.get(part) == html:
+            return False
+        self._shown[part] = html
+        widget.value = html
+        return True
 
     def _show_status(self, status: str) -> bool:
         if self._shown.get("status") == status:
             return False
         self._shown["status"] = status
-        icon, color = _STATUS_LOOK.get(
-            status, ("🕒" if status.startswith("Queued") else "⏹", MUTED)
-        )
-        if status.startswith("Stopped"):
-            icon, color = "⚠️", WARN
-        self._status.value = (
-            f'<div style="font-size: {UI_SIZE}; line-height: 1.6; color: {color}">'
-            f"{icon} {esc(status)}</div>"
-        )
+        self._status.value = status_html(status)
         return True
 
     def _show_title(self) -> bool:
-        parts = [f"<b>{esc(self.agent_label)}</b>" if self.agent_label else "<b>agent</b>"]
-        if self.session_label:
-            parts.append(esc(f"session {self.session_label}"))
         transcript = self._session.transcript if self._session is not None else None
-        if transcript is not None:
-            if transcript.current_mode_id is not None and transcript.modes:
-                parts.append(esc(f"mode {transcript.mode_name(transcript.current_mode_id)}"))
-            if transcript.title:
-                parts.append(esc(f"“{transcript.title}”"))
-        html = (
-            f'<div style="font-size: {UI_SIZE}; line-height: 1.6; color: {FG}">🤖 '
-            + span(" · ", f"color: {MUTED}").join(parts)
-            + "</div>"
-        )
-        if self._shown.get("title") == html:
-            return False
-        self._shown["title"] = html
-        self._title.value = html
-        return True
+        html = title_html(self.agent_label, self.session_label, transcript)
+        return self._show("title", self._title, html)
 
     def _sync_entries(self) -> bool:
         assert self._session is not None and self._turn is not None
@@ -524,52 +456,10 @@ class TurnView:
                 "danger" if fraction > 0.95 else "warning" if fraction > 0.8 else ""
             )
             self._gauge.layout.display = None
-        text = Renderer(transcript, markdown=False).usage_line()
-        self._usage.value = (
-            f'<div style="color: {MUTED}; font-size: {SMALL_SIZE}; padding-left: 6px">{esc(text)}</div>'
-            if text
-            else ""
-        )
+        self._usage.value = usage_html(transcript)
         return True
 
     def _show_footer(self) -> bool:
-        lines: list[tuple[str, str]] = []
-        turn = self._turn
-        record = turn.record if turn is not None else None
-        if self._error is not None:
-            lines.append((f"Error: {self._error}", ERROR))
-        elif (
-            turn is not None
-            and record is not None
-            and record.finished
-            and self._session is not None
-        ):
-            renderer = Renderer(self._session.transcript, markdown=False)
-            # The first paragraph is the stop reason (or error), worded as in the transcript.
-            first = renderer.stop_line(record)
-            color = (
-                ERROR
-                if record.error is not None
-                else WARN
-                if record.stop_reason in ("refusal", "max_tokens", "max_turn_requests")
-                else MUTED
-            )
-            lines.append((first, color))
-            tokens = usage_tokens_line(record.usage)
-            if tokens:
-                lines.append((tokens, MUTED))
-        elif turn is not None and turn.done and record is None:
-            lines.append(
-                ("Cancelled before it started." if turn.cancel_requested else "Ended.", MUTED)
-            )
-        if turn is not None and turn.done and turn.duration is not None:
-            lines.append((f"Took {turn.duration:.1f} s", MUTED))
-        html = "".join(
-            f'<div style="color: {color}; font-size: {SMALL_SIZE}; line-height: 1.6">{esc(text)}</div>'
-            for text, color in lines
+        return self._show(
+            "footer", self._footer, footer_html(self._session, self._turn, self._error)
         )
-        if self._shown.get("footer") == html:
-            return False
-        self._shown["footer"] = html
-        self._footer.value = html
-        return True
