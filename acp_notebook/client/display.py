@@ -124,12 +124,23 @@ class TextShown:
 
 
 @dataclass(frozen=True)
-class MediaShown:
+class _Payload:
+    """Bytes the agent sent (or named): their MIME type and decoded size."""
+
+    mime_type: str
+    size: int
+
+    @property
+    def type_and_size(self) -> str:
+        """ "image/png, 2.0 KB"."""
+        return f"{self.mime_type}, {human_bytes(self.size)}"
+
+
+@dataclass(frozen=True)
+class MediaShown(_Payload):
     """An image or a sound: its type and size, and the ``data:`` URI when it may be inlined."""
 
     kind: Literal["image", "audio"]
-    mime_type: str
-    size: int
     data_uri: str | None
     #: Where the agent says it lives (images may name one).
     uri: str | None = None
@@ -137,7 +148,7 @@ class MediaShown:
     @property
     def label(self) -> str:
         """ "image image/png, 2.0 KB"."""
-        return f"{self.kind} {self.mime_type}, {human_bytes(self.size)}"
+        return f"{self.kind} {self.type_and_size}"
 
 
 @dataclass(frozen=True)
@@ -154,22 +165,16 @@ class LinkShown:
 
 
 @dataclass(frozen=True)
-class FileShown:
+class FileShown(_Payload):
     """An embedded resource: a text file (its first lines) or a binary one (its size)."""
 
+    #: The file, relative to the session's directory when inside it.
     name: str
-    mime_type: str
-    size: int
     #: The lines shown; None for a binary resource.
     text: str | None = None
     #: Lines of the text not shown.
     more_lines: int = 0
     language: str = ""
-
-    @property
-    def head(self) -> str:
-        """ "(text/x-python, 6 B)" — what follows the name."""
-        return f"({self.mime_type}, {human_bytes(self.size)})"
 
 
 @dataclass(frozen=True)
@@ -274,18 +279,18 @@ def block_shown(block: m.ContentBlock, cwd: str | None) -> Shown:
         return TextShown(capped(block.text, MAX_TEXT_CHARS))
     if isinstance(block, m.ImageContentBlock):
         return MediaShown(
-            "image",
-            block.mime_type,
-            base64_size(block.data),
-            inline_data_uri("image", block.mime_type, block.data),
-            block.uri,
+            mime_type=block.mime_type,
+            size=base64_size(block.data),
+            kind="image",
+            data_uri=inline_data_uri("image", block.mime_type, block.data),
+            uri=block.uri,
         )
     if isinstance(block, m.AudioContentBlock):
         return MediaShown(
-            "audio",
-            block.mime_type,
-            base64_size(block.data),
-            inline_data_uri("audio", block.mime_type, block.data),
+            mime_type=block.mime_type,
+            size=base64_size(block.data),
+            kind="audio",
+            data_uri=inline_data_uri("audio", block.mime_type, block.data),
         )
     if isinstance(block, m.ResourceLinkContentBlock):
         details = ", ".join(
@@ -305,18 +310,18 @@ def resource_shown(resource: Any, cwd: str | None) -> FileShown | RawShown:
     if isinstance(resource, m.TextResourceContents):
         lines = resource.text.splitlines(keepends=True)
         return FileShown(
-            short_path(resource.uri.removeprefix("file://"), cwd),
-            resource.mime_type or "text",
-            len(resource.text.encode()),
-            "".join(lines[:MAX_RESOURCE_LINES]),
-            max(0, len(lines) - MAX_RESOURCE_LINES),
-            lang_of(resource.uri),
+            mime_type=resource.mime_type or "text",
+            size=len(resource.text.encode()),
+            name=short_path(resource.uri.removeprefix("file://"), cwd),
+            text="".join(lines[:MAX_RESOURCE_LINES]),
+            more_lines=max(0, len(lines) - MAX_RESOURCE_LINES),
+            language=lang_of(resource.uri),
         )
     if isinstance(resource, m.BlobResourceContents):
         return FileShown(
-            short_path(resource.uri.removeprefix("file://"), cwd),
-            resource.mime_type or "binary",
-            base64_size(resource.blob),
+            mime_type=resource.mime_type or "binary",
+            size=base64_size(resource.blob),
+            name=short_path(resource.uri.removeprefix("file://"), cwd),
         )
     raw = resource.to_wire() if hasattr(resource, "to_wire") else {}
     return RawShown("Embedded resource", None, raw)

@@ -200,8 +200,5 @@ def url_of(raw_input: Any) -> str | None:
     """The URL a tool call fetches, if its rawInput names one."""
     if not isinstance(raw_input, dict):
         return None
-    for key in URL_KEYS:
-        url = raw_input.get(key)
-        if isinstance(url, str) and url.strip():
-            return url.strip()
-    return None
+    url = (_first_str(raw_input, URL_KEYS) or "").strip()
+    return url or None

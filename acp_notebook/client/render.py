@@ -8,6 +8,7 @@ on every machine (nbval compares saved outputs with re-run ones).
 from __future__ import annotations
 
 import html
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from ..protocol import models as m
@@ -31,7 +32,7 @@ from .display import (
     tool_content_shown,
 )
 from .elicitation import split_url
-from .formatting import code_span, fence, human_bytes, md_escape, md_url, portable
+from .formatting import code_span, fence, md_escape, md_url, portable
 from .rawinput import DERIVED_NOTE
 from .transcript import (
     ElicitationEntry,
@@ -80,20 +81,20 @@ def usage_tokens_line(usage: dict[str, Any] | None) -> str:
     return "Tokens: " + " · ".join(parts) if parts else ""
 
 
+@dataclass
 class Renderer:
     """Renders a transcript (or one of its turns) as Markdown or plain text."""
 
-    def __init__(
-        self,
-        transcript: Transcript,
-        *,
-        terminals: TerminalLookup | None = None,
-        markdown: bool = True,
-    ) -> None:
-        self.transcript = transcript
-        self.terminals = terminals
-        self.markdown = markdown
-        self.cwd = transcript.cwd
+    transcript: Transcript
+    _: KW_ONLY
+    #: ``Session.terminal_view``: what an embedded terminal shows (None: only its id).
+    terminals: TerminalLookup | None = None
+    markdown: bool = True
+
+    @property
+    def cwd(self) -> str | None:
+        """Paths inside the session's directory are shown relative to it."""
+        return self.transcript.cwd
 
     # ------------------------------------------------------------------ public
 
@@ -189,7 +190,7 @@ class Renderer:
         if isinstance(shown, MediaShown):
             if self.markdown and shown.kind == "image" and shown.data_uri is not None:
                 # The MIME type was checked: it cannot end the alt text or the target.
-                alt = f"image ({shown.mime_type}, {human_bytes(shown.size)})"
+                alt = f"image ({shown.type_and_size})"
                 return f"![{alt}]({shown.data_uri})"
             return f"[{self._text(shown.label)}]"
         if isinstance(shown, LinkShown):
@@ -199,7 +200,7 @@ class Renderer:
                 link = f"{shown.label} <{shown.uri}>"
             return f"🔗 {link}" + (f" ({shown.details})" if shown.details else "")
         if isinstance(shown, FileShown):
-            head = f"📎 {self._code(shown.name)} {shown.head}"
+            head = f"📎 {self._code(shown.name)} ({shown.type_and_size})"
             if shown.text is None:
                 return head
             more = f"… {shown.more_lines} more lines\n" if shown.more_lines else ""

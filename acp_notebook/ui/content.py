@@ -36,7 +36,7 @@ def media_html(shown: MediaShown) -> str:
             note = esc(f"🖼 {shown.label} (too large or not inline-able)")
             return _line(f"{note} · {link(shown.uri, shown.uri)}" if shown.uri else note)
         return div(
-            f'<img src="{shown.data_uri}" alt="{esc(f"image ({shown.label})")}" '
+            f'<img src="{shown.data_uri}" alt="{esc(f"image ({shown.type_and_size})")}" '
             f'style="max-width: 100%; max-height: {IMAGE_MAX_HEIGHT}; border-radius: 3px">',
             "margin: 4px 0",
         )
@@ -56,7 +56,7 @@ def link_html(shown: LinkShown) -> str:
 
 
 def file_html(shown: FileShown) -> str:
-    head = f"📎 {code(shown.name)} " + esc(shown.head)
+    head = f"📎 {code(shown.name)} " + esc(f"({shown.type_and_size})")
     if shown.text is None:
         return _line(head)
     body = highlight_code(shown.text, shown.language)

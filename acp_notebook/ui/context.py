@@ -11,7 +11,7 @@ from ..client.elicitation import ElicitationBroker
 from ..client.permissions import PermissionBroker
 from ..client.terminals import TerminalSnapshot
 from ..client.transcript import Transcript, TurnRecord
-from .permission import Post
+from .request import Post
 
 
 @dataclass

@@ -14,10 +14,6 @@ decision to the agent loop, which asks the broker and then redraws the prompt.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
-from typing import Any
-
 import ipywidgets as w
 
 from ..client.danger import Danger
@@ -25,13 +21,8 @@ from ..client.formatting import short_path
 from ..client.permissions import PermissionBroker, PermissionRequest
 from ..client.toolcall import EDIT_KINDS, ToolCallState
 from .markdown import inline_markdown
-from .request import RequestView
+from .request import Post, RequestView, safe_post
 from .style import ERROR, FG, MUTED, SMALL_SIZE, UI_SIZE, WARN, code, esc, span
-
-log = logging.getLogger(__name__)
-
-#: ``post(fn)``: run ``fn`` on the agent loop thread (thread-safe, returns at once).
-Post = Callable[[Callable[[], Any]], Any]
 
 #: allow_always is broader than it looks, so it is yellow, not green.
 BUTTON_STYLES = {
@@ -55,16 +46,6 @@ def button_style(kind: str) -> str:
 def tooltip(kind: str) -> str:
     hint = KIND_HINTS.get(kind)
     return f"{kind}: {hint}" if hint else (kind or "option")
-
-
-def safe_post(post: Post, fn: Callable[[], Any]) -> bool:
-    """Post ``fn``; False (and nothing else) when the loop is gone."""
-    try:
-        post(fn)
-    except RuntimeError:  # "Event loop is closed": the session ended under the click
-        log.debug("click ignored: the agent loop is gone")
-        return False
-    return True
 
 
 def what_is_approved(call: ToolCallState, cwd: str | None) -> str:
@@ -116,7 +97,7 @@ def decision_line(request: PermissionRequest) -> str:
     return span(esc(text), f"color: {color}; font-size: {UI_SIZE}")
 
 
-class PermissionPrompt(RequestView):
+class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
     """The question, one button per option, and the decision once there is one."""
 
     def __init__(
@@ -128,12 +109,9 @@ class PermissionPrompt(RequestView):
         post: Post,
         cwd: str | None = None,
     ) -> None:
-        self.request = request
+        super().__init__(request, broker, post)
         self.call = call
-        self._broker = broker
-        self._post = post
         self._cwd = cwd
-        self._closed = False
         self.buttons: dict[str, w.Button] = {}
         for option in request.options:
             button = w.Button(

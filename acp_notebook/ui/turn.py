@@ -18,7 +18,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import ipywidgets as w
 
@@ -37,9 +37,11 @@ from .content import raw_html
 from .context import SessionLike, TurnLike, ViewContext
 from .elicitation import ElicitationForm
 from .message import MessageView, ThoughtView, note_html
-from .permission import PermissionPrompt, Post, safe_post
+from .permission import PermissionPrompt
 from .plan import PlanWidget
+from .request import Post, safe_post
 from .segments import AppendOnlyBox, close_tree, flat_html
+from .style import BORDER
 from .toolcall import ToolCallCard
 from .turn_status import (
     FAILED,
@@ -72,6 +74,15 @@ class StaticView:
         return False
 
 
+def _ruled(
+    box: type[w.Box], children: list[w.Widget], side: Literal["top", "bottom"], **layout: str
+) -> w.Box:
+    """A box set off from the turn's entries by a thin rule on ``side``."""
+    gap = "0 0 4px 0" if side == "bottom" else "4px 0 0 0"
+    rule = {f"border_{side}": f"1px solid {BORDER}"}
+    return box(children, layout=w.Layout(padding=gap, margin=gap, **rule, **layout))
+
+
 class TurnView:
     """The whole live view of one prompt turn. See the module docstring for threads."""
 
@@ -86,9 +97,6 @@ class TurnView:
     ) -> None:
         self.agent_label = agent_label
         self.session_label = session_label
-        self._post = post
-        self._schedule_later = schedule_later
-        self._interval = interval
         #: Called (on the loop thread, via ``post``) when Cancel is pressed. It may
         #: return an awaitable (``PromptTurn.cancel``): it is then scheduled on the loop.
         self.on_cancel: Callable[[], Any] | None = None
@@ -105,7 +113,11 @@ class TurnView:
         self._scanned = 0
         self._requests_seen = 0
         self._requests_at_change = 0
-        self._coalescer: Coalescer | None = None
+        self._coalescer = (
+            Coalescer(schedule_later, interval, callback=self.refresh)
+            if schedule_later is not None
+            else None
+        )
         self._unsubscribe: Callable[[], None] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         #: Entry views in order, and tool call cards by tool call id.
@@ -127,18 +139,15 @@ class TurnView:
             layout=w.Layout(width="auto", flex="none"),
         )
         self.cancel_button.on_click(lambda _button: self.cancel())
-        header = w.HBox(
+        header = _ruled(
+            w.HBox,
             [
                 w.VBox([self._title, self._status], layout=w.Layout(flex="1 1 auto")),
                 self.cancel_button,
             ],
-            layout=w.Layout(
-                justify_content="space-between",
-                align_items="center",
-                border_bottom="1px solid var(--jp-border-color2, #e0e0e0)",
-                padding="0 0 4px 0",
-                margin="0 0 4px 0",
-            ),
+            "bottom",
+            justify_content="space-between",
+            align_items="center",
         )
         self._body = AppendOnlyBox()
         self._orphans = w.VBox([], layout=w.Layout(width="100%"))
@@ -147,17 +156,14 @@ class TurnView:
         )
         self._usage = flat_html()
         self._footer = flat_html()
-        footer = w.VBox(
+        footer = _ruled(
+            w.VBox,
             [
                 w.HBox([self._gauge, self._usage], layout=w.Layout(align_items="center")),
                 self._footer,
             ],
-            layout=w.Layout(
-                border_top="1px solid var(--jp-border-color2, #e0e0e0)",
-                padding="4px 0 0 0",
-                margin="4px 0 0 0",
-                display="none",  # shown once it has something to say (no double rule)
-            ),
+            "top",
+            display="none",  # shown once it has something to say (no double rule)
         )
         self._footer_box = footer
         self.widget = w.VBox(
@@ -213,7 +219,7 @@ class TurnView:
         self._session = session
         self._turn = turn
         self._ctx = ViewContext(
-            post=self._post,
+            post=self._ctx.post,
             cwd=session.transcript.cwd,
             terminals=session.terminal_view,
             broker=session.permissions,
@@ -222,8 +228,7 @@ class TurnView:
         self._requests_seen = len(session.permissions.requests)
         self._requests_at_change = self._requests_seen
         self._elicitations_at_change = len(session.elicitations.requests)
-        if self._schedule_later is not None:
-            self._coalescer = Coalescer(self._schedule_later, self._interval, callback=self.refresh)
+        if self._coalescer is not None:
             self._unsubscribe = session.transcript.subscribe(self._on_change)
         self.refresh()
 
@@ -316,7 +321,7 @@ class TurnView:
         """What pressing Cancel does, from any thread: post ``on_cancel`` to the loop."""
         if self._finished:
             return
-        safe_post(self._post, self._cancel_on_loop)
+        safe_post(self._ctx.post, self._cancel_on_loop)
 
     def _cancel_on_loop(self) -> None:
         callback = self.on_cancel
@@ -405,7 +410,7 @@ class TurnView:
             form = ElicitationForm(
                 entry.request,
                 broker=self._session.elicitations,
-                post=self._post,
+                post=self._ctx.post,
                 transcript=self._session.transcript,
             )
             self.forms.append(form)
@@ -430,7 +435,7 @@ class TurnView:
                 if call is None:
                     continue
                 prompt = PermissionPrompt(
-                    request, call, broker=self._ctx.broker, post=self._post, cwd=self._ctx.cwd
+                    request, call, broker=self._ctx.broker, post=self._ctx.post, cwd=self._ctx.cwd
                 )
                 self.orphan_prompts.append(prompt)
                 changed = True

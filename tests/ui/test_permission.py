@@ -72,7 +72,8 @@ def test_an_edit_names_its_files_and_points_at_the_diffs(session: FakeSession, p
 def test_a_command_named_only_in_the_title_is_shown_as_the_command(
     session: FakeSession, post: Poster
 ):
-    # Claude Code puts `cmd` in backticks as the title; rules and the risk rating read it too.
+    # Some agents name the command only in the title, in backticks; rules and the risk
+    # rating read it there too, so the prompt must show it.
     prompt = prompt_for(
         session, post, {"toolCallId": "t3", "title": "`rm -rf build`", "kind": "execute"}
     )
@@ -92,16 +93,8 @@ def test_an_edit_in_raw_input_names_its_files_and_points_at_the_derived_diff(
 
 
 def test_a_fetch_shows_its_url(session: FakeSession, post: Poster):
-    prompt = prompt_for(
-        session,
-        post,
-        {
-            "toolCallId": "t5",
-            "title": "Fetch",
-            "kind": "fetch",
-            "rawInput": {"url": "https://x.org/a"},
-        },
-    )
+    fetch = {"toolCallId": "t5", "title": "Fetch", "kind": "fetch"}
+    prompt = prompt_for(session, post, {**fetch, "rawInput": {"url": "https://x.org/a"}})
     assert "Fetch <span" in prompt.question and "https://x.org/a</span>" in prompt.question
 
 
