@@ -197,8 +197,8 @@ class Renderer:
             if self.markdown and shown.href is not None:
                 link = f"[{md_escape(shown.label)}]({md_url(shown.href)})"
             else:
-                link = f"{shown.label} <{shown.uri}>"
-            return f"🔗 {link}" + (f" ({shown.details})" if shown.details else "")
+                link = self._text(f"{shown.label} <{shown.uri}>")
+            return f"🔗 {link}" + (f" ({self._text(shown.details)})" if shown.details else "")
         if isinstance(shown, FileShown):
             head = f"📎 {self._code(shown.name)} ({shown.type_and_size})"
             if shown.text is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -368,8 +369,13 @@ def test_an_agent_mime_type_never_breaks_out_of_a_saved_image() -> None:
 
 
 def test_a_link_a_browser_must_not_follow_is_saved_as_text() -> None:
-    out = message_with({"type": "resource_link", "uri": "javascript:alert(1)", "name": "click"})
-    assert "🔗 click <javascript:alert(1)>" in out and "](javascript:" not in out
+    link = {"type": "resource_link", "uri": "javascript:alert(1)", "name": "click",
+            "mimeType": "x)[y](javascript:alert(2)"}  # fmt: skip
+    turn = one_turn({"sessionUpdate": "agent_message_chunk", "content": link})
+    out = md(*turn)
+    assert r"🔗 click \<javascript:alert\(1\)\> (x\)\[y\]\(javascript:alert\(2\))" in out
+    assert not re.search(r"(?<!\\)(\]\(|<)javascript:", out), "nothing unescaped starts a link"
+    assert "🔗 click <javascript:alert(1)> (x)[y](javascript:alert(2))" in plain(*turn)
 
 
 def test_long_tool_text_is_cut_like_the_live_view() -> None:
