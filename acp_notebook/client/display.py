@@ -29,6 +29,9 @@ from .toolcall import CANCELLED
 if TYPE_CHECKING:
     from .terminals import TerminalSnapshot
 
+#: ``Session.terminal_view``: a terminal's snapshot, also after `terminal/release`.
+TerminalLookup = Callable[[str], "TerminalSnapshot | None"]
+
 # ---------------------------------------------------------------------------- limits
 
 #: How much of each kind of content is shown, in the live cell and the saved transcript.
@@ -81,8 +84,13 @@ def location_label(location: m.ToolCallLocation, cwd: str | None) -> str:
 
 # ---------------------------------------------------------------------------- checks
 
+#: Content blocks shown as media: their kind is their wire ``type`` ("image", "audio"),
+#: and only a MIME type of that kind (``image/…`` for an image) is ever inlined.
+MEDIA_BLOCKS = (m.ImageContentBlock, m.AudioContentBlock)
+MediaKind = Literal["image", "audio"]
+
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
-_MEDIA_TYPE = re.compile(r"(?P<kind>image|audio)/[\w.+-]+", re.IGNORECASE)
+_MEDIA_TYPE = re.compile(r"(?P<kind>[\w.+-]+)/[\w.+-]+")
 _SAFE_SCHEMES = re.compile(r"^(https?|mailto|ftp|file):", re.IGNORECASE)
 _ANY_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
@@ -98,9 +106,10 @@ def inline_data_uri(kind: str, mime_type: str, data: str) -> str | None:
     nothing else, at most :data:`MAX_INLINE_BYTES`. Anything else could break out of
     the attribute or the link, or bloat the notebook."""
     media = _MEDIA_TYPE.fullmatch(mime_type)
-    if media is None or media.group("kind").lower() != kind:
+    if media is None or media.group("kind").lower() != kind or base64_size(data) > MAX_INLINE_BYTES:
         return None
-    if base64_size(data) > MAX_INLINE_BYTES or len(data) % 4 or not _BASE64.fullmatch(data):
+    data = "".join(data.split())  # base64 wrapped in lines (MIME style) is still base64
+    if len(data) % 4 or not _BASE64.fullmatch(data):
         return None
     return f"data:{mime_type};base64,{data}"
 
@@ -140,7 +149,7 @@ class _Payload:
 class MediaShown(_Payload):
     """An image or a sound: its type and size, and the ``data:`` URI when it may be inlined."""
 
-    kind: Literal["image", "audio"]
+    kind: MediaKind
     data_uri: str | None
     #: Where the agent says it lives (images may name one).
     uri: str | None = None
@@ -227,13 +236,6 @@ class DiffShown:
 
 
 @dataclass(frozen=True)
-class TerminalPlace:
-    """A client terminal embedded in a tool call: read through the session, live."""
-
-    terminal_id: str
-
-
-@dataclass(frozen=True)
 class TerminalShown:
     """What a terminal shows now: command, the end of its output, how it ended."""
 
@@ -257,7 +259,7 @@ class TerminalShown:
 
 
 Shown = TextShown | MediaShown | LinkShown | FileShown | RawShown
-ToolContentShown = Shown | DiffShown | TerminalPlace
+ToolContentShown = Shown | DiffShown | TerminalShown
 
 
 def raw_json(value: Any, cwd: str | None = None) -> str:
@@ -277,20 +279,13 @@ def block_shown(block: m.ContentBlock, cwd: str | None) -> Shown:
     """What a content block shows: the one place that reads content block types."""
     if isinstance(block, m.TextContentBlock):
         return TextShown(capped(block.text, MAX_TEXT_CHARS))
-    if isinstance(block, m.ImageContentBlock):
+    if isinstance(block, MEDIA_BLOCKS):
         return MediaShown(
             mime_type=block.mime_type,
             size=base64_size(block.data),
-            kind="image",
-            data_uri=inline_data_uri("image", block.mime_type, block.data),
-            uri=block.uri,
-        )
-    if isinstance(block, m.AudioContentBlock):
-        return MediaShown(
-            mime_type=block.mime_type,
-            size=base64_size(block.data),
-            kind="audio",
-            data_uri=inline_data_uri("audio", block.mime_type, block.data),
+            kind=block.type,
+            data_uri=inline_data_uri(block.type, block.mime_type, block.data),
+            uri=block.uri if isinstance(block, m.ImageContentBlock) else None,
         )
     if isinstance(block, m.ResourceLinkContentBlock):
         details = ", ".join(
@@ -327,15 +322,18 @@ def resource_shown(resource: Any, cwd: str | None) -> FileShown | RawShown:
     return RawShown("Embedded resource", None, raw)
 
 
-def tool_content_shown(item: m.ToolCallContent, cwd: str | None) -> ToolContentShown:
+def tool_content_shown(
+    item: m.ToolCallContent, cwd: str | None, terminals: TerminalLookup | None = None
+) -> ToolContentShown:
     """What one item of a tool call's content shows: the one place that reads tool call
-    content types."""
+    content types. A terminal is read through ``terminals`` (``Session.terminal_view``)."""
     if isinstance(item, m.ContentToolCallContent):
         return block_shown(item.content, cwd)
     if isinstance(item, m.DiffToolCallContent):
         return diff_shown(FileDiff.of(item), cwd)
     if isinstance(item, m.TerminalToolCallContent):
-        return TerminalPlace(item.terminal_id)
+        snapshot = terminals(item.terminal_id) if terminals is not None else None
+        return terminal_shown(item.terminal_id, snapshot)
     return unknown("tool call content", item)
 
 
@@ -393,9 +391,6 @@ def diff_shown(diff: FileDiff, cwd: str | None) -> DiffShown:
 
 
 # ---------------------------------------------------------------------------- terminals
-
-#: ``Session.terminal_view``: a terminal's snapshot, also after `terminal/release`.
-TerminalLookup = Callable[[str], "TerminalSnapshot | None"]
 
 
 def terminal_shown(terminal_id: str, snapshot: TerminalSnapshot | None) -> TerminalShown:

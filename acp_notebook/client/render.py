@@ -19,16 +19,15 @@ from .display import (
     LinkShown,
     MediaShown,
     RawShown,
-    Shown,
     TerminalLookup,
-    TerminalPlace,
+    TerminalShown,
     TextShown,
+    ToolContentShown,
     block_shown,
     diff_shown,
     kind_icon,
     location_label,
     raw_json,
-    terminal_shown,
     tool_content_shown,
 )
 from .elicitation import split_url
@@ -183,7 +182,7 @@ class Renderer:
 
     # ------------------------------------------------------------------ content
 
-    def shown(self, shown: Shown | DiffShown) -> str:
+    def shown(self, shown: ToolContentShown) -> str:
         """One piece of content, from its display facts (``display.py``)."""
         if isinstance(shown, TextShown):
             return shown.text
@@ -207,6 +206,8 @@ class Renderer:
             return self.collapsed(head, fence(shown.text + more, shown.language))
         if isinstance(shown, DiffShown):
             return fence(shown.text, "diff")
+        if isinstance(shown, TerminalShown):
+            return self.terminal(shown)
         return self.collapsed(shown.summary(), self._raw_json(shown.raw))
 
     # ------------------------------------------------------------------ tool calls
@@ -226,11 +227,7 @@ class Renderer:
         for request in call.permissions:
             parts.append(self.permission_line(request))
         for item in call.content:
-            shown = tool_content_shown(item, self.cwd)
-            if isinstance(shown, TerminalPlace):
-                parts.append(self.terminal(shown.terminal_id))
-            else:
-                parts.append(self.shown(shown))
+            parts.append(self.shown(tool_content_shown(item, self.cwd, self.terminals)))
         for diff in call.diffs:
             if diff.derived:
                 # Agents that put an edit only in rawInput: show it, labelled (agent-shell#123).
@@ -249,10 +246,9 @@ class Renderer:
             line += f" · {danger.label}"
         return line
 
-    def terminal(self, terminal_id: str) -> str:
-        shown = terminal_shown(terminal_id, self.terminals(terminal_id) if self.terminals else None)
+    def terminal(self, shown: TerminalShown) -> str:
         if not shown.known:
-            return f"[terminal {terminal_id}]"
+            return f"[terminal {shown.terminal_id}]"
         output = shown.output
         lines = [f"$ {shown.command}\n"]
         if shown.dropped:

@@ -203,7 +203,7 @@ class PermissionRules:
         return iter(self.rules)
 
     def __repr__(self) -> str:
-        return f"PermissionRules({list(self.texts)!r})"
+        return f"PermissionRules({self.texts!r})"
 
     @property
     def texts(self) -> list[str]:

@@ -14,7 +14,7 @@ import ipywidgets as w
 from ..client.display import (
     STATUS_ICONS,
     DiffShown,
-    TerminalPlace,
+    TerminalShown,
     TextShown,
     diff_shown,
     kind_icon,
@@ -200,7 +200,7 @@ class ToolCallCard:
     def _item_view(self, item: m.ToolCallContent, previous: _Item | None) -> _Item:
         if previous is not None and previous.text is None and previous.item == item:
             return previous
-        shown = tool_content_shown(item, self.ctx.cwd)
+        shown = tool_content_shown(item, self.ctx.cwd, self.ctx.terminals)
         if isinstance(shown, TextShown):
             # Text a tool streams (a command's output, a file read back) grows in place.
             if previous is not None and previous.text is not None:
@@ -209,7 +209,7 @@ class ToolCallCard:
                 return previous
             growing = GrowingText(render_markdown, cut_markdown, shown.text)
             return _Item(item, growing.widget, growing)
-        if isinstance(shown, TerminalPlace):
+        if isinstance(shown, TerminalShown):
             terminal = self._terminals.get(shown.terminal_id)
             if terminal is None:
                 terminal = TerminalOutputView(shown.terminal_id, self.ctx.terminals)

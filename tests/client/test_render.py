@@ -402,3 +402,8 @@ def test_terminal_output_past_the_limit_says_the_start_is_not_shown() -> None:
     out = md(transcript, record, terminals={"t": snapshot}.get)
     assert "$ seq\n… (earlier output dropped)\n" in out and "line 4999\n[exit code 0]" in out
     assert "line 0\n" not in out
+
+
+def test_base64_wrapped_in_lines_is_still_inlined_without_the_breaks() -> None:
+    out = message_with({"type": "image", "data": "iVBORw0K\nGgo=", "mimeType": "image/png"})
+    assert "](data:image/png;base64,iVBORw0KGgo=)" in out
