@@ -24,6 +24,9 @@ from .style import FG, MUTED, UI_SIZE, code, details, div, esc, json_pre, link, 
 
 #: Images are shown at most this tall (the cell should not become one picture).
 IMAGE_MAX_HEIGHT = "420px"
+#: The icon before a medium's label. An image is drawn with ``<img>``; any other kind is
+#: played by the HTML element of its name (``<audio controls>``).
+MEDIA_ICONS = {"image": "🖼", "audio": "🔊"}
 
 
 def _line(body_html: str) -> str:
@@ -31,19 +34,21 @@ def _line(body_html: str) -> str:
 
 
 def media_html(shown: MediaShown) -> str:
-    if shown.kind == "image":
-        if shown.data_uri is None:
-            note = esc(f"🖼 {shown.label} (too large or not inline-able)")
-            return _line(f"{note} · {link(shown.uri, shown.uri)}" if shown.uri else note)
+    icon = MEDIA_ICONS.get(shown.kind, "📦")
+    if shown.kind == "image" and shown.data_uri is not None:
         return div(
             f'<img src="{shown.data_uri}" alt="{esc(f"image ({shown.type_and_size})")}" '
             f'style="max-width: 100%; max-height: {IMAGE_MAX_HEIGHT}; border-radius: 3px">',
             "margin: 4px 0",
         )
-    label = span(esc(f"🔊 {shown.label}"), f"color: {MUTED}")
+    if shown.kind == "image":
+        note = esc(f"{icon} {shown.label} (too large or not inline-able)")
+        return _line(f"{note} · {link(shown.uri, shown.uri)}" if shown.uri else note)
+    label = span(esc(f"{icon} {shown.label}"), f"color: {MUTED}")
     if shown.data_uri is None:
         return _line(label)
-    return _line(f'{label}<br><audio controls src="{shown.data_uri}"></audio>')
+    player = f'<{shown.kind} controls src="{shown.data_uri}"></{shown.kind}>'
+    return _line(f"{label}<br>{player}")
 
 
 def link_html(shown: LinkShown) -> str:
