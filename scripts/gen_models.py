@@ -199,10 +199,11 @@ def pystr(text: str) -> str:
 
 def names_read(code: str) -> set[str]:
     """The names a declaration such as ``x: list[A] | None = Field(default=None, ...)`` looks up:
-    its words outside string literals, except the declared name and keyword-argument names."""
+    its words outside string literals, except the declared name and keyword-argument names
+    (written ``name=``, where the annotation ends with `` = ``)."""
     code = re.sub(r""""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'""", "", code)
     code = code.split(":", 1)[1] if ":" in code else code
-    return set(re.findall(r"\b([A-Za-z_]\w*)\b(?!\s*=[^=])", code))
+    return set(re.findall(r"\b([A-Za-z_]\w*)\b(?!=[^=])", code))
 
 
 def pyvalue(value: Any) -> str:

@@ -711,6 +711,17 @@ def test_models_py_is_generated_and_up_to_date() -> None:
     assert "python scripts/gen_models.py" in first.splitlines()[2]
 
 
+def test_generator_refuses_a_field_that_hides_a_type() -> None:
+    # The class body runs top to bottom: a field named ``str`` would turn the annotation
+    # ``path: str`` after it into a lookup of that field's default.
+    gen = _generator()
+    schema, meta, release = gen.load()
+    location = schema["$defs"]["ToolCallLocation"]
+    location["properties"] = {"str": {"type": "integer"}, **location["properties"]}
+    with pytest.raises(SystemExit, match=r"ToolCallLocation.path: a field hides \['str'\]"):
+        gen.Generator(schema, meta, release).render()
+
+
 def test_every_object_def_has_a_python_type() -> None:
     defs = load_schema()["$defs"]
     for name, node in defs.items():
