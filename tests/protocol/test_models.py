@@ -773,6 +773,24 @@ print(json.dumps([at_import, built(), note.to_wire()["update"] == update]))
     assert round_trip
 
 
+@pytest.mark.slow
+def test_the_import_benchmark_runs() -> None:
+    # benchmarks/models_import.py, at a tiny size: it must keep working for the benchmark table.
+    script = ROOT / "benchmarks" / "models_import.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--reps", "1", "--chunks", "200"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    assert "| import acp_notebook.protocol.models (after pydantic) |" in proc.stdout
+    record = json.loads(proc.stdout.strip().splitlines()[-1])
+    (run,) = record["runs"]["this"]
+    assert run["built_after_first_parse"] < run["model_classes"]
+    assert run["steady_ms"] > 0 and run["check_us"] > 0
+
+
 def test_parse_cost_of_an_agent_message_chunk() -> None:
     data = notification(
         {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hello"}}
