@@ -27,7 +27,7 @@ import anyio.abc
 import pytest
 
 from acp_notebook import __version__
-from acp_notebook.agents.demo_edits import add_placeholders
+from acp_notebook.agents.demo.edits import add_placeholders
 from acp_notebook.client.fs import FileSystem
 from acp_notebook.client.terminals import TerminalManager
 from acp_notebook.protocol.conformance import schema_errors

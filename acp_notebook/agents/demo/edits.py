@@ -11,7 +11,8 @@ same input always gives the same proposal (transcripts of the demo agent can be 
   the file's own comment syntax (or a plain line for prose); formats where a new line
   would change the data (JSON, notebooks, CSV, ...) are refused.
 * :func:`demo_png`, :func:`long_markdown_pieces`, :func:`derive_title` — content of
-  ``/image``, ``/long`` and of the session title.
+  ``/image``, ``/long`` and of the session title; :func:`text_content`, Markdown as a tool
+  call's content.
 """
 
 from __future__ import annotations
@@ -24,9 +25,12 @@ import re
 import struct
 import tokenize
 import zlib
-from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from ...protocol import models as m
 
 __all__ = [
+    "KNOWN_EXTENSIONS",
     "MARKER_TEXT",
     "PlaceholderEdit",
     "add_placeholders",
@@ -37,7 +41,9 @@ __all__ = [
     "fence",
     "language_for",
     "long_markdown_pieces",
+    "shorten",
     "split_first",
+    "text_content",
     "unified_diff",
 ]
 
@@ -77,6 +83,10 @@ REFUSED = {
     ".tsv": "every line of a TSV file is a row of data; an extra line would add a row",
     ".lock": "lock files are generated; an extra line would break them",
 }
+#: Extensions that make a word of a prompt a file name (``refactor utils.py``).
+KNOWN_EXTENSIONS = {".py", ".pyi", ".txt", ".md", ".rst", ".ini", ".log"}.union(
+    _LANGUAGES, _HASH, _SLASHES, _DASHES, _MARKUP, REFUSED
+)
 
 
 def language_for(path: str) -> str:
@@ -114,6 +124,12 @@ def split_first(text: str) -> tuple[str, str]:
     return match.group(1), text[match.end() :]
 
 
+def shorten(text: str, limit: int = 80) -> str:
+    """``text`` on one line (whitespace collapsed), cut at ``limit`` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def derive_title(text: str, limit: int = 60) -> str:
     """A session title from a prompt: its first non-empty line, whitespace collapsed,
     cut at ``limit`` characters."""
@@ -138,16 +154,12 @@ def unified_diff(old: str, new: str, name: str) -> str:
 # --- the mechanical Python edit --------------------------------------------------------------
 
 
-@dataclass
-class PlaceholderEdit:
-    """What :func:`add_placeholders` did: the new text and one note per change."""
+class PlaceholderEdit(NamedTuple):
+    """What :func:`add_placeholders` did: the new text and one note per change (none: the
+    text is unchanged)."""
 
     text: str
-    changes: list[str] = field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.changes)
+    changes: list[str]
 
 
 def _lines(text: str) -> list[str]:
@@ -355,6 +367,11 @@ def append_marker(path: str, text: str) -> str:
 
 def _png_chunk(kind: bytes, data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def text_content(text: str) -> dict[str, Any]:
+    """A tool call ``content`` item holding Markdown text."""
+    return m.ContentToolCallContent(content=m.TextContentBlock(text=text)).to_wire()
 
 
 def demo_png(size: int = 64) -> bytes:
