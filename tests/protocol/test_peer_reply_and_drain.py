@@ -116,34 +116,20 @@ async def test_with_drain_our_own_requests_fail_at_once_when_the_stream_ends(con
     ]
 
 
-async def test_drain_gives_up_on_handlers_that_do_not_finish(connect):
-    async with connect(drain=0.1) as (peer, remote):
+@pytest.mark.parametrize("drain", [0.0, 0.1], ids=["at-once", "after-the-drain"])
+async def test_handlers_still_running_when_the_input_ends_are_cancelled(connect, drain):
+    cancelled = anyio.Event()
+    async with connect(drain=drain) as (peer, remote):
 
         async def forever(params: Any) -> Any:
-            await anyio.sleep_forever()
-
-        peer.handle_request("_test/forever", forever)
-        with anyio.fail_after(SAFETY):
-            await remote.send(request(1, "_test/forever"))
-            await round_trip(peer, remote)
-            await remote.close()
-            await peer.wait_finished()
-    assert peer.closed
-
-
-async def test_without_drain_handlers_still_running_are_cancelled(connect):
-    cancelled = anyio.Event()
-    async with connect() as (peer, remote):
-
-        async def slow(params: Any) -> Any:
             try:
                 await anyio.sleep_forever()
             finally:
                 cancelled.set()
 
-        peer.handle_request("_test/slow", slow)
+        peer.handle_request("_test/forever", forever)
         with anyio.fail_after(SAFETY):
-            await remote.send(request(1, "_test/slow"))
+            await remote.send(request(1, "_test/forever"))
             await round_trip(peer, remote)
             await remote.close()
             await cancelled.wait()

@@ -67,8 +67,7 @@ async def _elicit(turn: Turn, message: str, **how: Any) -> Any | None:
 
 async def scene_ask(turn: Turn, arg: str) -> StopReason:
     if not turn.caps.elicitation_form:
-        await turn.say(missing_capability("elicitation.form", "ask you to fill in a form"))
-        return "end_turn"
+        return await turn.reply(missing_capability("elicitation.form", "ask you to fill in a form"))
     answer = await _elicit(
         turn,
         "Tell me a little about yourself, so I can show what a form elicitation sends back.",
@@ -85,35 +84,31 @@ async def scene_ask(turn: Turn, arg: str) -> StopReason:
         ]
         name = content.get("name")
         hello = f"Hello, {name}! " if isinstance(name, str) and name else ""
-        await turn.say(
+        return await turn.reply(
             f'{hello}You accepted (`action: "accept"`) and sent:\n\n'
             + ("\n".join(rows) or "(no values)")
             + "\n\nI asked with `elicitation/create` (mode `form`); a real agent would now use "
             "these values. I only repeat them."
         )
-        return "end_turn"
     if isinstance(answer, m.DeclineElicitationResponse):
-        await turn.say(
+        return await turn.reply(
             'The answer was `action: "decline"` (you declined, or your client had no one to '
             "ask), so I go on without your answers, as an agent must."
         )
-        return "end_turn"
     if isinstance(answer, m.CancelElicitationResponse):
-        await turn.say(
-            'The form was cancelled (`action: "cancel"`): dismissed without a choice. I stop here.'
+        return await turn.reply(
+            'The form was cancelled (`action: "cancel"`): dismissed without a choice. I stop here.',
+            "cancelled" if turn.cancel_requested else "end_turn",
         )
-        return "cancelled" if turn.cancel_requested else "end_turn"
-    await turn.say(
+    return await turn.reply(
         f"The client answered with an action I do not know (`{answer.action}`); I treat it "
         "as a decline."
     )
-    return "end_turn"
 
 
 async def scene_ask_url(turn: Turn, arg: str) -> StopReason:
     if not turn.caps.elicitation_url:
-        await turn.say(missing_capability("elicitation.url", "ask you to open a web page"))
-        return "end_turn"
+        return await turn.reply(missing_capability("elicitation.url", "ask you to open a web page"))
     call = await turn.start_tool_call("Sign in at example.com (pretend device flow)", "other")
     call.cancel_note = "Cancelled before the sign-in finished."
     elicitation_id = f"{call.id}-sign-in"  # deterministic, and opaque to the client
@@ -136,18 +131,17 @@ async def scene_ask_url(turn: Turn, arg: str) -> StopReason:
             status="completed",
             content=[text_content("Signed in (pretend): the device flow reported completion.")],
         )
-        await turn.say(
+        return await turn.reply(
             'You consented to open the URL (`action: "accept"` means only that). A real agent '
             "would now wait for its server to confirm the sign-in; there is no server behind "
             f"example.com, so after {STEP_DELAY:g} s I sent `elicitation/complete` for "
             f"`{elicitation_id}` myself. I never opened or fetched the page."
         )
-        return "end_turn"
     cancelled = isinstance(answer, m.CancelElicitationResponse)
     await call.fail("Cancelled: not signed in." if cancelled else "Declined: not signed in.")
-    await turn.say(
+    return await turn.reply(
         "The sign-in was cancelled, so I stop here."
         if cancelled
-        else 'The answer was `action: "decline"`, so I go on without signing in.'
+        else 'The answer was `action: "decline"`, so I go on without signing in.',
+        "cancelled" if cancelled and turn.cancel_requested else "end_turn",
     )
-    return "cancelled" if cancelled and turn.cancel_requested else "end_turn"

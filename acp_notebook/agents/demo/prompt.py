@@ -142,31 +142,38 @@ def _code_target(turn: Turn, text: str) -> tuple[str, str] | None:
     return None
 
 
+async def _placeholders(turn: Turn, code: str, label: str) -> edits.PlaceholderEdit | None:
+    """The mechanical change of ``code``; None, after saying why, when there is none."""
+    try:
+        result = edits.add_placeholders(code)
+    except SyntaxError as exc:
+        await turn.say(
+            f"I could not parse {label} as Python (line {exc.lineno}: {exc.msg}), so I leave "
+            "it alone."
+        )
+        return None
+    if not result.changes:
+        await turn.say(
+            f"Nothing to do: every function in {label} already has a docstring and type hints."
+        )
+        return None
+    return result
+
+
 async def _refactor_file(turn: Turn, path: str) -> StopReason:
     shown = turn.display(path)
     if not path.endswith((".py", ".pyi")):
-        await turn.say(
+        return await turn.reply(
             f"My mechanical refactoring only knows Python, and `{shown}` is not a Python file. "
             f"`/edit {shown}` shows an edit of any text file."
         )
-        return "end_turn"
     if not turn.caps.read:
-        await turn.say(missing_capability("fs.readTextFile", f"read `{shown}`"))
-        return "end_turn"
+        return await turn.reply(missing_capability("fs.readTextFile", f"read `{shown}`"))
     text = await read_whole(turn, path)
     if text is None:
         return "end_turn"
-    try:
-        result = edits.add_placeholders(text)
-    except SyntaxError as exc:
-        await turn.say(
-            f"`{shown}` is not valid Python (line {exc.lineno}): {exc.msg}. I leave it alone."
-        )
-        return "end_turn"
-    if not result.changes:
-        await turn.say(
-            f"Nothing to do: every function in `{shown}` already has a docstring and type hints."
-        )
+    result = await _placeholders(turn, text, f"`{shown}`")
+    if result is None:
         return "end_turn"
     proposal = Proposal(
         result.text,
@@ -186,18 +193,11 @@ async def _refactor_file(turn: Turn, path: str) -> StopReason:
 
 
 async def _refactor_code(turn: Turn, label: str, code: str) -> StopReason:
-    try:
-        result = edits.add_placeholders(code)
-    except SyntaxError as exc:
-        await turn.say(f"I could not parse {label} as Python (line {exc.lineno}: {exc.msg}).")
-        return "end_turn"
-    if not result.changes:
-        await turn.say(
-            f"Nothing to do: every function in {label} already has a docstring and type hints."
-        )
+    result = await _placeholders(turn, code, label)
+    if result is None:
         return "end_turn"
     changes = "\n".join(f"- {change}" for change in result.changes)
-    await turn.say(
+    return await turn.reply(
         f"A mechanical demonstration, not an AI refactoring: {label} has no file I could "
         "write, so here is the proposal instead (placeholder docstrings and `Any` type hints, "
         f"found with Python's `ast`):\n\n{changes}\n\n"
@@ -205,7 +205,6 @@ async def _refactor_code(turn: Turn, label: str, code: str) -> StopReason:
         + "\n\nAs a diff:\n\n"
         + edits.fence(edits.unified_diff(code, result.text, "cell.py"), "diff")
     )
-    return "end_turn"
 
 
 async def scene_prompt(turn: Turn, text: str) -> StopReason:
@@ -238,5 +237,4 @@ async def scene_prompt(turn: Turn, text: str) -> StopReason:
             "\n\nIt sounds like you asked for a refactoring, but I found no file name or Python "
             "code in your prompt: name a file (`refactor utils.py`) or attach the code."
         )
-    await turn.say(reply)
-    return "end_turn"
+    return await turn.reply(reply)

@@ -37,5 +37,4 @@ def missing_capability(capability: str, what: str) -> str:
 
 async def usage(turn: Turn, command: str) -> StopReason:
     """Say how ``command`` is used; the turn ends normally."""
-    await turn.say(f"Usage: `{command}`. Send `/help` for every command.")
-    return "end_turn"
+    return await turn.reply(f"Usage: `{command}`. Send `/help` for every command.")

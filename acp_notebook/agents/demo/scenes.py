@@ -41,14 +41,13 @@ async def scene_help(turn: Turn, arg: str) -> StopReason:
         f"| {cell(f'`/{c.name} {c.hint}`' if c.hint else f'`/{c.name}`')} | {cell(c.description)} |"
         for c in COMMANDS.values()
     )
-    await turn.say(
+    return await turn.reply(
         "I am the acp_notebook demo agent. I do not understand language: I show what an ACP "
         "agent sends and why, and I really read, write and run things through your client.\n\n"
         f"| command | what it demonstrates |\n|---|---|\n{rows}\n\n"
         "Anything else gets a description of the content blocks I received; a prompt like "
         "`refactor utils.py` (or with Python code attached) gets a mechanical edit proposal."
     )
-    return "end_turn"
 
 
 PLAN = [
@@ -79,8 +78,7 @@ async def scene_plan(turn: Turn, arg: str) -> StopReason:
         statuses[index] = "completed"
         await show()
         await turn.say("done.\n")
-    await turn.say("\nAll five steps are completed.")
-    return "end_turn"
+    return await turn.reply("\nAll five steps are completed.")
 
 
 THOUGHTS = [
@@ -98,11 +96,10 @@ async def scene_think(turn: Turn, arg: str) -> StopReason:
     for piece in THOUGHTS:
         await turn.think(piece)
         await anyio.sleep(STEP_DELAY / 4)
-    await turn.say(
+    return await turn.reply(
         "That was my reasoning, streamed as `agent_thought_chunk` updates. This answer is "
         "an `agent_message_chunk`, a new message with its own `messageId`."
     )
-    return "end_turn"
 
 
 #: Fifty words, one chunk each, SLOW_DELAY apart: five seconds.
@@ -119,17 +116,16 @@ async def scene_slow(turn: Turn, arg: str) -> StopReason:
     for index, word in enumerate(words):
         await turn.say(word + (" " if index < len(words) - 1 else "\n"))
         await anyio.sleep(SLOW_DELAY)
-    await turn.say("\n(Finished without being cancelled.)")
-    return "end_turn"
+    return await turn.reply("\n(Finished without being cancelled.)")
 
 
 async def scene_refuse(turn: Turn, arg: str) -> StopReason:
-    await turn.say(
+    return await turn.reply(
         'I refuse this one, on purpose: the turn ends with `stopReason: "refusal"`. '
         "A client should show that the agent declined, and drop this prompt and everything "
-        "after it from the next turn's context (spec)."
+        "after it from the next turn's context (spec).",
+        "refusal",
     )
-    return "refusal"
 
 
 async def scene_long(turn: Turn, arg: str) -> StopReason:
@@ -149,13 +145,12 @@ async def scene_image(turn: Turn, arg: str) -> StopReason:
     )
     image = m.ImageContentBlock(data=base64.b64encode(png).decode("ascii"), mime_type="image/png")
     await turn.send(m.AgentMessageChunk(content=image, message_id=turn.message_id("agent")))
-    await turn.say(f"\n\nIt is a {len(png)}-byte, 64×64 PNG made with zlib and struct.")
-    return "end_turn"
+    return await turn.reply(f"\n\nIt is a {len(png)}-byte, 64×64 PNG made with zlib and struct.")
 
 
 async def scene_usage(turn: Turn, arg: str) -> StopReason:
     session, model = turn.session, turn.session.model_info
-    await turn.say(
+    return await turn.reply(
         "Every turn of mine ends with a `usage_update`: `used` tokens in context out of "
         f"`size` ({model.context_window:,} for `{model.value}`), and the session's cost so far. "
         "The numbers are deterministic: 4 characters make a token, priced like "
@@ -163,24 +158,21 @@ async def scene_usage(turn: Turn, arg: str) -> StopReason:
         f"${model.usd_per_output_token * 1e6:.2f} per million output tokens). "
         f"Before this turn: {session.input_chars:,} characters in, {session.output_chars:,} out."
     )
-    return "end_turn"
 
 
 async def scene_mode(turn: Turn, arg: str) -> StopReason:
     wanted = arg.strip()
     if wanted not in ("ask", "code"):
-        await turn.say(
+        return await turn.reply(
             f"The session is in `{turn.session.mode}` mode. `/mode ask` or `/mode code` makes "
             "me switch it myself: agents may change mode on their own (e.g. after planning), "
             "and tell the client with `current_mode_update`."
         )
-        return "end_turn"
     await turn.host.change_mode(turn.session, wanted)
-    await turn.say(
+    return await turn.reply(
         f"I switched the session to `{wanted}` mode myself and told the client with "
         "`current_mode_update` (and `config_option_update`, since the mode is also a config option)."
     )
-    return "end_turn"
 
 
 async def scene_title(turn: Turn, arg: str) -> StopReason:
@@ -189,8 +181,7 @@ async def scene_title(turn: Turn, arg: str) -> StopReason:
         return await usage(turn, "/title TEXT")
     turn.session.title = title
     await turn.send(m.SessionInfoUpdate(title=title), record=False)
-    await turn.say(f"I renamed the session to “{title}” with a `session_info_update`.")
-    return "end_turn"
+    return await turn.reply(f"I renamed the session to “{title}” with a `session_info_update`.")
 
 
 async def scene_fail(turn: Turn, arg: str) -> StopReason:
@@ -202,11 +193,10 @@ async def scene_fail(turn: Turn, arg: str) -> StopReason:
     await call.fail(
         "Error: the demo tool failed on purpose.", raw_output={"error": "failed on purpose"}
     )
-    await turn.say(
+    return await turn.reply(
         "That tool call ended with status `failed`. A real agent reports the failure like "
         "this, then decides what to do next; the turn itself still ends normally."
     )
-    return "end_turn"
 
 
 async def scene_unknown(turn: Turn, arg: str) -> StopReason:
@@ -223,12 +213,11 @@ async def scene_unknown(turn: Turn, arg: str) -> StopReason:
         ),
         record=False,
     )
-    await turn.say(
+    return await turn.reply(
         "I just sent a `session/update` whose `sessionUpdate` is `demo_future_update` and a "
         "message chunk whose content `type` is `demo_future_block`. Neither exists in ACP v1: "
         "a client must tolerate both (ignore them, or show them as unknown) and carry on."
     )
-    return "end_turn"
 
 
 async def scene_error(turn: Turn, arg: str) -> StopReason:
@@ -246,8 +235,7 @@ async def scene_stop(turn: Turn, arg: str) -> StopReason:
     reason = arg.strip()
     if reason not in STOP_REASONS:
         return await usage(turn, "/stop " + "|".join(STOP_REASONS))
-    await turn.say(f'This turn ends with `stopReason: "{reason}"`, as you asked.')
-    return reason
+    return await turn.reply(f'This turn ends with `stopReason: "{reason}"`, as you asked.', reason)
 
 
 class Command(NamedTuple):

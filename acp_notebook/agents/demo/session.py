@@ -6,7 +6,7 @@ Everything here is deterministic: tool call and message ids are counters of the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ...protocol import models as m
 from ...protocol.modelbase import AcpModel
@@ -163,40 +163,25 @@ class DemoSession:
 
 def config_options(session: DemoSession, caps: ClientCaps) -> list[AcpModel]:
     """The complete config state (spec: every answer and update carries all of it)."""
+    modes = [_choice(mode.id, mode.name, mode.description) for mode in MODES]
+    models = [
+        m.SessionConfigSelectGroup(
+            group=group,
+            name=label,
+            options=[_choice(x.value, x.name, x.description) for x in MODELS if x.group == group],
+        )
+        for group, label in MODEL_GROUPS.items()
+    ]
     options: list[AcpModel] = [
-        m.SessionConfigOptionSelect(
-            id="mode",
-            name="Mode",
-            description="When the agent asks before edits and commands.",
-            category="mode",
-            current_value=session.mode,
-            options=[
-                m.SessionConfigSelectOption(
-                    value=mode.id, name=mode.name, description=mode.description
-                )
-                for mode in MODES
-            ],
+        _select(
+            "mode", "Mode", "When the agent asks before edits and commands.", session.mode, modes
         ),
-        m.SessionConfigOptionSelect(
-            id="model",
-            name="Model",
-            description="Pretend models: they change the usage numbers, nothing else.",
-            category="model",
-            current_value=session.model,
-            options=[
-                m.SessionConfigSelectGroup(
-                    group=group,
-                    name=label,
-                    options=[
-                        m.SessionConfigSelectOption(
-                            value=x.value, name=x.name, description=x.description
-                        )
-                        for x in MODELS
-                        if x.group == group
-                    ],
-                )
-                for group, label in MODEL_GROUPS.items()
-            ],
+        _select(
+            "model",
+            "Model",
+            "Pretend models: they change the usage numbers, nothing else.",
+            session.model,
+            models,
         ),
     ]
     if caps.boolean_options:
@@ -211,3 +196,25 @@ def config_options(session: DemoSession, caps: ClientCaps) -> list[AcpModel]:
             )
         )
     return options
+
+
+def _select(
+    option_id: Literal["mode", "model"],
+    name: str,
+    description: str,
+    current: str,
+    choices: list[m.SessionConfigSelectOption] | list[m.SessionConfigSelectGroup],
+) -> m.SessionConfigOptionSelect:
+    # Both selects are of a standard category, named like their id.
+    return m.SessionConfigOptionSelect(
+        id=option_id,
+        name=name,
+        description=description,
+        category=option_id,
+        current_value=current,
+        options=choices,
+    )
+
+
+def _choice(value: str, name: str, description: str | None) -> m.SessionConfigSelectOption:
+    return m.SessionConfigSelectOption(value=value, name=name, description=description)

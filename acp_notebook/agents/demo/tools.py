@@ -129,24 +129,25 @@ async def apply_edit(
         await call.fail(
             f"Not written: the client does not offer `fs/write_text_file`; `{shown}` was not changed."
         )
-        await turn.say(missing_capability("fs.writeTextFile", "write files"))
-        return "end_turn"
+        return await turn.reply(missing_capability("fs.writeTextFile", "write files"))
     permission = await turn.permit(call, "edit")
     if permission.how == "cancelled":
         await call.fail(call.cancel_note)
         return "cancelled"
     if not permission.allowed:
         await call.fail(f"Not allowed: `{shown}` was not changed.")
-        await turn.say(f"{permission.why}, so I did not write `{shown}`: the file was not changed.")
-        return "end_turn"
+        return await turn.reply(
+            f"{permission.why}, so I did not write `{shown}`: the file was not changed."
+        )
     await call.update(status="in_progress")
     call.cancel_note = f"Cancelled while the write was in flight: the client may or may not have written `{shown}`."
     try:
         await turn.write_text(path, proposal.new_text)
     except RpcError as exc:
         await call.fail(f"The client could not write `{shown}`: {error_text(exc)}")
-        await turn.say(f"The write failed: {error_text(exc)}. `{shown}` was not changed by me.")
-        return "end_turn"
+        return await turn.reply(
+            f"The write failed: {error_text(exc)}. `{shown}` was not changed by me."
+        )
     await call.update(status="completed")
     reply = [
         f"I wrote `{shown}` through the client (`fs/write_text_file`), {_how(permission, 'edits')}"
@@ -154,8 +155,7 @@ async def apply_edit(
     reply.append(proposal.summary)
     if proposal.changes:
         reply.append("\n".join(f"- {change}" for change in proposal.changes))
-    await turn.say("\n\n".join(reply))
-    return "end_turn"
+    return await turn.reply("\n\n".join(reply))
 
 
 def _how(permission: Permission, kind: str) -> str:
@@ -174,8 +174,7 @@ async def scene_read(turn: Turn, arg: str) -> StopReason:
     if not name or len(numbers) > 2 or not all(n.isdigit() and int(n) > 0 for n in numbers):
         return await usage(turn, "/read PATH [LINE [LIMIT]]  (LINE and LIMIT are positive numbers)")
     if not turn.caps.read:
-        await turn.say(missing_capability("fs.readTextFile", "read files"))
-        return "end_turn"
+        return await turn.reply(missing_capability("fs.readTextFile", "read files"))
     line = int(numbers[0]) if numbers else 1
     limit = int(numbers[1]) if len(numbers) > 1 else READ_LIMIT
     path = turn.resolve(name)
@@ -209,8 +208,9 @@ async def scene_read(turn: Turn, arg: str) -> StopReason:
                     break
     except RpcError as exc:
         await call.fail(f"Could not read `{shown}`: {error_text(exc)}")
-        await turn.say(f"The client answered `fs/read_text_file` with an error: {error_text(exc)}.")
-        return "end_turn"
+        return await turn.reply(
+            f"The client answered `fs/read_text_file` with an error: {error_text(exc)}."
+        )
     length = f"{total:,}" if total is not None else f"more than {next_line - 1:,}"
     if got:
         preview = window.splitlines(keepends=True)[:40]
@@ -229,13 +229,12 @@ async def scene_read(turn: Turn, arg: str) -> StopReason:
         raw_output={"lines": got, "totalLines": total},
     )
     steps = ", ".join(f"line {start} limit {size}" for start, size in windows)
-    await turn.say(
+    return await turn.reply(
         f"I read `{shown}` through the client with `fs/read_text_file` "
         f"({len(windows)} window{'s' * (len(windows) != 1)}: {steps}). It has {length} "
         f"line{'s' * (total != 1)}; {showing}. A real agent reads big files in windows "
         "like this so that it never pulls a whole file into its context."
     )
-    return "end_turn"
 
 
 async def scene_edit(turn: Turn, arg: str) -> StopReason:
@@ -243,8 +242,7 @@ async def scene_edit(turn: Turn, arg: str) -> StopReason:
     if not name:
         return await usage(turn, "/edit PATH")
     if not turn.caps.read:
-        await turn.say(missing_capability("fs.readTextFile", "read the file I would edit"))
-        return "end_turn"
+        return await turn.reply(missing_capability("fs.readTextFile", "read the file I would edit"))
     path = turn.resolve(name)
     text = await read_whole(turn, path)
     if text is None:
@@ -252,8 +250,7 @@ async def scene_edit(turn: Turn, arg: str) -> StopReason:
     try:
         proposal = _propose_edit(path, text)
     except ValueError as exc:
-        await turn.say(f"I will not edit `{turn.display(path)}`: {exc}.")
-        return "end_turn"
+        return await turn.reply(f"I will not edit `{turn.display(path)}`: {exc}.")
     return await apply_edit(
         turn, path, text, proposal, title=f"Edit {turn.display(path)}", action=proposal.summary
     )
@@ -292,8 +289,7 @@ async def scene_run(turn: Turn, arg: str) -> StopReason:
     if not command:
         return await usage(turn, "/run COMMAND")
     if not turn.caps.terminal:
-        await turn.say(missing_capability("terminal", "run commands"))
-        return "end_turn"
+        return await turn.reply(missing_capability("terminal", "run commands"))
     call = await turn.start_tool_call(
         f"Run {edits.shorten(command)}", "execute", raw_input={"command": command, "cwd": turn.cwd}
     )
@@ -304,8 +300,7 @@ async def scene_run(turn: Turn, arg: str) -> StopReason:
         return "cancelled"
     if not permission.allowed:
         await call.fail("Not allowed: the command was not run.")
-        await turn.say(f"{permission.why}, so I did not run `{edits.shorten(command)}`.")
-        return "end_turn"
+        return await turn.reply(f"{permission.why}, so I did not run `{edits.shorten(command)}`.")
     create = m.CreateTerminalRequest(
         session_id=turn.session.id,
         command="sh",  # explicit and portable: the spec leaves shells to the agent
@@ -323,12 +318,12 @@ async def scene_run(turn: Turn, arg: str) -> StopReason:
             created = await turn.request("terminal/create", create)
     except RpcError as exc:
         await call.fail(f"The client could not start it: {error_text(exc)}")
-        await turn.say(f"`terminal/create` failed: {error_text(exc)}.")
-        return "end_turn"
+        return await turn.reply(f"`terminal/create` failed: {error_text(exc)}.")
     if created is None:
         await call.fail(f"The client did not answer `terminal/create` within {CREATE_TIMEOUT:g} s.")
-        await turn.say("The client did not answer `terminal/create`; I gave up on the command.")
-        return "end_turn"
+        return await turn.reply(
+            "The client did not answer `terminal/create`; I gave up on the command."
+        )
     terminal_id = m.CreateTerminalResponse.parse(created).terminal_id
     turn.terminals.append(terminal_id)
     await anyio.lowlevel.checkpoint()  # a cancel that came during the shield lands here
@@ -347,10 +342,9 @@ async def scene_run(turn: Turn, arg: str) -> StopReason:
     except RpcError as exc:
         # Turn.finish() still kills and releases the terminal.
         await call.fail(f"The client's terminal failed: {error_text(exc)}")
-        await turn.say(
+        return await turn.reply(
             f"The client answered a `terminal/*` request with an error: {error_text(exc)}."
         )
-        return "end_turn"
     code, signal = exited.exit_code, exited.signal
     outcome = f"exited with code {code}" if signal is None else f"was killed by {signal}"
     await call.update(
@@ -373,5 +367,4 @@ async def scene_run(turn: Turn, arg: str) -> StopReason:
         "terminal in the tool call, waited with `terminal/wait_for_exit`, read "
         "`terminal/output` and released it with `terminal/release`."
     )
-    await turn.say(reply)
-    return "end_turn"
+    return await turn.reply(reply)

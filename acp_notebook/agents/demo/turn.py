@@ -174,6 +174,12 @@ class Turn:
         )
         await self.send(chunk)
 
+    async def reply(self, text: str, stop_reason: str = "end_turn") -> str:
+        """Say ``text`` as the turn's last words; returns ``stop_reason`` for the scene to
+        return (``return await turn.reply(...)``)."""
+        await self.say(text)
+        return stop_reason
+
     async def think(self, text: str) -> None:
         """One ``agent_thought_chunk``: reasoning, shown apart from the answer."""
         self.output_chars += len(text)
