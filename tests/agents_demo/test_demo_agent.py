@@ -169,6 +169,22 @@ class DemoClient:
         with anyio.fail_after(timeout):
             return await self.peer.request(method, params)
 
+    async def cancel_once(
+        self, session_id: str, prompt: str, condition: Callable[[], object]
+    ) -> tuple[str, list[dict[str, Any]]]:
+        """Send ``prompt``, and ``session/cancel`` as soon as ``condition()`` holds; returns
+        the prompt's (stop reason, updates)."""
+        answer: list[tuple[str, list[dict[str, Any]]]] = []
+
+        async def run() -> None:
+            answer.append(await self.prompt(session_id, prompt))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(run)
+            await self.until(condition)
+            await self.peer.notify("session/cancel", {"sessionId": session_id})
+        return answer[0]
+
     async def initialize(self, caps: dict[str, Any] | None = None, version: int = 1) -> Any:
         return await self.request(
             "initialize",
@@ -725,20 +741,12 @@ async def test_think_streams_thoughts_then_answers(tmp_path: Path) -> None:
 async def test_slow_stops_at_once_on_cancel(tmp_path: Path) -> None:
     async with demo_client(tmp_path) as client:
         session = await client.new_session()
-        result: dict[str, Any] = {}
-
-        async def run() -> None:
-            result["stop"], result["turn"] = await client.prompt(session, "/slow")
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(run)
-            await client.until(lambda: len(client.updates) >= 8)
-            await client.peer.notify("session/cancel", {"sessionId": session})
-    assert result["stop"] == "cancelled"
-    chunks = of_kind(result["turn"], "agent_message_chunk")
+        stop, turn = await client.cancel_once(session, "/slow", lambda: len(client.updates) >= 8)
+    assert stop == "cancelled"
+    chunks = of_kind(turn, "agent_message_chunk")
     # It stopped streaming on the cancel: not every word went out, nor the closing line.
     assert 5 <= len(chunks) < len(SLOW_TEXT.split())
-    assert "Finished" not in texts(result["turn"])
+    assert "Finished" not in texts(turn)
 
 
 async def test_cancel_while_asking_permission(tmp_path: Path) -> None:
@@ -747,44 +755,32 @@ async def test_cancel_while_asking_permission(tmp_path: Path) -> None:
     async with demo_client(tmp_path) as client:
         client.policy = never_answer
         session = await client.new_session()
-        result: dict[str, Any] = {}
-
-        async def run() -> None:
-            result["stop"], result["turn"] = await client.prompt(session, "/edit keep.py")
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(run)
-            await client.until(lambda: client.permission_requests)
-            await client.peer.notify("session/cancel", {"sessionId": session})
+        stop, turn = await client.cancel_once(
+            session, "/edit keep.py", lambda: client.permission_requests
+        )
         cancels = [m for m in client.received() if m.get("method") == "$/cancel_request"]
-    assert result["stop"] == "cancelled"
+    assert stop == "cancelled"
     assert target.read_text() == SAMPLE
     assert cancels  # the agent withdrew its pending permission request
-    last = of_kind(result["turn"], "tool_call_update")[-1]
+    last = of_kind(turn, "tool_call_update")[-1]
     assert last["status"] == "failed" and "not changed" in json.dumps(last["content"])
 
 
 async def test_cancel_kills_and_releases_a_running_terminal(tmp_path: Path) -> None:
     async with demo_client(tmp_path) as client:
         session = await client.new_session()
-        result: dict[str, Any] = {}
-
-        async def run() -> None:
-            result["stop"], result["turn"] = await client.prompt(session, "/run sleep 30")
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(run)
-            await client.until(lambda: client.requests_from_agent("terminal/wait_for_exit"))
-            await client.peer.notify("session/cancel", {"sessionId": session})
+        stop, turn = await client.cancel_once(
+            session, "/run sleep 30", lambda: client.requests_from_agent("terminal/wait_for_exit")
+        )
         methods = [
             m.get("method")
             for m in client.received()
             if str(m.get("method")).startswith("terminal/")
         ]
-    assert result["stop"] == "cancelled"
+    assert stop == "cancelled"
     # killed, its output kept for session/load, then released (spec: release every terminal)
     assert methods[-3:] == ["terminal/kill", "terminal/output", "terminal/release"]
-    last = of_kind(result["turn"], "tool_call_update")[-1]
+    last = of_kind(turn, "tool_call_update")[-1]
     assert last["status"] == "failed" and "killed" in json.dumps(last["content"])
 
 
@@ -1021,17 +1017,11 @@ async def test_read_edge_cases(tmp_path: Path) -> None:
 async def test_cancel_stops_a_long_stream(tmp_path: Path) -> None:
     async with demo_client(tmp_path) as client:
         session = await client.new_session()
-        result: dict[str, Any] = {}
-
-        async def run() -> None:
-            result["stop"], result["turn"] = await client.prompt(session, "/long 100000")
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(run)
-            await client.until(lambda: len(client.updates) >= 200)
-            await client.peer.notify("session/cancel", {"sessionId": session})
-    assert result["stop"] == "cancelled"
-    assert 200 <= len(of_kind(result["turn"], "agent_message_chunk")) < 100_000
+        stop, turn = await client.cancel_once(
+            session, "/long 100000", lambda: len(client.updates) >= 200
+        )
+    assert stop == "cancelled"
+    assert 200 <= len(of_kind(turn, "agent_message_chunk")) < 100_000
 
 
 async def test_write_with_a_quoted_path_and_several_lines(tmp_path: Path) -> None:

@@ -154,18 +154,10 @@ async def test_cancel_while_asking_withdraws_the_elicitation(tmp_path: Path) -> 
 
         asked = answering(client, never)
         session = await client.new_session()
-        result: dict[str, Any] = {}
-
-        async def run() -> None:
-            result["stop"], result["turn"] = await client.prompt(session, "/ask-url")
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(run)
-            await client.until(lambda: asked)
-            await client.peer.notify("session/cancel", {"sessionId": session})
+        stop, turn = await client.cancel_once(session, "/ask-url", lambda: asked)
         cancels = [m for m in client.received() if m.get("method") == "$/cancel_request"]
-    assert result["stop"] == "cancelled" and cancels
-    last = of_kind(result["turn"], "tool_call_update")[-1]
+    assert stop == "cancelled" and cancels
+    last = of_kind(turn, "tool_call_update")[-1]
     assert last["status"] == "failed"
 
 
