@@ -36,7 +36,11 @@ class Step:
 def load_trace(path: str | Path) -> list[Step]:
     """The steps of a trace file (JSON Lines, the ``--trace`` format)."""
     steps = []
-    with open(path, encoding="utf-8") as handle:
+    try:
+        handle = open(path, encoding="utf-8")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise SystemExit(f"replay-agent: cannot read the trace {path}: {exc.strerror}") from None
+    with handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 
 import anyio
 
@@ -43,16 +44,23 @@ def _agents(args: argparse.Namespace) -> int:
     return 0
 
 
-def _replay_agent(args: argparse.Namespace) -> int:
+def _replay_agent(argv: Sequence[str]) -> int:
     from ..agents import replay
 
-    return replay.main(args.rest)
+    return replay.main(list(argv))
 
 
-def _demo_agent(args: argparse.Namespace) -> int:
+def _demo_agent(argv: Sequence[str]) -> int:
     from ..agents import demo
 
-    return demo.main(args.rest)
+    return demo.main(argv)
+
+
+#: Commands that are agents: everything after the name is theirs to parse (``--help`` too).
+AGENTS: dict[str, Callable[[Sequence[str]], int]] = {
+    "demo-agent": _demo_agent,
+    "replay-agent": _replay_agent,
+}
 
 
 def _install_kernel(args: argparse.Namespace) -> int:
@@ -149,25 +157,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_doctor(sub)
     agents = sub.add_parser("agents", help="list the agent presets and whether each is installed")
     agents.set_defaults(func=_agents)
-    # The agents parse their own options (`acp-notebook demo-agent --help`).
-    replay = sub.add_parser(
-        "replay-agent",
-        help="replay a recorded trace (--trace FILE) as an agent on stdio",
-        add_help=False,
+    # Listed for --help; main() hands their arguments over before parsing (see AGENTS).
+    sub.add_parser(
+        "replay-agent", help="replay a recorded trace (--trace FILE) as an agent on stdio"
     )
-    replay.add_argument("rest", nargs=argparse.REMAINDER)
-    replay.set_defaults(func=_replay_agent)
-    demo = sub.add_parser("demo-agent", help="run the built-in demo agent on stdio", add_help=False)
-    demo.add_argument("rest", nargs=argparse.REMAINDER)
-    demo.set_defaults(func=_demo_agent)
+    sub.add_parser("demo-agent", help="run the built-in demo agent on stdio")
     _add_install_kernel(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``acp-notebook ARGS``; the exit code."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        if argv and argv[0] in AGENTS:
+            return AGENTS[argv[0]](argv[1:])
+        args = build_parser().parse_args(argv)
         return int(args.func(args))
     except KeyboardInterrupt:
         return fail("interrupted", EXIT_INTERRUPTED)
