@@ -26,7 +26,7 @@ import anyio.abc
 import pytest
 
 from acp_notebook import __version__
-from acp_notebook.agents.demo.edits import add_placeholders
+from acp_notebook.agents.demo.placeholders import add_placeholders
 from acp_notebook.agents.demo.scenes import SLOW_TEXT
 from acp_notebook.client.fs import FileSystem
 from acp_notebook.client.terminals import TerminalManager

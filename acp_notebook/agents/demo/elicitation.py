@@ -12,7 +12,7 @@ import anyio
 
 from ...protocol import models as m
 from ...protocol.errors import REQUEST_CANCELLED, RpcError
-from .edits import text_content
+from .content import text_content
 from .replies import STEP_DELAY, StopReason, error_text, missing_capability
 from .turn import Turn
 

@@ -10,7 +10,8 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from .edits import fence, text_content
+from .content import text_content
+from .edits import fence
 
 __all__ = ["compact"]
 

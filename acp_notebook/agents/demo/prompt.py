@@ -14,6 +14,7 @@ from typing import Any
 
 from ...protocol import models as m
 from . import edits
+from .placeholders import PlaceholderEdit, add_placeholders
 from .replies import StopReason, missing_capability
 from .tools import Proposal, apply_edit, read_whole
 from .turn import Turn
@@ -142,10 +143,10 @@ def _code_target(turn: Turn, text: str) -> tuple[str, str] | None:
     return None
 
 
-async def _placeholders(turn: Turn, code: str, label: str) -> edits.PlaceholderEdit | None:
+async def _placeholders(turn: Turn, code: str, label: str) -> PlaceholderEdit | None:
     """The mechanical change of ``code``; None, after saying why, when there is none."""
     try:
-        result = edits.add_placeholders(code)
+        result = add_placeholders(code)
     except SyntaxError as exc:
         await turn.say(
             f"I could not parse {label} as Python (line {exc.lineno}: {exc.msg}), so I leave "

@@ -19,6 +19,7 @@ import anyio
 from ...protocol import models as m
 from ...protocol.errors import INTERNAL_ERROR, RpcError
 from . import edits
+from .content import demo_png, long_markdown_pieces
 from .elicitation import scene_ask, scene_ask_url
 from .prompt import scene_prompt
 from .replies import STEP_DELAY, Scene, StopReason, usage
@@ -133,13 +134,13 @@ async def scene_long(turn: Turn, arg: str) -> StopReason:
     if word and not (word.isdigit() and 0 < int(word) <= LONG_MAX):
         return await usage(turn, f"/long [N]  (N chunks, 1 to {LONG_MAX})")
     count = int(word) if word else LONG_DEFAULT
-    for piece in edits.long_markdown_pieces(count):
+    for piece in long_markdown_pieces(count):
         await turn.say(piece)  # each is awaited: a cancel stops the stream right here
     return "end_turn"
 
 
 async def scene_image(turn: Turn, arg: str) -> StopReason:
-    png = edits.demo_png()
+    png = demo_png()
     await turn.say(
         "Here is an image, sent as an `image` content block (base64 PNG) in an `agent_message_chunk`:\n\n"
     )

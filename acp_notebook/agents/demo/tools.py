@@ -17,7 +17,8 @@ import anyio.lowlevel
 from ...protocol import models as m
 from ...protocol.errors import RESOURCE_NOT_FOUND, RpcError
 from . import edits
-from .edits import text_content
+from .content import text_content
+from .placeholders import add_placeholders
 from .replies import StopReason, error_text, missing_capability, usage
 from .turn import Permission, Turn
 
@@ -83,7 +84,7 @@ def _propose_edit(path: str, text: str) -> Proposal:
     """
     if path.endswith((".py", ".pyi")):
         try:
-            result = edits.add_placeholders(text)
+            result = add_placeholders(text)
         except (SyntaxError, ValueError) as exc:
             line = getattr(exc, "lineno", None)
             where = f" (line {line})" if line else ""

@@ -29,7 +29,7 @@ from ...protocol import models as m
 from ...protocol.errors import REQUEST_CANCELLED, ConnectionClosed, RpcError
 from ...protocol.jsonrpc import Peer
 from ...protocol.modelbase import AcpModel
-from .edits import text_content
+from .content import text_content
 from .history import compact
 from .session import ClientCaps, DemoSession
 
