@@ -32,12 +32,14 @@ from acp_notebook.client.transcript import MessageEntry
 from ..client.helpers import Wire
 from ..conftest import skip_or_fail
 
-pytestmark = [pytest.mark.slow, pytest.mark.anyio]
-
 REPO = Path(__file__).resolve().parents[2]
 VENV = REPO / ".cache" / "fast-agent-venv"
 STAMP = VENV / ".acp-notebook-verified"
 INSTALL_TIMEOUT = 900
+
+# The first test sets the venv up (a fresh CI machine always does): pytest-timeout's
+# 300 s for the whole test would cut the install short of its own INSTALL_TIMEOUT.
+pytestmark = [pytest.mark.slow, pytest.mark.anyio, pytest.mark.timeout(INSTALL_TIMEOUT + 300)]
 SAFETY = 90.0  # fast-agent takes ~2 s to answer initialize; a safety net only
 
 
