@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging as _logging
 from typing import Any
 
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 # A library must not print through logging's last-resort handler: in a kernel that
 # lands in the notebook as red stderr. Users opt in by configuring the logger.
