@@ -1,5 +1,5 @@
-"""Fixtures of the notebook tools tests: one kernel per module serving the tools, and
-the scripted MCP agent connected to it (see helpers.py)."""
+"""Fixtures of the notebook tools tests: one kernel per module (the kernel suite's own
+fixture) serving the tools, and the scripted MCP agent connected to it (helpers.py)."""
 
 from __future__ import annotations
 
@@ -8,22 +8,14 @@ from typing import Any
 
 import pytest
 
-from tests.kernel.conftest import Kernel, _start
+from tests.kernel.conftest import Kernel
+from tests.kernel.conftest import kernel as kernel  # the module-scoped kernel fixture
 from tests.tools.helpers import McpAgent, start_tools
 
 
 @pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    """A kernel of this module, serving the notebook tools (``spec`` on ``kernel.spec``)."""
-    kernel = _start(tmp_path_factory.mktemp("tools"))
-    try:
-        yield kernel
-    finally:
-        kernel.shutdown()
-
-
-@pytest.fixture(scope="module")
 def spec(kernel: Kernel) -> dict[str, Any]:
+    """The ``mcpServers`` entry of the tools server started in the module's kernel."""
     return start_tools(kernel)
 
 

@@ -20,11 +20,15 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..summaries import Limits
 from ..summaries.images import as_png, render_png
 from ..summaries.model import cut_text
+from ..summaries.reprs import BoundedRepr
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 #: run_code output bounds: 20,000 characters per stream, a few images.
 LIMITS = Limits(chars=20_000)
@@ -85,7 +89,9 @@ class _BoundedText(io.TextIOBase):
 
 
 @contextmanager
-def _captured(shell: Any) -> Iterator[tuple[_BoundedText, _BoundedText, list[dict[str, Any]]]]:
+def _captured(
+    shell: InteractiveShell,
+) -> Iterator[tuple[_BoundedText, _BoundedText, list[dict[str, Any]]]]:
     from IPython.core.displaypub import CapturingDisplayPublisher
 
     stdout, stderr = _BoundedText(LIMITS.chars), _BoundedText(LIMITS.chars)
@@ -103,7 +109,7 @@ def _open_figures() -> set[int]:
     return set(pyplot.get_fignums()) if pyplot is not None else set()
 
 
-def _compile(shell: Any, code: str) -> tuple[Any, Any]:
+def _compile(shell: InteractiveShell, code: str) -> tuple[Any, Any]:
     """The code's statements and its last expression (or None), compiled under a file
     name of their own in linecache, so tracebacks and ``inspect`` find the source."""
     source = shell.transform_cell(code)
@@ -128,7 +134,7 @@ def _traceback(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
-def run(shell: Any, code: str) -> CodeResult:
+def run(shell: InteractiveShell, code: str) -> CodeResult:
     """Run ``code`` in ``shell.user_ns`` (main thread only) and say what it did."""
     notes: list[str] = []
     images: list[bytes] = []
@@ -170,17 +176,21 @@ def run(shell: Any, code: str) -> CodeResult:
     )
 
 
-def _formatted(shell: Any, value: object) -> tuple[str, bytes | None]:
+def _formatted(shell: InteractiveShell, value: object) -> tuple[str, bytes | None]:
     """The value's ``text/plain`` and PNG as IPython's formatters give them (a figure's
     PNG is rendered here when the inline backend's formatter is not registered)."""
-    data, _ = shell.display_formatter.format(value, include={"text/plain", "image/png"})
+    formatter = shell.display_formatter
+    data: dict[str, Any] = {}
+    if formatter is not None:
+        data, _ = formatter.format(value, include={"text/plain", "image/png"})
     png = as_png(data.get("image/png"))
     if png is None:
         try:
             png = render_png(value)
         except Exception:
             png = None
-    return str(data.get("text/plain", "")), png
+    text = data.get("text/plain")
+    return (str(text) if text is not None else BoundedRepr(LIMITS)(value)), png
 
 
 def _new_figures(before: set[int], shown: object) -> list[bytes]:

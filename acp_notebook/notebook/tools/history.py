@@ -11,17 +11,20 @@ from __future__ import annotations
 import sys
 import traceback
 import types
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..summaries import Summary, label_of, size_of, summarise
 from ..summaries.model import count, cut_text, fence
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 MAX_VARIABLES = 500
 MAX_CELLS = 200
 MAX_TRACEBACK = 20_000
 
 
-def user_variables(shell: Any) -> dict[str, object]:
+def user_variables(shell: InteractiveShell) -> dict[str, object]:
     """The user's variables: no ``_`` names, no IPython internals, no modules."""
     hidden = getattr(shell, "user_ns_hidden", {})
     return {
@@ -38,7 +41,7 @@ def _size(value: object) -> str:
     return "" if size is None else f", {size:,} bytes"
 
 
-def list_variables(shell: Any) -> str:
+def list_variables(shell: InteractiveShell) -> str:
     variables = user_variables(shell)
     if not variables:
         return "The notebook has no variables yet."
@@ -51,7 +54,7 @@ def list_variables(shell: Any) -> str:
     return f"{count(len(variables), 'variable')}:\n" + "\n".join(lines)
 
 
-def _cells(shell: Any) -> tuple[list[str], dict[int, object]]:
+def _cells(shell: InteractiveShell) -> tuple[list[str], dict[int, object]]:
     """The cells as the user typed them (``In`` holds them after IPython's transforms:
     ``get_ipython().run_line_magic(...)`` for ``%magic``), and their results."""
     history = getattr(shell, "history_manager", None)
@@ -60,7 +63,7 @@ def _cells(shell: Any) -> tuple[list[str], dict[int, object]]:
     return list(inputs), dict(shell.user_ns.get("Out", {}))
 
 
-def list_cells(shell: Any) -> str:
+def list_cells(shell: InteractiveShell) -> str:
     inputs, outputs = _cells(shell)
     executed = [(n, source) for n, source in enumerate(inputs) if n and source.strip()]
     if not executed:
@@ -77,7 +80,7 @@ def list_cells(shell: Any) -> str:
     return header + ":\n" + "\n".join(lines)
 
 
-def read_cell(shell: Any, n: int) -> tuple[str, Summary | None]:
+def read_cell(shell: InteractiveShell, n: int) -> tuple[str, Summary | None]:
     """Cell ``n``'s source and its result's summary (None when it returned nothing).
     Raises LookupError when no cell ``n`` was executed."""
     inputs, outputs = _cells(shell)
@@ -91,7 +94,7 @@ def read_cell(shell: Any, n: int) -> tuple[str, Summary | None]:
     return f"{text}\n\nOut [{n}] ({summary.label}):\n{summary.text}{notes}", summary
 
 
-def _cell_of(shell: Any, error: BaseException) -> int | None:
+def _cell_of(shell: InteractiveShell, error: BaseException) -> int | None:
     """The execution count of the cell the traceback started in."""
     names = getattr(getattr(shell, "compile", None), "_filename_map", {})
     tb = error.__traceback__
@@ -103,7 +106,7 @@ def _cell_of(shell: Any, error: BaseException) -> int | None:
     return None
 
 
-def last_error(shell: Any) -> str | None:
+def last_error(shell: InteractiveShell) -> str | None:
     """The last exception the user saw (its traceback) and its cell, or None."""
     error = getattr(sys, "last_value", None)
     if not isinstance(error, BaseException):

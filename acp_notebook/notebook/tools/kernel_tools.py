@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..summaries import NOT_FOUND, Summary, resolve, summarise
 from . import execute, history
 from .approval import Denied, ToolApproval
 from .registry import NotebookTool, ToolContent, ToolContext, ToolImage, ToolRegistry, ToolResult
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +54,7 @@ async def _list_variables(ctx: ToolContext, arguments: Mapping[str, Any]) -> Too
     return ToolResult.text(await ctx.runner.run(history.list_variables, ctx.shell))
 
 
-def _inspect(shell: Any, name: str) -> Summary | None:
+def _inspect(shell: InteractiveShell, name: str) -> Summary | None:
     value = resolve(name, shell.user_ns)
     return None if value is NOT_FOUND else summarise(value, name)
 

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from .approval import Approve
 
 if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
     from .execute import CodeResult
     from .runner import MainThreadRunner
 
@@ -53,7 +55,7 @@ class ToolContext:
 
     session: str
     #: The kernel's IPython shell (``user_ns``, ``In``/``Out``, formatters).
-    shell: Any
+    shell: InteractiveShell
     runner: MainThreadRunner
     approve: Approve
     #: Shows run_code's output in the turn; called on the agent loop thread.

@@ -38,6 +38,7 @@ from .runner import MainThreadRunner
 
 if TYPE_CHECKING:
     import mcp_types
+    from IPython.core.interactiveshell import InteractiveShell
     from mcp.server.lowlevel import Server
 
 log = logging.getLogger(__name__)
@@ -65,7 +66,7 @@ class NotebookToolsServer:
         self,
         loop: AgentLoop,
         runner: MainThreadRunner,
-        shell: Any,
+        shell: InteractiveShell,
         session: str,
         approve: Approve,
         show: Callable[[CodeResult], None] | None = None,
