@@ -79,6 +79,8 @@ def test_a_syntax_error_and_an_exit_are_reported_not_raised(shell: Any) -> None:
 def test_figures_the_code_draws_are_returned_and_closed(shell: Any) -> None:
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
-    result = run(shell, "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.figure()\nNone")
+    result = run(shell, "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.figure()")
+    # Two figures drawn, the second also the value: two images, not three.
     assert [png[:4] for png in result.images] == [b"\x89PNG", b"\x89PNG"]
+    assert result.value is not None and result.value.startswith("<Figure size")
     assert sys.modules["matplotlib.pyplot"].get_fignums() == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,22 @@ def test_a_relay_with_a_wrong_token_is_refused(
         "acp_notebook.mcp_relay: the kernel refused the connection: the token does not match.\n"
     )
     assert kernel_value(kernel, "_tools_server.refused") == 1
+
+
+def test_the_relay_exits_when_the_agent_closes_its_stdin(spec: dict[str, Any]) -> None:
+    # Connected with the right secret, then at once the end of input: the kernel ends
+    # the MCP session and closes, and the relay leaves with nothing written.
+    relay = _relay(spec, Path(token_file(spec)))
+    assert (relay.returncode, relay.stdout, relay.stderr) == (0, b"", b"")
+
+
+def test_the_endpoint_is_private_to_the_user(spec: dict[str, Any]) -> None:
+    token = Path(token_file(spec))
+    socket_path = Path(spec["args"][spec["args"].index("--socket") + 1])
+    assert stat.S_IMODE(token.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(token.stat().st_mode) == 0o600
+    assert stat.S_IMODE(socket_path.stat().st_mode) == 0o600
+    assert token.parent.stat().st_uid == os.getuid()
 
 
 def test_a_relay_without_its_token_file_says_so(spec: dict[str, Any], tmp_path: Path) -> None:
