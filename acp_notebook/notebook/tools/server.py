@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     import mcp_types
     from IPython.core.interactiveshell import InteractiveShell
     from mcp.server.lowlevel import Server
+    from mcp.server.models import InitializationOptions
 
 log = logging.getLogger(__name__)
 
@@ -114,25 +115,34 @@ class NotebookToolsServer:
     # ------------------------------------------------------------------ serving
 
     async def _serve(self) -> None:
-        if self._closed:
-            return
         endpoint = self._endpoint
         assert endpoint is not None
-        with anyio.CancelScope() as self._scope:
-            server = await anyio.to_thread.run_sync(self._mcp_server)
-            from mcp.server.lowlevel import NotificationOptions
+        listener: anyio.abc.SocketListener | None = None
+        try:
+            with anyio.CancelScope() as self._scope:
+                if self._closed:
+                    return
+                server = await anyio.to_thread.run_sync(self._mcp_server)
+                from mcp.server.lowlevel import NotificationOptions
 
-            options = server.create_initialization_options(NotificationOptions(tools_changed=True))
-            listener = await anyio.abc.SocketListener.from_socket(endpoint.socket)
-            async with listener, anyio.create_task_group() as connections:
-                serve = functools.partial(self._connection, endpoint, server, options)
-                await listener.serve(serve, connections)
+                options = server.create_initialization_options(
+                    NotificationOptions(tools_changed=True)
+                )
+                listener = await anyio.abc.SocketListener.from_socket(endpoint.socket)
+                async with listener, anyio.create_task_group() as connections:
+                    serve = functools.partial(self._connection, endpoint, server, options)
+                    await listener.serve(serve, connections)
+        except Exception:
+            log.exception("the notebook tools server stopped")
+        finally:
+            if listener is None:  # closed before the listener took the socket over
+                endpoint.socket.close()
 
     async def _connection(
         self,
         endpoint: RelayEndpoint,
         server: Server[Any],
-        options: Any,
+        options: InitializationOptions,
         stream: anyio.abc.SocketStream,
     ) -> None:
         from .transport import message_streams
