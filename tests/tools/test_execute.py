@@ -84,3 +84,13 @@ def test_figures_the_code_draws_are_returned_and_closed(shell: Any) -> None:
     assert [png[:4] for png in result.images] == [b"\x89PNG", b"\x89PNG"]
     assert result.value is not None and result.value.startswith("<Figure size")
     assert sys.modules["matplotlib.pyplot"].get_fignums() == []
+
+
+def test_a_huge_traceback_keeps_its_end(shell: Any) -> None:
+    result = run(shell, "raise ValueError('x' * 100_000 + ' the end')")
+    assert result.error is not None and len(result.error) == 20_000
+    assert result.error.startswith("…")
+    assert result.error.endswith("x the end\n")
+    assert [note.split(" of ")[0] for note in result.notes] == [
+        "the traceback was cut to its last 20,000"
+    ]

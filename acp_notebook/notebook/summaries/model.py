@@ -70,6 +70,15 @@ def cut_text(text: str, limit: int) -> tuple[str, str | None]:
     return text[: max(limit - 1, 0)] + "…", f"first {limit:,} of {len(text):,} characters"
 
 
+def cut_head(text: str, limit: int) -> tuple[str, str | None]:
+    """Like :func:`cut_text`, keeping the end (a traceback's end says what happened)."""
+    if len(text) <= limit:
+        return text, None
+    return "…" + text[
+        len(text) - max(limit - 1, 0) :
+    ], f"last {limit:,} of {len(text):,} characters"
+
+
 def count(n: int, noun: str) -> str:
     """``1 key``, ``3 keys``, ``1,000 rows``."""
     return f"{n:,} {noun}" + ("" if n == 1 else "s")

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..summaries import Limits
 from ..summaries.images import as_png, render_png
-from ..summaries.model import cut_text
+from ..summaries.model import cut_head, cut_text
 from ..summaries.reprs import BoundedRepr
 
 if TYPE_CHECKING:
@@ -62,6 +62,8 @@ class CodeResult:
 
 class _BoundedText(io.TextIOBase):
     """A text stream that keeps its first ``limit`` characters and counts the rest."""
+
+    encoding = "utf-8"  # read by libraries that size their output (progress bars, rich)
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -215,10 +217,7 @@ def _new_figures(before: set[int], shown: object) -> list[bytes]:
 def _bounded(text: str | None, what: str, notes: list[str], keep_end: bool = False) -> str | None:
     if text is None:
         return None
-    if keep_end and len(text) > LIMITS.chars:  # a traceback's end says what happened
-        notes.append(f"{what} was cut to its last {LIMITS.chars:,} of {len(text):,} characters")
-        return "…" + text[-LIMITS.chars + 1 :]
-    text, note = cut_text(text, LIMITS.chars)
+    text, note = (cut_head if keep_end else cut_text)(text, LIMITS.chars)
     if note:
         notes.append(f"{what} was cut to its {note}")
     return text

@@ -14,7 +14,7 @@ import types
 from typing import TYPE_CHECKING
 
 from ..summaries import Summary, label_of, size_of, summarise
-from ..summaries.model import count, cut_text, fence
+from ..summaries.model import count, cut_head, cut_text, fence
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -112,12 +112,10 @@ def last_error(shell: InteractiveShell) -> str | None:
     if not isinstance(error, BaseException):
         return None
     text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-    if len(text) > MAX_TRACEBACK:
-        text = (
-            f"…(the first {len(text) - MAX_TRACEBACK:,} characters are left out)\n"
-            + text[-MAX_TRACEBACK:]
-        )
+    text, note = cut_head(text, MAX_TRACEBACK)
     parts = [f"The last error:\n{fence(text.rstrip())}"]
+    if note:
+        parts.append(f"(note: the {note} of the traceback are given)")
     n = _cell_of(shell, error)
     inputs, _ = _cells(shell)
     if n is not None and n < len(inputs):
