@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import anyio
 
-from ..agents.presets import LaunchSpec
+from ..agents.presets import AgentNotFound, LaunchSpec
 from ..client.connection import ClientConnection
 from ..client.errors import AcpClientError
 from ..client.mcp import choose_for_agent
@@ -31,6 +31,10 @@ class AgentFailed(Exception):
     """The agent could not be started or died; the message is one sentence for the user."""
 
 
+#: Failures a user can act on: shown as their one sentence, never as a traceback.
+EXPECTED_FAILURES = (AgentFailed, AgentNotFound, ConnectionClosed, RpcError, AcpClientError)
+
+
 class AgentRuntime:
     """An agent subprocess, its connection, and the notebook's named sessions on it."""
 
@@ -42,7 +46,7 @@ class AgentRuntime:
         env: Mapping[str, str] | None = None,
         observers: tuple[Observer, ...] = (),
         auth_method: str | None = None,
-        mcp_servers: list[dict[str, Any]] | None = None,
+        mcp_servers: Callable[[], list[dict[str, Any]]] = list,
         rules: PermissionRules | None = None,
         start_task: Callable[..., None],
     ) -> None:
@@ -63,14 +67,15 @@ class AgentRuntime:
         self._stop: anyio.Event | None = None
         self._stopped: anyio.Event | None = None
         self.stderr_lines: list[str] = []
-        #: MCP servers to pass to every new session (ACP wire shape), and what was
-        #: actually passed / left out for the last one.
-        self.mcp_servers = list(mcp_servers or [])
+        #: The MCP servers to offer every new session (ACP wire shape, read when one
+        #: opens), and what was actually passed / left out for the last one.
+        self.mcp_servers = mcp_servers
         self.mcp_passed: list[str] = []
-        self._creating: dict[str, anyio.Lock] = {}
         self.mcp_skipped: list[str] = []
-        #: Permission rules every session of this agent gets (``AcpMagics.permission_rules``).
-        self.rules = rules
+        self._creating: dict[str, anyio.Lock] = {}
+        #: The permission rules of every session of this agent: the notebook's one
+        #: object, shared (changed in place, never copied).
+        self.rules = rules if rules is not None else PermissionRules()
 
     @property
     def name(self) -> str:
@@ -164,7 +169,7 @@ class AgentRuntime:
     # ------------------------------------------------------------------ sessions
 
     def _mcp_for(self, conn: ClientConnection) -> list[dict[str, Any]]:
-        choice = choose_for_agent(self.mcp_servers, conn.agent_capabilities.mcp_capabilities)
+        choice = choose_for_agent(self.mcp_servers(), conn.agent_capabilities.mcp_capabilities)
         self.mcp_passed = [str(entry.get("name")) for entry in choice.passed]
         self.mcp_skipped = choice.skipped
         return choice.passed
