@@ -5,6 +5,7 @@ notebook variables as context."""
 from __future__ import annotations
 
 import json
+
 import pytest
 
 from acp_notebook.notebook.completion import completions
