@@ -76,7 +76,9 @@ def session(name: str = "default", agent: str | None = None) -> SessionSnapshot 
     """The named session as it is now (a read-only snapshot: its id, title, mode,
     options, commands, pending requests), or None when the notebook has none."""
     magics = current()
-    rows = cast("Table[SessionSnapshot]", run(REGISTRY["sessions"], magics.control_context()))
+    rows = cast(
+        "Table[SessionSnapshot]", run(REGISTRY["sessions"], magics.control_context(None, None))
+    )
     wanted = agent or magics.agent
     return next((s for s in rows if s.name == name and s.agent == wanted), None)
 
@@ -102,7 +104,7 @@ def _function(control: Control) -> Callable[..., object]:
             if given[name] is not None and name not in accepted:
                 raise TypeError(f"acp.{control.name}() takes no {name}=.")
         handler.bind(None, *args, **kwargs)  # a wrong call fails here, as for any function
-        ctx = current().control_context(agent=agent, session=session)
+        ctx = current().control_context(agent, session)
         return run(control, ctx, *args, **kwargs)
 
     call.__name__ = call.__qualname__ = control.name

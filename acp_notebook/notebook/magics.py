@@ -193,33 +193,26 @@ class AcpMagics(AcpConfig, Magics):
         )
 
     def control_context(
-        self,
-        *,
-        agent: str | None = None,
-        session: str | None = None,
-        permissions: str | None = None,
-        headless: bool | None = None,
+        self, agent: str | None, session: str | None, given: AcpOptions | None = None
     ) -> ControlContext:
-        """What a control acts on, for ``%acp --…`` and ``acp.…()`` alike."""
+        """What a control acts on, for ``%acp --…`` and ``acp.…()`` alike: the agent and
+        session given (None: not given), with the policy and interactivity of the line
+        (``given``) or the configuration."""
         return ControlContext(
             self.agents,
             self.agent,
             agent=agent,
             session=session,
-            policy=self.policy(permissions),
-            interactive=not self.is_headless(headless),
+            policy=self.policy(given.permissions if given else None),
+            interactive=not self.is_headless(given.headless if given else None),
         )
 
     # ------------------------------------------------------------------ controls
 
     def _control(self, options: AcpOptions) -> None:
         control = REGISTRY[str(options.control)]
-        ctx = self.control_context(
-            agent=options.agent,
-            session=options.session if "session" in options.given else None,
-            permissions=options.permissions,
-            headless=options.headless,
-        )
+        session = options.session if "session" in options.given else None
+        ctx = self.control_context(options.agent, session, options)
         try:
             show(run(control, ctx, *control.arguments(options.control_value)))
         except ControlFailed as exc:

@@ -5,8 +5,9 @@ Everything here runs on the agent loop thread.
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 import anyio
@@ -54,13 +55,18 @@ class AgentRuntime:
         #: The name the notebook used for this agent (a preset or a command line).
         self.key = spec.name
         self.cwd = cwd
+        #: The agent's own environment on top of the kernel's (credentials a login
+        #: prompt collected go here: kept in memory only).
         self.env = dict(env or {})
         self.observers = observers
+        #: The auth method to use again when the agent restarts.
         self.auth_method = auth_method
         self._start_task = start_task
+        #: Where the agent is in its life; why it failed, if it did.
         self.status: Status = "stopped"
         self.error: str | None = None
         self.connection: ClientConnection | None = None
+        #: The notebook's sessions on this agent, by name (``-s NAME``).
         self.sessions: dict[str, Session] = {}
         self.restarts = 0
         self._ready: anyio.Event | None = None
@@ -189,13 +195,7 @@ class AgentRuntime:
         async with lock:
             session = self.sessions.get(name)
             if session is None or session.closed:
-                session = await conn.new_session(
-                    self.cwd,
-                    policy=policy,
-                    interactive=interactive,
-                    env=self.env or None,
-                    mcp_servers=self._mcp_for(conn),
-                )
+                session = await self._open(conn, conn.new_session, policy, interactive)
             return self._adopt(name, session, policy, interactive)
 
     async def load(
@@ -219,15 +219,27 @@ class AgentRuntime:
             if session.session_id == session_id:  # one Session object per agent session
                 await self._drop(other)
         opener = conn.load_session if how == "load" else conn.resume_session
-        reopened = await opener(
-            session_id,
+        reopened = await self._open(
+            conn, functools.partial(opener, session_id), policy, interactive
+        )
+        return self._adopt(name, reopened, policy, interactive)
+
+    async def _open(
+        self,
+        conn: ClientConnection,
+        opener: Callable[..., Awaitable[Session]],
+        policy: Policy,
+        interactive: bool,
+    ) -> Session:
+        """`session/new`, `load` or `resume` (``opener``) in the notebook's directory,
+        with this agent's environment and the MCP servers it can take."""
+        return await opener(
             self.cwd,
             policy=policy,
             interactive=interactive,
             env=self.env or None,
             mcp_servers=self._mcp_for(conn),
         )
-        return self._adopt(name, reopened, policy, interactive)
 
     async def _drop(self, name: str) -> None:
         old = self.sessions.pop(name, None)

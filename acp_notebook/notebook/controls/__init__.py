@@ -47,125 +47,38 @@ def show_help(ctx: ControlContext) -> Text:
     return Text(usage())
 
 
-REGISTRY = Registry(
-    [
-        Control("status", ("--status",), "agents, sessions and running turns", agents.status),
-        Control(
-            "cancel",
-            ("--cancel",),
-            "cancel the running and queued turns",
-            agents.cancel,
-            scope="session",
-        ),
-        Control("restart", ("--restart",), "restart the agent", agents.restart, scope="agent"),
-        Control(
-            "stop",
-            ("--stop",),
-            "stop the agent (every agent without -a)",
-            agents.stop,
-            scope="agent",
-        ),
-        Control(
-            "presets", ("--agents",), "the agent presets and what is installed here", agents.presets
-        ),
-        Control("sessions", ("--sessions",), "this notebook's sessions", agents.sessions),
-        Control(
-            "commands",
-            ("--commands",),
-            "the agent's slash commands",
-            sessions.commands,
-            scope="session",
-        ),
-        Control(
-            "settings",
-            ("--settings",),
-            "the session's mode and options, as controls",
-            sessions.settings,
-            scope="session",
-        ),
-        Control(
-            "mode",
-            ("--mode",),
-            "switch the session's mode",
-            sessions.mode,
-            Arg("MODE"),
-            scope="session",
-        ),
-        Control(
-            "set_option",
-            ("--set",),
-            "set a config option of the session (model, …)",
-            sessions.set_option,
-            Arg("ID=VALUE", split=sessions.split_assignment),
-            scope="session",
-        ),
-        Control(
-            "history",
-            ("--history",),
-            "the agent's saved sessions",
-            sessions.history,
-            scope="session",
-        ),
-        Control(
-            "load",
-            ("--load",),
-            "load a saved session here (its history is replayed)",
-            sessions.load,
-            Arg("ID"),
-            scope="session",
-        ),
-        Control(
-            "resume",
-            ("--resume",),
-            "continue a saved session without replay (default: this notebook's last)",
-            sessions.resume,
-            Arg("ID", required=False),
-            scope="session",
-        ),
-        Control("close", ("--close",), "close the session", sessions.close, scope="session"),
-        Control(
-            "delete",
-            ("--delete",),
-            "delete a saved session",
-            sessions.delete,
-            Arg("ID"),
-            scope="agent",
-        ),
-        Control(
-            "login",
-            ("--login",),
-            "authenticate with the agent",
-            agents.login,
-            Arg("METHOD", required=False),
-            scope="agent",
-        ),
-        Control("logout", ("--logout",), "log out of the agent", agents.logout, scope="agent"),
-        Control(
-            "mcp", ("--mcp",), "the MCP servers passed to the agent", agents.mcp, scope="agent"
-        ),
-        Control(
-            "rules",
-            ("--rules",),
-            "the permission rules, in order, and what each does",
-            permissions.rules,
-        ),
-        Control(
-            "pending",
-            ("--pending",),
-            "permission requests waiting for an answer",
-            permissions.pending,
-        ),
-        Control(
-            "answer",
-            ("--answer",),
-            "answer a waiting permission request with one of its options",
-            permissions.answer,
-            Arg("KEY=OPTION", split=permissions.split_answer),
-            scope="agent",
-        ),
-        Control(
-            "log", ("--log",), "the last JSON-RPC messages of the agents", agents.log, scope="agent"
-        ),
-        Control("help", ("--help", "-h"), "this text", show_help),
-    ]
-)
+# One row per control, in --help order: name (acp.<name>), flags, help, handler, its value
+# on the %acp line, what -a/-s select.
+# fmt: off
+REGISTRY = Registry([
+    Control("status", ("--status",), "agents, sessions and running turns", agents.status),
+    Control("cancel", ("--cancel",), "cancel the running and queued turns", agents.cancel, scope="session"),
+    Control("restart", ("--restart",), "restart the agent", agents.restart, scope="agent"),
+    Control("stop", ("--stop",), "stop the agent (every agent without -a)", agents.stop, scope="agent"),
+    Control("presets", ("--agents",), "the agent presets and what is installed here", agents.presets),
+    Control("sessions", ("--sessions",), "this notebook's sessions", agents.sessions),
+    Control("commands", ("--commands",), "the agent's slash commands", sessions.commands, scope="session"),
+    Control("settings", ("--settings",), "the session's mode and options, as controls", sessions.settings,
+            scope="session"),
+    Control("mode", ("--mode",), "switch the session's mode", sessions.mode, Arg("MODE"), scope="session"),
+    Control("set_option", ("--set",), "set a config option of the session (model, …)", sessions.set_option,
+            Arg("ID=VALUE", split=sessions.split_assignment), scope="session"),
+    Control("history", ("--history",), "the agent's saved sessions", sessions.history, scope="session"),
+    Control("load", ("--load",), "load a saved session here (its history is replayed)", sessions.load,
+            Arg("ID"), scope="session"),
+    Control("resume", ("--resume",), "continue a saved session without replay (default: this notebook's last)",
+            sessions.resume, Arg("ID", required=False), scope="session"),
+    Control("close", ("--close",), "close the session", sessions.close, scope="session"),
+    Control("delete", ("--delete",), "delete a saved session", sessions.delete, Arg("ID"), scope="agent"),
+    Control("login", ("--login",), "authenticate with the agent", agents.login, Arg("METHOD", required=False),
+            scope="agent"),
+    Control("logout", ("--logout",), "log out of the agent", agents.logout, scope="agent"),
+    Control("mcp", ("--mcp",), "the MCP servers passed to the agent", agents.mcp, scope="agent"),
+    Control("rules", ("--rules",), "the permission rules, in order, and what each does", permissions.rules),
+    Control("pending", ("--pending",), "permission requests waiting for an answer", permissions.pending),
+    Control("answer", ("--answer",), "answer a waiting permission request with one of its options",
+            permissions.answer, Arg("KEY=OPTION", split=permissions.split_answer), scope="agent"),
+    Control("log", ("--log",), "the last JSON-RPC messages of the agents", agents.log, scope="agent"),
+    Control("help", ("--help", "-h"), "this text", show_help),
+])
+# fmt: on
