@@ -27,6 +27,7 @@ from typing import Any
 
 from traitlets import Bool, Dict, Enum, Float, List, Unicode, Union, default, observe, validate
 from traitlets.config import Configurable
+from traitlets.utils.bunch import Bunch
 
 from ..agents.presets import DEMO
 from ..client.mcp import McpConfigError, normalise
@@ -34,6 +35,9 @@ from ..client.permissions import POLICIES
 from ..client.rules import PermissionRules, split_rules
 from .headless import env_flag
 from .manager import NotebookAgents, replace_rules
+
+#: MCP servers as configured: the usual ``mcpServers`` mapping, or ACP's list (JSON values).
+McpServers = dict[str, Any] | list[Any]
 
 
 def _refused(what: str, exc: Exception) -> None:
@@ -112,7 +116,7 @@ class AcpConfig(Configurable):
             return None
 
     @default("mcp_servers")
-    def _default_mcp_servers(self) -> Any:
+    def _default_mcp_servers(self) -> McpServers:
         path = os.environ.get("ACP_NOTEBOOK_MCP_SERVERS")
         if not path:
             return {}
@@ -136,7 +140,7 @@ class AcpConfig(Configurable):
     # ------------------------------------------------------------------ changes
 
     @validate("permission_rules")
-    def _validate_permission_rules(self, proposal: Any) -> list[str]:
+    def _validate_permission_rules(self, proposal: Bunch) -> list[str]:
         try:
             PermissionRules.parse(proposal["value"])
         except ValueError as exc:
@@ -145,7 +149,7 @@ class AcpConfig(Configurable):
         return list(proposal["value"])
 
     @observe("permission_rules")
-    def _permission_rules_changed(self, change: Any) -> None:
+    def _permission_rules_changed(self, change: Bunch) -> None:
         if hasattr(self, "agents"):  # config is applied before __init__ made them
             # `%config` holds notifications: this may run before the validator refused
             # the value (said there), so a malformed one leaves the rules in force.
@@ -153,11 +157,11 @@ class AcpConfig(Configurable):
                 replace_rules(self.agents.permission_rules, self.permission_rules)
 
     @observe("mcp_servers")
-    def _mcp_servers_changed(self, change: Any) -> None:
+    def _mcp_servers_changed(self, change: Bunch) -> None:
         if hasattr(self, "agents"):  # config is applied before __init__ made them
             self._apply_mcp_servers(change["new"])
 
-    def _apply_mcp_servers(self, value: Any) -> None:
+    def _apply_mcp_servers(self, value: McpServers) -> None:
         try:
             self.agents.mcp_servers = normalise(value) if value else []
         except McpConfigError as exc:

@@ -19,6 +19,7 @@ from ..client.mcp import choose_for_agent
 from ..client.permissions import Policy
 from ..client.rules import PermissionRules
 from ..client.session import Session
+from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import Observer
 from ..protocol.process import AgentStartError
@@ -262,10 +263,10 @@ class AgentRuntime:
                 self.sessions.pop(name, None)
         return f"Deleted session {session_id}."
 
-    async def list_sessions(self, limit_pages: int = 20) -> list[Any]:
+    async def list_sessions(self, limit_pages: int = 20) -> list[m.SessionInfo]:
         """Every session the agent lists for this notebook's directory (following pages)."""
         conn = await self.ensure_started()
-        found: list[Any] = []
+        found: list[m.SessionInfo] = []
         cursor: str | None = None
         for _ in range(limit_pages):
             page = await conn.list_sessions(cwd=self.cwd, cursor=cursor)

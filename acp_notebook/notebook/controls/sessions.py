@@ -7,7 +7,7 @@ sending anything.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...client.render import Renderer
 from ...client.session import Session
@@ -94,7 +94,9 @@ async def set_option(ctx: ControlContext, option_id: str, value: str | bool) -> 
     return Text(f"{name}: {transcript.config_value_name(changed)}.")
 
 
-def _config_option(options: list[Any], option_id: str) -> Any:
+def _config_option(
+    options: list[m.SessionConfigOption], option_id: str
+) -> m.SessionConfigOption | None:
     return next((o for o in options if getattr(o, "id", None) == option_id), None)
 
 
@@ -184,15 +186,18 @@ class Replayed:
         self.session_id = session.session_id
         title = session.transcript.title or session.session_id
         head = f"Loaded session `{session.session_id}` ({title}): {len(entries)} replayed entries."
-        renderers = (
-            Renderer(session.transcript, terminals=session.terminal_view, markdown=markdown)
-            for markdown in (True, False)
-        )
-        md, text = ("\n\n".join(p for p in map(r.entry, entries) if p) for r in renderers)
+
+        def rendered(markdown: bool) -> str:
+            renderer = Renderer(
+                session.transcript, terminals=session.terminal_view, markdown=markdown
+            )
+            return "\n\n".join(part for part in map(renderer.entry, entries) if part)
+
         self.markdown = (
-            f"{head}\n\n<details><summary>Replayed history</summary>\n\n{md}\n\n</details>\n"
+            f"{head}\n\n<details><summary>Replayed history</summary>\n\n"
+            f"{rendered(True)}\n\n</details>\n"
         )
-        self.text = f"{head.replace('`', '')}\n\n{text}\n"
+        self.text = f"{head.replace('`', '')}\n\n{rendered(False)}\n"
 
     def _repr_mimebundle_(self, **_kwargs: object) -> dict[str, str]:
         return {"text/markdown": self.markdown, "text/plain": self.text}
