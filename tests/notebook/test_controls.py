@@ -121,10 +121,10 @@ def test_pending_keys_name_the_session_and_answer_decides_only_that_request(
         run(REGISTRY["answer"], context(agents), "second/perm-1", "Reject")
     with pytest.raises(ControlFailed, match="No permission request third/perm-1"):
         run(REGISTRY["answer"], context(agents), "third/perm-1", "Reject")
-    assert run(REGISTRY["cancel"], context(agents)) in (
-        "Cancelling 1 turn(s).",
-        "No turn is running.",
-    )
+    # spec: cancelling the turn answers its pending permission request "cancelled".
+    agents.loop.run(first.cancel, timeout=60)
+    assert on_loop(agents, lambda: first.permissions.requests["perm-1"].state) == "cancelled"
+    assert run(REGISTRY["pending"], context(agents)).rows == ()
 
 
 def test_wait_with_a_timeout_raises_and_the_turn_goes_on(agents: NotebookAgents) -> None:
