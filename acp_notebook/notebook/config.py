@@ -34,7 +34,7 @@ from ..client.mcp import McpConfigError, normalise
 from ..client.permissions import POLICIES
 from ..client.rules import PermissionRules, split_rules
 from .headless import env_flag
-from .manager import NotebookAgents, replace_rules
+from .manager import NotebookAgents
 
 #: MCP servers as configured: the usual ``mcpServers`` mapping, or ACP's list (JSON values).
 McpServers = dict[str, Any] | list[Any]
@@ -85,7 +85,7 @@ class AcpConfig(Configurable):
     def apply_to_agents(self) -> None:
         """Hand the shared settings to ``agents`` (once it exists; later, on change)."""
         self._apply_mcp_servers(self.mcp_servers)
-        replace_rules(self.agents.permission_rules, self.permission_rules)
+        self.agents.permission_rules.replace(self.permission_rules)
 
     # ------------------------------------------------------------------ defaults
 
@@ -154,7 +154,7 @@ class AcpConfig(Configurable):
             # `%config` holds notifications: this may run before the validator refused
             # the value (said there), so a malformed one leaves the rules in force.
             with contextlib.suppress(ValueError):
-                replace_rules(self.agents.permission_rules, self.permission_rules)
+                self.agents.permission_rules.replace(self.permission_rules)
 
     @observe("mcp_servers")
     def _mcp_servers_changed(self, change: Bunch) -> None:

@@ -12,7 +12,7 @@ import atexit
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..agents.presets import resolve_agent
@@ -31,14 +31,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def replace_rules(rules: PermissionRules, lines: Iterable[str]) -> None:
-    """Change ``rules`` in place, so every runtime and session holding the object follows
-    at once (a request already decided keeps its decision). Raises ValueError with one
-    sentence for a malformed rule, changing nothing."""
-    # PermissionRules.replace(lines) does this once it exists (client/rules.py).
-    rules.rules = PermissionRules.parse(list(lines)).rules
-
-
 class NotebookAgents:
     """Per kernel: the agent loop and the agents started from this notebook."""
 
@@ -54,7 +46,7 @@ class NotebookAgents:
         #: MCP servers for every agent (global configuration), ACP wire shape.
         self.mcp_servers: list[dict[str, Any]] = []
         #: The permission rules of every session (``AcpMagics.permission_rules``): one
-        #: object, held by every runtime and session, changed with :func:`replace_rules`.
+        #: object, held by every runtime and session, changed in place (``replace``).
         self.permission_rules = PermissionRules()
 
     # ------------------------------------------------------------------ loop

@@ -15,7 +15,7 @@ from acp_notebook.notebook import api
 from acp_notebook.notebook.answers import Column, Table, Text
 from acp_notebook.notebook.completion import completions
 from acp_notebook.notebook.controls import REGISTRY, Control, ControlFailed, run
-from acp_notebook.notebook.manager import NotebookAgents, replace_rules
+from acp_notebook.notebook.manager import NotebookAgents
 from acp_notebook.notebook.options import parse_line, usage
 from acp_notebook.notebook.snapshots import SessionSnapshot
 from acp_notebook.notebook.turns import TurnSettings
@@ -138,11 +138,11 @@ def test_wait_with_a_timeout_raises_and_the_turn_goes_on(agents: NotebookAgents)
 def test_rules_are_one_object_held_by_every_session(agents: NotebookAgents) -> None:
     session: Session = agents.loop.run(context(agents).open_session, timeout=60)
     assert session.permissions.rules is agents.permission_rules
-    replace_rules(agents.permission_rules, ["allow read"])
+    agents.permission_rules.replace(["allow read"])
     assert session.permissions.rules is agents.permission_rules
     assert agents.permission_rules.texts == ["allow read"]
     with pytest.raises(ValueError, match="unknown tool kind `reed`"):
-        replace_rules(agents.permission_rules, ["allow reed"])
+        agents.permission_rules.replace(["allow reed"])
     assert agents.permission_rules.texts == ["allow read"]
 
 
