@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 import anyio
 
-from ..agents.presets import launch_options, load_presets
+from ..agents.presets import preset_table
 from ..client.permissions import POLICIES
 from ..client.session import DEFAULT_CANCEL_GRACE
 from .doctor import doctor
@@ -28,12 +28,10 @@ def _env_pair(text: str) -> tuple[str, str]:
 
 
 def _agents(args: argparse.Namespace) -> int:
-    for preset in load_presets().values():
-        options = launch_options(preset)
-        usable = next((o for o in options if o.available), None)
-        status = f"ready via {usable.method}" if usable else "not installed"
-        print(f"{preset.id:14} {preset.name} — {status}")
-        for option in options:
+    for row in preset_table():
+        preset = row.preset
+        print(f"{preset.id:14} {preset.name} — {row.status}")
+        for option in row.options:
             mark = "✓" if option.available else "✗"
             print(
                 f"    {mark} {option.method:8} {' '.join(option.argv)}"
