@@ -3,14 +3,15 @@
     %load_ext acp_notebook
     %acp refactor utils.py
 
-The notebook API (``ask``, ``status``, ``cancel``, ``restart``) and the client
-library (``acp_notebook.client``, whose ``connect`` is also here) are documented in the
-README.
+The notebook API (``acp_notebook.ask``, ``status``, ``cancel``, … one function per
+``%acp`` control) and the client library (``acp_notebook.client``, whose ``connect`` is
+also here) are documented in the README.
 """
 
 from __future__ import annotations
 
 import logging as _logging
+from importlib.util import find_spec as _find_spec
 from typing import Any
 
 from ._version import __version__ as __version__
@@ -33,25 +34,15 @@ def unload_ipython_extension(shell: Any) -> None:
 
 
 def __getattr__(name: str) -> Any:
-    # The client's connect() and the notebook API, imported only when used (importing
-    # acp_notebook stays cheap).
-    if name == "connect":
+    # The notebook API (every %acp control, ask, messages, session), imported only when
+    # used: importing acp_notebook stays cheap. A submodule is not an API name, so
+    # `from acp_notebook import cli` imports the submodule without loading Jupyter.
+    if name.startswith("_") or _find_spec(f"{__name__}.{name}") is not None:
+        raise AttributeError(name)
+    if name == "connect":  # the client's, without Jupyter
         from .client import connect
 
         return connect
-    if name in (
-        "ask",
-        "status",
-        "cancel",
-        "restart",
-        "stop",
-        "sessions",
-        "session",
-        "messages",
-        "pending",
-        "answer",
-    ):
-        from .notebook import api
+    from .notebook import api
 
-        return getattr(api, name)
-    raise AttributeError(name)
+    return getattr(api, name)

@@ -1,3 +1,3 @@
-"""The package version, in a leaf module that any layer may import."""
+"""The version of acp_notebook, in a leaf module that every layer may import."""
 
 __version__ = "0.1.0"

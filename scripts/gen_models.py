@@ -56,6 +56,9 @@ VARIANT_NAMES: dict[str, dict[str, str]] = {
         "config_option_update": "ConfigOptionUpdate",
         "session_info_update": "SessionInfoUpdate",
         "usage_update": "UsageUpdate",
+        "notice": "Notice",
+        "compaction_update": "CompactionUpdate",
+        "compaction_summary_chunk": "CompactionSummaryChunk",
     },
     "ContentBlock": {
         "text": "TextContentBlock",
@@ -124,9 +127,9 @@ def load() -> tuple[dict[str, Any], dict[str, Any], str]:
     schema = json.loads((SCHEMA_DIR / "schema.json").read_text(encoding="utf-8"))
     meta = json.loads((SCHEMA_DIR / "meta.json").read_text(encoding="utf-8"))
     source = (SCHEMA_DIR / "SOURCE.md").read_text(encoding="utf-8")
-    found = re.search(r"`(schema-v[0-9][0-9.]*)`", source)
+    found = re.search(r"^Release: `([^`]+)`", source, re.MULTILINE)
     if not found:
-        raise SystemExit("SOURCE.md does not name the schema release (`schema-vX.Y.Z`)")
+        raise SystemExit("SOURCE.md does not name the schema release (a line Release: `...`)")
     return schema, meta, found.group(1)
 
 
@@ -192,6 +195,15 @@ def pystr(text: str) -> str:
     if '"' in text and "'" not in text:
         literal = "'" + literal[1:-1].replace('\\"', '"') + "'"
     return literal
+
+
+def names_read(code: str) -> set[str]:
+    """The names a declaration such as ``x: list[A] | None = Field(default=None, ...)`` looks up:
+    its words outside string literals, except the declared name and keyword-argument names
+    (written ``name=``, where the annotation ends with `` = ``)."""
+    code = re.sub(r""""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'""", "", code)
+    code = code.split(":", 1)[1] if ":" in code else code
+    return set(re.findall(r"\b([A-Za-z_]\w*)\b(?!=[^=])", code))
 
 
 def pyvalue(value: Any) -> str:
@@ -597,7 +609,7 @@ class Generator:
     # -- rendering
 
     def field_lines(self, owner: str, prop: Prop) -> tuple[list[str], set[str]]:
-        """The field declaration, and its flags: skip / doe / always / omit_none."""
+        """The field declaration, and its flags: skip / doe / don / always / omit_none."""
         node = prop.schema
         expr, nullable = self.pytype(node)
         nullable = nullable or (owner, prop.wire) in DEVIATIONS
@@ -606,6 +618,8 @@ class Generator:
             flags.add("skip")
         if node.get("x-deserialize-default-on-error"):
             flags.add("doe")
+        if node.get("x-deserialize-default-on-null"):
+            flags.add("don")
         if prop.always or (owner, prop.wire) in ALWAYS_EMIT:
             flags.add("always")
         description = short(node.get("description"))
@@ -665,11 +679,17 @@ class Generator:
             {p.wire for p in self.classes[spec.base].props} if spec.base in self.classes else set()
         )
         body: list[str] = []
-        flagged: dict[str, list[str]] = {"skip": [], "doe": [], "omit_none": []}
+        flagged: dict[str, list[str]] = {"skip": [], "doe": [], "don": [], "omit_none": []}
         always: list[str] = []
+        declared: set[str] = set()
         for prop in spec.props:
             declaration, flags = self.field_lines(spec.name, prop)
             if prop.wire not in inherited:
+                # The class body runs top to bottom: a field named like a type (``list``) hides it.
+                hidden = declared & names_read("\n".join(declaration))
+                if hidden:
+                    raise SystemExit(f"{spec.name}.{prop.wire}: a field hides {sorted(hidden)}")
+                declared.add(snake(prop.wire))
                 body += declaration
             for key, wires in flagged.items():
                 if key in flags:
@@ -688,6 +708,7 @@ class Generator:
             ("omit_none", "__acp_omit_none__"),
             ("skip", "__acp_skip_invalid__"),
             ("doe", "__acp_default_on_error__"),
+            ("don", "__acp_default_on_null__"),
         ):
             if flagged[key]:
                 items = Expr("", [pystr(w) for w in sorted(flagged[key])], "{}")
@@ -780,29 +801,45 @@ class Generator:
             raise SystemExit("protocol methods differ between the schema and meta.json")
         return tables
 
-    def ordered_classes(self) -> list[ClassSpec]:
-        """Schema order (a class follows its $defs entry), bases and default factories first."""
-        order: list[ClassSpec] = []
+    def uses(self, name: str) -> list[str]:
+        """The classes and unions that the definition of ``name`` refers to."""
+        if name in self.unions:
+            union = self.unions[name]
+            names = [v.cls for v in union.variants] + ([union.unknown] if union.unknown else [])
+        else:
+            spec = self.classes[name]
+            names = [spec.base] + [
+                word
+                for prop in spec.props
+                for word in re.findall(r"\w+", self.pytype(prop.schema)[0])
+            ]
+        return [
+            n for n in dict.fromkeys(names) if n != name and (n in self.classes or n in self.unions)
+        ]
+
+    def ordered(self) -> list[ClassSpec | UnionSpec]:
+        """Classes and unions in schema order (each follows its $defs entry), every one after the
+        types it uses: annotations are evaluated when the module runs, so nothing may come later.
+        """
+        order: list[ClassSpec | UnionSpec] = []
         done: set[str] = set()
 
-        def visit(name: str) -> None:
+        def visit(name: str, path: tuple[str, ...]) -> None:
             if name in done:
                 return
+            if name in path:
+                raise SystemExit(f"types refer to each other: {' -> '.join((*path, name))}")
+            for dep in self.uses(name):
+                visit(dep, (*path, name))
             done.add(name)
-            spec = self.classes[name]
-            deps = [spec.base] if spec.base in self.classes else []
-            for prop in spec.props:
-                expr = self.pytype(prop.schema)[0]
-                if "default" in prop.schema and self.kinds.get(expr) == "model":
-                    deps.append(expr)
-            for dep in deps:
-                visit(dep)
-            order.append(spec)
+            order.append(self.unions[name] if name in self.unions else self.classes[name])
 
         for def_name in self.defs:
             for name, spec in self.classes.items():
                 if spec.home == def_name:
-                    visit(name)
+                    visit(name, ())
+            if def_name in self.unions:
+                visit(def_name, ())
         return order
 
     def render(self) -> str:
@@ -834,8 +871,6 @@ class Generator:
             "",
             *self.module_doc(),
             '"""',
-            "",
-            "from __future__ import annotations",
             "",
             "from typing import Annotated, Any, ClassVar, Literal, Union",
             "",
@@ -879,17 +914,18 @@ class Generator:
         for name, values in self.enums.items():
             out += fmt(Expr("Literal", [pystr(v) for v in values], "[]"), "", f"{name} = ")
             out += docstring(first_paragraph(self.defs[name].get("description")) or name, "")
-        out += ["", "# --- models"]
-        for spec in self.ordered_classes():
-            out += ["", "", *self.render_class(spec)]
         out += [
             "",
-            "",
-            "# --- unions: a missing or unknown discriminator selects the Unknown* member",
+            "# --- models and unions (a missing or unknown discriminator selects the Unknown* member),",
+            "# each after the types it uses: no forward references, so the annotations are plain",
+            "# objects that pydantic does not have to evaluate (models are built on first use).",
         ]
-        for union in self.unions.values():
-            out += ["", *self.render_union(union)]
-        out += ["", "# --- methods", ""]
+        for item in self.ordered():
+            if isinstance(item, UnionSpec):
+                out += ["", "", *self.render_union(item)]
+            else:
+                out += ["", "", *self.render_class(item)]
+        out += ["", "", "# --- methods", ""]
         titles = {
             "AGENT": "Methods the agent handles (the client sends them).",
             "CLIENT": "Methods the client handles (the agent sends them).",
@@ -918,9 +954,6 @@ class Generator:
             "UNKNOWN_TAG",
         }
         out += ["__all__ = [", *(f"    {pystr(n)}," for n in sorted(public)), "]", ""]
-        out += ["# Resolve the string annotations now that every name exists.", "for _model in ("]
-        out += [f"    {spec.name}," for spec in self.ordered_classes()]
-        out += ["):", "    _model.model_rebuild()", "del _model", ""]
         return "\n".join(out)
 
     def module_doc(self) -> list[str]:

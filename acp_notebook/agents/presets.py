@@ -148,6 +148,33 @@ def launch_options(preset: Preset, which: Which = shutil.which) -> list[LaunchOp
     return options
 
 
+@dataclass(frozen=True)
+class PresetStatus:
+    """A preset and every way it could start here, for listing the presets."""
+
+    preset: Preset
+    options: tuple[LaunchOption, ...]
+
+    @property
+    def usable(self) -> LaunchOption | None:
+        """The way it starts here (the first available), if any."""
+        return next((option for option in self.options if option.available), None)
+
+    @property
+    def status(self) -> str:
+        usable = self.usable
+        return f"ready via {usable.method}" if usable else "not installed"
+
+
+def preset_table(
+    presets: Mapping[str, Preset] | None = None, which: Which = shutil.which
+) -> list[PresetStatus]:
+    """Every preset (shipped and the user's), whether it is installed here and how it
+    starts: what `acp-notebook agents` and `%acp --agents` show."""
+    presets = load_presets() if presets is None else presets
+    return [PresetStatus(p, tuple(launch_options(p, which))) for p in presets.values()]
+
+
 def install_hint(preset: Preset) -> str:
     dist = preset.distribution
     hints = []

@@ -18,7 +18,7 @@ import json
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -36,7 +36,11 @@ class Step:
 def load_trace(path: str | Path) -> list[Step]:
     """The steps of a trace file (JSON Lines, the ``--trace`` format)."""
     steps = []
-    with open(path, encoding="utf-8") as handle:
+    try:
+        handle = open(path, encoding="utf-8")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise SystemExit(f"replay-agent: cannot read the trace {path}: {exc.strerror}") from None
+    with handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
@@ -58,16 +62,17 @@ def load_trace(path: str | Path) -> list[Step]:
     return steps
 
 
+@dataclass
 class Replayer:
-    def __init__(
-        self, steps: list[Step], out: IO[bytes], err: IO[str], *, speed: float = 0.0
-    ) -> None:
-        self.steps = steps
-        self.out = out
-        self.err = err
-        self.speed = speed
-        #: recorded client request id (as JSON) -> the live client's id
-        self.ids: dict[str, Any] = {}
+    """Plays ``steps`` to ``out`` (the client's input), notes to ``err``; ``speed`` 0 plays
+    as fast as possible, else at the recorded pace × ``speed``."""
+
+    steps: list[Step]
+    out: IO[bytes]
+    err: IO[str]
+    speed: float = 0.0
+    #: recorded client request id (as JSON) -> the live client's id
+    ids: dict[str, Any] = field(default_factory=dict)
 
     def send(self, message: dict[str, Any]) -> None:
         self.out.write(

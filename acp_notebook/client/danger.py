@@ -11,7 +11,7 @@ transcript show:
 * ``caution`` — worth a look: the network, installing packages, stopping processes,
   changing files outside the session's directories.
 
-This is a reading aid, not a sandbox: a command is split with :mod:`shlex` (into the
+This is a reading aid, not a sandbox: a command is read by ``shell.py`` (into the
 commands of its pipelines, ``&&``/``||``/``;`` chains, subshells, ``$(…)`` and
 backticks, and the payload of ``sh -c``/``bash -c``/``eval``), and every command is
 looked at by its name and flags. Anything not recognised is not rated — no rating does
@@ -22,15 +22,24 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from .rawinput import command_of, edits_from_raw_input, paths_of
+from .shell import (
+    MAX_DEPTH,
+    SimpleCommand,
+    flags,
+    is_interpreter,
+    pipelines,
+    positional,
+    shell_payload,
+    substitutions,
+    unwrap,
+)
 
 if TYPE_CHECKING:
-    from .transcript import ToolCallState
+    from .toolcall import ToolCallState
 
 Level = Literal["caution", "danger"]
 LEVELS: tuple[Level, ...] = ("caution", "danger")
@@ -38,8 +47,6 @@ LEVELS: tuple[Level, ...] = ("caution", "danger")
 #: What the prompt and the transcript put before the reasons.
 LABELS = {"danger": "⚠️ Risky", "caution": "🔸 Caution"}
 
-#: How deep ``sh -c '…'`` inside ``bash -c "…"`` … is followed.
-MAX_DEPTH = 4
 #: How many outside paths a reason names before "and N more".
 MAX_NAMED = 3
 
@@ -73,226 +80,8 @@ def combine(*ratings: Danger | None) -> Danger | None:
     return Danger(level, reasons)
 
 
-# ---------------------------------------------------------------------------- parsing
-
-_PUNCTUATION = "();<>|&\n"
-#: Operators that end a command. ``|`` and ``|&`` also join a pipeline.
-_PIPES = frozenset({"|", "|&"})
-_WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
-_READ_REDIRECTS = frozenset({"<", "<<", "<<<", "<<-"})
-_SUBSTITUTION = re.compile(r"\$\(([^()]*)\)|`([^`]*)`|<\(([^()]*)\)")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_FORK_BOMB = re.compile(r"([A-Za-z_:][\w:]*)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&")
-
-
-@dataclass
-class SimpleCommand:
-    """One command of a pipeline: its words, and the files its redirections write."""
-
-    argv: list[str]
-    writes: list[str] = field(default_factory=list)
-    #: Every token as read (words and redirections), for matching rules against.
-    tokens: list[str] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return os.path.basename(self.argv[0]) if self.argv else ""
-
-    @property
-    def text(self) -> str:
-        return " ".join(self.tokens)
-
-
-Pipeline = list[SimpleCommand]
-
-
-def _tokens(command: str) -> list[str]:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=_PUNCTUATION)
-    lexer.whitespace_split = True
-    lexer.whitespace = " \t\r"
-    lexer.commenters = ""
-    try:
-        return list(lexer)
-    except ValueError:  # an unclosed quote: read it word by word instead
-        return re.findall(r"[;&|()<>\n]+|[^\s;&|()<>]+", command)
-
-
-def _is_operator(token: str) -> bool:
-    return bool(token) and all(ch in _PUNCTUATION for ch in token)
-
-
-def pipelines(command: str) -> list[Pipeline]:
-    """The pipelines of a command line, each a list of simple commands, in order."""
-    found: list[Pipeline] = []
-    current: Pipeline = []
-    words: list[str] = []
-    writes: list[str] = []
-    tokens: list[str] = []
-    pending: str | None = None  # "write" / "read": the next word is a redirection's target
-    comment = False
-
-    def end_command() -> None:
-        nonlocal words, writes, tokens
-        if words and words[-1] == "$":  # `$` of a `$(` that the lexer split off
-            words.pop()
-            tokens.pop()
-        if words or writes:
-            current.append(SimpleCommand(words, writes, tokens))
-        words, writes, tokens = [], [], []
-
-    def end_pipeline() -> None:
-        nonlocal current
-        end_command()
-        if current:
-            found.append(current)
-        current = []
-
-    for token in _tokens(command):
-        if comment:
-            if "\n" in token and _is_operator(token):
-                comment = False
-                end_pipeline()
-            continue
-        if _is_operator(token):
-            pending = None
-            if token in _WRITE_REDIRECTS:
-                pending = "write"
-                tokens.append(token)
-            elif token in _READ_REDIRECTS:
-                pending = "read"
-                tokens.append(token)
-            elif token in _PIPES:
-                end_command()
-            else:  # ; && || & ( ) <( newline, and runs of them
-                end_pipeline()
-            continue
-        if pending is not None:
-            if pending == "write" and not token.isdigit() and token != "-":
-                writes.append(token)
-            tokens.append(token)
-            pending = None
-            continue
-        if token.startswith("#") and not words:
-            comment = True
-            continue
-        words.append(token)
-        tokens.append(token)
-    end_pipeline()
-    return found
-
-
-def substitutions(command: str) -> list[str]:
-    """The commands inside ``$(…)``, backticks and ``<(…)`` (not nested)."""
-    return [
-        next(g for g in match.groups() if g is not None)
-        for match in _SUBSTITUTION.finditer(command)
-    ]
-
-
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "csh", "tcsh"})
-_INTERPRETERS = frozenset({"python", "python2", "python3", "perl", "ruby", "node", "php"})
-#: Commands that run the rest of their words as another command.
-_WRAPPERS = frozenset(
-    {
-        "env",
-        "nohup",
-        "time",
-        "nice",
-        "ionice",
-        "command",
-        "exec",
-        "builtin",
-        "xargs",
-        "stdbuf",
-        "timeout",
-        "caffeinate",
-    }
-)
-_ROOT = frozenset({"sudo", "su", "doas", "pkexec", "run0"})
 _DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https"})
-
-
-def _is_interpreter(name: str) -> bool:
-    return name in _SHELLS or name in _INTERPRETERS or bool(re.fullmatch(r"python3?(\.\d+)?", name))
-
-
-def _shell_payload(argv: list[str]) -> str | None:
-    """The script of ``sh -c SCRIPT`` / ``bash -lc SCRIPT`` / ``eval WORDS``."""
-    if not argv:
-        return None
-    name = os.path.basename(argv[0])
-    if name == "eval":
-        return " ".join(argv[1:]) or None
-    if name not in _SHELLS:
-        return None
-    for index, word in enumerate(argv[1:], 1):
-        if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
-            return argv[index + 1] if index + 1 < len(argv) else None
-        if not word.startswith("-"):
-            return None
-    return None
-
-
-def _unwrap(argv: list[str]) -> tuple[list[str], bool]:
-    """The command a wrapper runs (``sudo -u x cmd`` → ``cmd``), and whether it is as root."""
-    root = False
-    argv = list(argv)
-    while argv and _ASSIGNMENT.match(argv[0]):
-        argv.pop(0)  # FOO=1 cmd
-    for _ in range(MAX_DEPTH):
-        if not argv:
-            break
-        name = os.path.basename(argv[0])
-        if name in _ROOT:
-            root = True
-            if name == "su":
-                payload = argv[argv.index("-c") + 1] if "-c" in argv[:-1] else None
-                return (["sh", "-c", payload] if payload else []), root
-            rest = argv[1:]
-            while rest and rest[0].startswith("-"):
-                flag = rest.pop(0)
-                if flag in ("-u", "-g", "-C", "-h", "-p", "-U", "-r", "-t", "-D") and rest:
-                    rest.pop(0)
-            argv = rest
-        elif name in _WRAPPERS:
-            rest = argv[1:]
-            while rest and (rest[0].startswith("-") or _ASSIGNMENT.match(rest[0])):
-                flag = rest.pop(0)
-                if flag in ("-n", "-u", "-s", "-k", "-I", "-L", "-P", "-o") and rest:
-                    rest.pop(0)  # an option with a value (nice -n 5, env -u NAME, xargs -I {})
-            if name == "timeout" and rest:
-                rest.pop(0)  # the duration
-            argv = rest
-        else:
-            break
-    return argv, root
-
-
-def _flags(argv: list[str]) -> tuple[set[str], set[str]]:
-    """Short flag letters (``-rf`` → r, f) and long options (``--force``) of a command."""
-    short: set[str] = set()
-    long: set[str] = set()
-    for word in argv[1:]:
-        if word == "--":
-            break
-        if word.startswith("--"):
-            long.add(word.split("=", 1)[0])
-        elif word.startswith("-") and len(word) > 1:
-            short.update(word[1:])
-    return short, long
-
-
-def _positional(argv: list[str]) -> list[str]:
-    out: list[str] = []
-    options = True
-    for word in argv[1:]:
-        if options and word == "--":
-            options = False
-        elif options and word.startswith("-") and len(word) > 1:
-            continue
-        else:
-            out.append(word)
-    return out
+_FORK_BOMB = re.compile(r"([A-Za-z_:][\w:]*)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&")
 
 
 # ---------------------------------------------------------------------------- rating
@@ -384,19 +173,20 @@ def _rate_command(
             found.danger.append("writes directly to a disk device")
         elif roots and _outside(target, roots):
             found.caution.append(f"writes outside the project (`{target}`)")
-    argv, root = _unwrap(cmd.argv)
+    unwrapped = unwrap(cmd.argv)
+    argv, root = unwrapped.argv, unwrapped.as_root
     if root:
         found.danger.append("runs as root")
     if not argv:
         return
     name = os.path.basename(argv[0])
-    payload = _shell_payload(argv)
+    payload = shell_payload(argv)
     if payload is not None:
         if depth < MAX_DEPTH:
             _rate(payload, roots, found, depth + 1)
         return
-    short, long = _flags(argv)
-    args = _positional(argv)
+    short, long = flags(argv)
+    args = positional(argv)
     if name == "rm":
         if "r" in short or "R" in short or "--recursive" in long:
             found.danger.append("deletes files recursively")
@@ -462,7 +252,7 @@ def _rate_git(argv: list[str], found: _Findings) -> None:
     if not words:
         return
     sub, rest = words[0], words[1:]
-    short, long = _flags([sub, *rest])
+    short, long = flags([sub, *rest])
     if sub == "reset" and "--hard" in rest:
         found.danger.append("discards uncommitted changes (git reset --hard)")
     elif sub == "clean" and ("f" in short or "--force" in long):
@@ -487,7 +277,7 @@ def _rate_install(name: str, argv: list[str], args: list[str], found: _Findings)
     words = args
     tool = name
     if re.fullmatch(r"python3?(\.\d+)?", name) and argv[1:3] == ["-m", "pip"]:
-        tool, words = "pip", _positional(argv[2:])
+        tool, words = "pip", positional(argv[2:])
     elif name == "uv" and args[:1] == ["pip"]:
         tool, words = "pip", args[1:]
     verbs = _INSTALLERS.get(tool)
@@ -503,17 +293,17 @@ def _named(paths: list[str]) -> str:
 
 def _runs_stdin(cmd: SimpleCommand) -> bool:
     """``sh``, ``bash -s``, ``python -``: an interpreter reading its program from stdin."""
-    argv, _root = _unwrap(cmd.argv)
-    if not argv or not _is_interpreter(os.path.basename(argv[0])):
+    argv = unwrap(cmd.argv).argv
+    if not argv or not is_interpreter(os.path.basename(argv[0])):
         return False
     if any(w in ("-c", "-m", "-e", "-r") for w in argv[1:]):
         return False
-    args = _positional(argv)
+    args = positional(argv)
     return not args or args[0] == "-" or "-s" in argv[1:]
 
 
 def _downloads(cmd: SimpleCommand) -> bool:
-    argv, _root = _unwrap(cmd.argv)
+    argv = unwrap(cmd.argv).argv
     return bool(argv) and os.path.basename(argv[0]) in _DOWNLOADERS
 
 
@@ -531,7 +321,7 @@ def _rate(command: str, roots: Sequence[str] | None, found: _Findings, depth: in
         if depth < MAX_DEPTH:
             _rate(sub, roots, found, depth + 1)
     if any(_is_download(sub) for sub in inner) and any(
-        _is_interpreter(cmd.name) or cmd.name in ("eval", "source", ".")
+        is_interpreter(cmd.name) or cmd.name in ("eval", "source", ".")
         for pipeline in pipelines(command)
         for cmd in pipeline
     ):
@@ -574,49 +364,13 @@ def assess_paths(paths: Iterable[str], roots: Sequence[str]) -> Danger | None:
     return Danger("caution", [f"outside the project ({_named(outside)})"])
 
 
-def command_parts(command: str) -> list[str]:
-    """Every simple command of ``command`` as text: the commands of its pipelines and
-    chains, of ``$(…)``/backticks, and of ``sh -c`` payloads (what a rule must cover)."""
-    parts: list[str] = []
-
-    def walk(text: str, depth: int) -> None:
-        for pipeline in pipelines(text):
-            for cmd in pipeline:
-                parts.append(cmd.text)
-                payload = _shell_payload(_unwrap(cmd.argv)[0])
-                if payload is not None and depth < MAX_DEPTH:
-                    walk(payload, depth + 1)
-        for sub in substitutions(text):
-            if depth < MAX_DEPTH:
-                walk(sub, depth + 1)
-
-    walk(command, 0)
-    return parts
-
-
 # ---------------------------------------------------------------------------- tool calls
 
 
-def call_command(call: ToolCallState) -> str | None:
-    """The shell command a tool call runs: from rawInput, else (kind execute) its title."""
-    command = command_of(call.raw_input)
-    if command is None and call.kind == "execute" and call.title.strip():
-        command = call.title.strip().strip("`").strip()
-    return command or None
-
-
-def call_paths(call: ToolCallState) -> list[str]:
-    """Every file path a tool call names: diffs, locations, rawInput (in that order)."""
-    paths = [d.path for d in call.diffs] + [loc.path for loc in call.locations]
-    paths += paths_of(call.raw_input)
-    paths += [e.diff.path for e in edits_from_raw_input(call.raw_input, call.kind) if e.diff]
-    return list(dict.fromkeys(p for p in paths if p))
-
-
 def assess_call(call: ToolCallState, roots: Sequence[str]) -> Danger | None:
-    """A tool call's rating: its command (from rawInput), and its paths against ``roots``."""
-    command = call_command(call)
+    """A tool call's rating: its command, and its paths against ``roots``."""
+    command = call.command
     return combine(
         assess_command(command, roots) if command else None,
-        assess_paths(call_paths(call), roots),
+        assess_paths(call.paths, roots),
     )

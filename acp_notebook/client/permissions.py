@@ -8,10 +8,11 @@ Policies:
 * ``allow`` — the first ``allow_once`` option, else ``allow_always``.
 * ``deny``  — the first ``reject_once`` option, else ``reject_always``.
 
-Before the policy, the broker's :class:`~acp_notebook.client.rules.PermissionRules` (if
-any) are tried: the first rule that matches the request's tool call allows, denies or
-forces asking (``rules.py``). Each request also carries a risk rating of its tool call
-(``danger.py``), computed once when the session attaches the merged tool call.
+Before the policy, the broker's :class:`~acp_notebook.client.rules.PermissionRules` are
+tried: the first rule that matches the request's tool call allows, denies or forces
+asking (``rules.py``). Each request also carries a risk rating of its tool call
+(``danger.py``), computed once when :meth:`PermissionBroker.receive` attaches the merged
+tool call.
 
 Each decision keeps the chosen option and who chose it, for the transcript.
 """
@@ -25,12 +26,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from ..protocol import models as m
 from .danger import Danger, assess_call
 from .pending import Broker
+from .rules import PermissionRules
 
 if TYPE_CHECKING:
-    from .rules import PermissionRules, RuleMatch
-    from .transcript import ToolCallState
+    from .rules import RuleMatch
+    from .toolcall import ToolCallState
+    from .transcript import Transcript
 
 log = logging.getLogger(__name__)
 
@@ -166,8 +170,39 @@ class PermissionBroker(Broker[PermissionRequest]):
         super().__init__(asker=asker, on_change=on_change)
         self.policy: Policy = policy
         self.interactive = interactive
-        #: Tried before the policy, on requests whose tool call was attached.
-        self.rules = rules
+        self._rules = rules if rules is not None else PermissionRules()
+
+    @property
+    def rules(self) -> PermissionRules:
+        """Tried before the policy, on requests whose tool call was attached. A shared
+        object: change it with :meth:`PermissionRules.replace`, and every broker holding
+        it follows."""
+        return self._rules
+
+    @rules.setter
+    def rules(self, rules: PermissionRules | None) -> None:
+        # Assigning holds another object from now on; None means no rules (matches nothing).
+        self._rules = rules if rules is not None else PermissionRules()
+
+    def receive(
+        self,
+        params: m.RequestPermissionRequest,
+        transcript: Transcript,
+        *,
+        cwd: str,
+        roots: Sequence[str] = (),
+    ) -> PermissionRequest:
+        """A `session/request_permission` arrives: register it (pending), merge its
+        `toolCall` into the transcript (spec: into the call with that id, created if
+        unseen), give it the merged call (rules match it; its risk is rated against
+        ``roots``), and only then tell the views, so no prompt shows without its rating.
+        :meth:`decide` then waits for the answer."""
+        wire = params.to_wire()
+        request = self.open(wire["toolCall"], wire.get("options"))
+        call = transcript.merge_permission_tool_call(params.tool_call, request)
+        request.attach(call, cwd, roots)
+        transcript.changed()
+        return request
 
     def open(self, tool_call: dict[str, Any], raw_options: Any) -> PermissionRequest:
         """Register a request (pending); :meth:`decide` then waits for its answer."""
@@ -188,7 +223,7 @@ class PermissionBroker(Broker[PermissionRequest]):
                 without_ui = "safeguard" if match.safeguard else match.by
                 await self._ask(request, without_ui=f"{without_ui}: no UI to ask")
                 return
-            option = match.option(request.options)
+            option = pick_by_policy(request.options, match.action)
             if option is not None:
                 self._select(request, option, match.by)
                 return
@@ -207,7 +242,7 @@ class PermissionBroker(Broker[PermissionRequest]):
             await self._ask(request, without_ui="policy ask without a UI")
 
     def _match(self, request: PermissionRequest) -> RuleMatch | None:
-        if not self.rules or request.call is None:
+        if request.call is None:
             return None
         try:
             return self.rules.match(request.call, request.cwd or "")

@@ -7,19 +7,33 @@ on every machine (nbval compares saved outputs with re-run ones).
 
 from __future__ import annotations
 
-import base64
-import difflib
-import json
-import os
-from collections.abc import Callable
-from dataclasses import dataclass
+import html
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from ..protocol import models as m
+from .display import (
+    STATUS_ICONS,
+    DiffShown,
+    FileShown,
+    LinkShown,
+    MediaShown,
+    RawShown,
+    TerminalLookup,
+    TerminalShown,
+    TextShown,
+    ToolContentShown,
+    block_shown,
+    diff_shown,
+    kind_icon,
+    location_label,
+    raw_json,
+    tool_content_shown,
+)
 from .elicitation import split_url
-from .rawinput import DERIVED_NOTE, edits_from_raw_input
+from .formatting import code_span, fence, md_escape, md_url, portable
+from .rawinput import DERIVED_NOTE
 from .transcript import (
-    CANCELLED,
     ElicitationEntry,
     MessageEntry,
     NoteEntry,
@@ -32,25 +46,10 @@ from .transcript import (
     UnknownEntry,
 )
 
-KIND_ICONS = {
-    "read": "📖",
-    "edit": "✏️",
-    "delete": "🗑️",
-    "move": "📦",
-    "search": "🔎",
-    "execute": "▶️",
-    "think": "💭",
-    "fetch": "🌐",
-    "switch_mode": "🔀",
-    "other": "🔧",
-}
-STATUS_ICONS = {
-    "pending": "⏳",
-    "in_progress": "⏳",
-    "completed": "✅",
-    "failed": "❌",
-    CANCELLED: "⏹️",
-}
+# ``portable`` lives in formatting.py; it is named here until notebook/inspector.py
+# imports it from there.
+__all__ = ["STOP_REASONS", "Renderer", "portable", "transcript_bundle", "usage_tokens_line"]
+
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 
 STOP_REASONS = {
@@ -63,77 +62,6 @@ STOP_REASONS = {
     ),
     "cancelled": "the turn was cancelled.",
 }
-
-MAX_DIFF_LINES = 400
-MAX_TERMINAL_CHARS = 20_000
-MAX_EMBEDDED_IMAGE_BYTES = 1 << 20
-MAX_RESOURCE_LINES = 60
-
-
-@dataclass
-class TerminalView:
-    """What a transcript shows of a client terminal (kept after `terminal/release`)."""
-
-    command: str
-    output: str
-    truncated: bool
-    exit_code: int | None
-    signal: str | None
-    finished: bool
-
-
-TerminalLookup = Callable[[str], "TerminalView | None"]
-
-
-def short_path(path: str, cwd: str | None) -> str:
-    """``path`` relative to ``cwd`` when it lies inside it."""
-    if cwd and os.path.isabs(path):
-        try:
-            if os.path.commonpath([os.path.abspath(path), os.path.abspath(cwd)]) == os.path.abspath(
-                cwd
-            ):
-                return os.path.relpath(path, cwd)
-        except ValueError:
-            pass
-    return path
-
-
-def base64_size(data: str) -> int:
-    """Bytes encoded by a base64 string (padding taken into account)."""
-    return max(0, len(data) * 3 // 4 - data[-2:].count("="))
-
-
-def human_bytes(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    if size < 1 << 20:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / (1 << 20):.1f} MB"
-
-
-def unified_diff(diff: m.Diff, cwd: str | None) -> str:
-    """A readable unified diff of one `diff` tool-call content item."""
-    name = short_path(diff.path, cwd)
-    old = diff.old_text or ""
-    lines = list(
-        difflib.unified_diff(
-            old.splitlines(keepends=True),
-            diff.new_text.splitlines(keepends=True),
-            fromfile="/dev/null"
-            if diff.old_text is None
-            else f"a{name}"
-            if name.startswith("/")
-            else f"a/{name}",
-            tofile=f"b{name}" if name.startswith("/") else f"b/{name}",
-            n=3,
-        )
-    )
-    out = [
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
-    ]
-    if len(out) > MAX_DIFF_LINES:
-        out = [*out[:MAX_DIFF_LINES], f"… {len(out) - MAX_DIFF_LINES} more diff lines\n"]
-    return "".join(out) or f"(no changes to {name})\n"
 
 
 def usage_tokens_line(usage: dict[str, Any] | None) -> str:
@@ -152,50 +80,20 @@ def usage_tokens_line(usage: dict[str, Any] | None) -> str:
     return "Tokens: " + " · ".join(parts) if parts else ""
 
 
-def fence(text: str, lang: str = "") -> str:
-    """A fenced code block that survives backticks inside ``text``."""
-    ticks = "```"
-    while ticks in text:
-        ticks += "`"
-    body = text if text.endswith("\n") else text + "\n"
-    return f"{ticks}{lang}\n{body}{ticks}"
-
-
-def portable(value: Any, cwd: str | None, placeholder: str = ".") -> Any:
-    """``value`` with the session's directory replaced by ``placeholder`` in every string,
-    so raw JSON shown in a transcript is the same on every machine."""
-    if not cwd:
-        return value
-    if isinstance(value, str):
-        if value == cwd:
-            return placeholder
-        value = value.replace(cwd + os.sep, "" if placeholder == "." else placeholder + os.sep)
-        return value.replace(cwd, placeholder)
-    if isinstance(value, list):
-        return [portable(v, cwd, placeholder) for v in value]
-    if isinstance(value, dict):
-        return {k: portable(v, cwd, placeholder) for k, v in value.items()}
-    return value
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
-
-
+@dataclass
 class Renderer:
     """Renders a transcript (or one of its turns) as Markdown or plain text."""
 
-    def __init__(
-        self,
-        transcript: Transcript,
-        *,
-        terminals: TerminalLookup | None = None,
-        markdown: bool = True,
-    ) -> None:
-        self.transcript = transcript
-        self.terminals = terminals
-        self.markdown = markdown
-        self.cwd = transcript.cwd
+    transcript: Transcript
+    _: KW_ONLY
+    #: ``Session.terminal_view``: what an embedded terminal shows (None: only its id).
+    terminals: TerminalLookup | None = None
+    markdown: bool = True
+
+    @property
+    def cwd(self) -> str | None:
+        """Paths inside the session's directory are shown relative to it."""
+        return self.transcript.cwd
 
     # ------------------------------------------------------------------ public
 
@@ -264,10 +162,7 @@ class Renderer:
         if isinstance(entry, NoteEntry):
             return self._italic(entry.text)
         if isinstance(entry, UnknownEntry):
-            return self.collapsed(
-                f"Unknown update `{entry.kind}` (shown raw)",
-                fence(_json(portable(entry.raw, self.cwd)), "json"),
-            )
+            return self.shown(RawShown("update", entry.kind, entry.raw))
         if isinstance(entry, ElicitationEntry):
             return self.elicitation(entry)
         return ""
@@ -283,91 +178,63 @@ class Renderer:
     def item(self, item: TextRun | m.ContentBlock) -> str:
         if isinstance(item, TextRun):
             return item.text
-        return self.content_block(item)
+        return self.shown(block_shown(item, self.cwd))
 
-    def content_block(self, block: m.ContentBlock) -> str:
-        if isinstance(block, m.TextContentBlock):
-            return block.text
-        if isinstance(block, m.ImageContentBlock):
-            size = base64_size(block.data)
-            if self.markdown and size <= MAX_EMBEDDED_IMAGE_BYTES and _is_base64(block.data):
-                return f"![image ({block.mime_type}, {human_bytes(size)})](data:{block.mime_type};base64,{block.data})"
-            return f"[image {block.mime_type}, {human_bytes(size)}]"
-        if isinstance(block, m.AudioContentBlock):
-            return f"[audio {block.mime_type}, {human_bytes(base64_size(block.data))}]"
-        if isinstance(block, m.ResourceLinkContentBlock):
-            label = block.title or block.name
-            extra = ", ".join(
-                x
-                for x in (
-                    block.mime_type,
-                    human_bytes(block.size) if block.size is not None else None,
-                )
-                if x
-            )
-            link = f"[{label}]({block.uri})" if self.markdown else f"{label} <{block.uri}>"
-            return f"🔗 {link}" + (f" ({extra})" if extra else "")
-        if isinstance(block, m.EmbeddedResourceContentBlock):
-            return self.embedded_resource(block.resource)
-        raw = block.to_wire() if hasattr(block, "to_wire") else {}
-        kind = raw.get("type", "?") if isinstance(raw, dict) else "?"
-        return self.collapsed(
-            f"Unknown content `{kind}` (shown raw)", fence(_json(portable(raw, self.cwd)), "json")
-        )
+    # ------------------------------------------------------------------ content
 
-    def embedded_resource(self, resource: Any) -> str:
-        if isinstance(resource, m.TextResourceContents):
-            name = short_path(resource.uri.removeprefix("file://"), self.cwd)
-            lines = resource.text.splitlines(keepends=True)
-            size = len(resource.text.encode())
-            head = f"📎 {self._code(name)} ({resource.mime_type or 'text'}, {human_bytes(size)})"
-            shown = "".join(lines[:MAX_RESOURCE_LINES])
-            if len(lines) > MAX_RESOURCE_LINES:
-                shown += f"… {len(lines) - MAX_RESOURCE_LINES} more lines\n"
-            return self.collapsed(head, fence(shown, lang_of(resource.uri)))
-        if isinstance(resource, m.BlobResourceContents):
-            name = short_path(resource.uri.removeprefix("file://"), self.cwd)
-            return f"📎 {self._code(name)} ({resource.mime_type or 'binary'}, {human_bytes(base64_size(resource.blob))})"
-        raw = resource.to_wire() if hasattr(resource, "to_wire") else {}
-        return self.collapsed(
-            "Embedded resource (shown raw)", fence(_json(portable(raw, self.cwd)), "json")
-        )
+    def shown(self, shown: ToolContentShown) -> str:
+        """One piece of content, from its display facts (``display.py``)."""
+        if isinstance(shown, TextShown):
+            return shown.text
+        if isinstance(shown, MediaShown):
+            if self.markdown and shown.kind == "image" and shown.data_uri is not None:
+                # The MIME type was checked: it cannot end the alt text or the target.
+                alt = f"image ({shown.type_and_size})"
+                return f"![{alt}]({shown.data_uri})"
+            return f"[{self._text(shown.label)}]"
+        if isinstance(shown, LinkShown):
+            if self.markdown and shown.href is not None:
+                link = f"[{md_escape(shown.label)}]({md_url(shown.href)})"
+            else:
+                link = self._text(f"{shown.label} <{shown.uri}>")
+            return f"🔗 {link}" + (f" ({self._text(shown.details)})" if shown.details else "")
+        if isinstance(shown, FileShown):
+            head = f"📎 {self._code(shown.name)} ({shown.type_and_size})"
+            if shown.text is None:
+                return head
+            more = f"… {shown.more_lines} more lines\n" if shown.more_lines else ""
+            return self.collapsed(head, fence(shown.text + more, shown.language))
+        if isinstance(shown, DiffShown):
+            return fence(shown.text, "diff")
+        if isinstance(shown, TerminalShown):
+            return self.terminal(shown)
+        return self.collapsed(shown.summary(), self._raw_json(shown.raw))
 
     # ------------------------------------------------------------------ tool calls
 
     def tool_call_heading(self, call: ToolCallState) -> str:
-        icon = KIND_ICONS.get(call.kind, KIND_ICONS["other"])
         status = f"{STATUS_ICONS.get(call.status, '')} {call.status}".strip()
         title = call.title or call.tool_call_id
-        return f"{icon} {self._bold(title)} · {call.kind} · {status}"
+        return f"{kind_icon(call.kind)} {self._bold(title)} · {call.kind} · {status}"
 
     def tool_call(self, call: ToolCallState) -> str:
         parts = [self.tool_call_heading(call)]
         if call.locations:
             locations = ", ".join(
-                self._code(short_path(loc.path, self.cwd) + (f":{loc.line}" if loc.line else ""))
-                for loc in call.locations
+                self._code(location_label(loc, self.cwd)) for loc in call.locations
             )
             parts.append(f"Locations: {locations}")
         for request in call.permissions:
             parts.append(self.permission_line(request))
         for item in call.content:
-            parts.append(self.tool_content(item))
-        if not call.diffs and call.raw_input is not None:
-            # Agents that put an edit only in rawInput: show it, labelled (agent-shell#123).
-            for edit in edits_from_raw_input(call.raw_input, call.kind):
-                body = (
-                    unified_diff(edit.diff, self.cwd)
-                    if edit.diff is not None
-                    else (edit.patch or "")
-                )
-                parts.append(self._italic(f"Diff {DERIVED_NOTE}:") + "\n\n" + fence(body, "diff"))
+            parts.append(self.shown(tool_content_shown(item, self.cwd, self.terminals)))
+        for diff in call.diffs:
+            if diff.derived:
+                # Agents that put an edit only in rawInput: show it, labelled (agent-shell#123).
+                body = self.shown(diff_shown(diff, self.cwd))
+                parts.append(self._italic(f"Diff {DERIVED_NOTE}:") + "\n\n" + body)
         if call.raw_input is not None:
-            parts.append(
-                self.collapsed(
-                    "Raw input", fence(_json(portable(call.raw_input, self.cwd)), "json")
-                )
-            )
+            parts.append(self.collapsed("Raw input", self._raw_json(call.raw_input)))
         return "\n\n".join(p for p in parts if p)
 
     def permission_line(self, request: Any) -> str:
@@ -379,41 +246,17 @@ class Renderer:
             line += f" · {danger.label}"
         return line
 
-    def tool_content(self, item: m.ToolCallContent) -> str:
-        if isinstance(item, m.DiffToolCallContent):
-            return fence(unified_diff(item, self.cwd), "diff")
-        if isinstance(item, m.TerminalToolCallContent):
-            return self.terminal(item.terminal_id)
-        if isinstance(item, m.ContentToolCallContent):
-            return self.content_block(item.content)
-        raw = item.to_wire() if hasattr(item, "to_wire") else {}
-        kind = raw.get("type", "?") if isinstance(raw, dict) else "?"
-        return self.collapsed(
-            f"Unknown tool call content `{kind}` (shown raw)",
-            fence(_json(portable(raw, self.cwd)), "json"),
-        )
-
-    def terminal(self, terminal_id: str) -> str:
-        view = self.terminals(terminal_id) if self.terminals else None
-        if view is None:
-            return f"[terminal {terminal_id}]"
-        output = view.output
-        if len(output) > MAX_TERMINAL_CHARS:
-            output = "…" + output[-MAX_TERMINAL_CHARS:]
-        lines = [
-            f"$ {view.command}\n",
-            output if output.endswith("\n") or not output else output + "\n",
-        ]
-        if view.truncated:
-            lines.insert(1, "… (earlier output dropped)\n")
-        if view.finished:
-            if view.signal:
-                lines.append(f"[killed by {view.signal}]\n")
-            else:
-                lines.append(f"[exit code {view.exit_code}]\n")
+    def terminal(self, shown: TerminalShown) -> str:
+        if not shown.known:
+            return f"[terminal {shown.terminal_id}]"
+        output = shown.output
+        lines = [f"$ {shown.command}\n"]
+        if shown.dropped:
+            lines.append("… (earlier output dropped)\n")
+        lines.append(output if output.endswith("\n") or not output else output + "\n")
+        if shown.status is not None:
+            lines.append(f"[{shown.status}]\n")
         return fence("".join(lines), "console")
-
-    # --- elicitation (elicitation/create) ----------------------------------------------
 
     def elicitation(self, entry: ElicitationEntry) -> str:
         """The question, its fields (or the URL and its host), and the outcome."""
@@ -446,13 +289,11 @@ class Renderer:
                 parts.append(
                     self.collapsed(
                         f"Unknown elicitation mode `{request.raw_mode}` (shown raw)",
-                        fence(_json(portable(request.raw, self.cwd)), "json"),
+                        self._raw_json(request.raw),
                     )
                 )
         parts.append(f"→ {request.outcome()}")
         return "\n\n".join(p for p in parts if p)
-
-    # --- end elicitation -----------------------------------------------------------------
 
     # ------------------------------------------------------------------ plan
 
@@ -471,6 +312,8 @@ class Renderer:
     def collapsed(self, summary: str, body: str) -> str:
         if self.markdown:
             # The margin keeps the next paragraph off a closed section (no margin by default).
+            # The summary is HTML there: an agent's file name or kind cannot add markup.
+            summary = html.escape(summary, quote=False)
             return f'<details style="margin-bottom: 0.6em"><summary>{summary}</summary>\n\n{body}\n\n</details>'
         indented = "\n".join("  " + line for line in body.splitlines())
         return f"{summary}:\n{indented}"
@@ -481,39 +324,15 @@ class Renderer:
     def _italic(self, text: str) -> str:
         return f"*{text}*" if self.markdown else text
 
+    def _raw_json(self, value: Any) -> str:
+        return fence(raw_json(value, self.cwd), "json")
+
     def _code(self, text: str) -> str:
-        return f"`{text}`" if self.markdown else text
+        return code_span(text) if self.markdown else text
 
-
-def _is_base64(data: str) -> bool:
-    """The whole string is base64 (it goes into a data: URI of the saved Markdown)."""
-    try:
-        base64.b64decode(data, validate=True)
-    except ValueError:
-        return False
-    return True
-
-
-_LANGS = {
-    ".py": "python",
-    ".js": "javascript",
-    ".ts": "typescript",
-    ".json": "json",
-    ".md": "markdown",
-    ".csv": "csv",
-    ".sh": "bash",
-    ".toml": "toml",
-    ".yaml": "yaml",
-    ".yml": "yaml",
-    ".html": "html",
-    ".css": "css",
-    ".rs": "rust",
-}
-
-
-def lang_of(uri: str) -> str:
-    """The Pygments/Markdown language name for a file path or URI, or ""."""
-    return _LANGS.get(os.path.splitext(uri)[1].lower(), "")
+    def _text(self, text: str) -> str:
+        """Agent text inside Markdown syntax, escaped (plain text stays as it is)."""
+        return md_escape(text) if self.markdown else text
 
 
 def transcript_bundle(

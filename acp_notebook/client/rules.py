@@ -20,13 +20,15 @@ decides as before.
 
 What a pattern is matched against:
 
-* ``execute`` — the shell command (from ``rawInput``; the title when there is none). A
-  command made of several (``a && b``, ``a | b``, ``$(…)``, ``sh -c '…'``) is allowed
-  only when *every* part matches, and denied or asked when *any* part does: so
-  ``allow execute pytest*`` does not allow ``pytest; rm -rf ~``;
-* ``fetch`` — the URL (from ``rawInput``; else the title);
-* any other kind — every file path of the call (diffs, locations, ``rawInput``), each
-  relative to the session's directory. All must match; a call naming no path does not.
+* ``execute`` — the shell command (:attr:`ToolCallState.command`: from ``rawInput``; the
+  title when there is none). A command made of several (``a && b``, ``a | b``, ``$(…)``,
+  ``sh -c '…'``) is allowed only when *every* part matches, and denied or asked when
+  *any* part does: so ``allow execute pytest*`` does not allow ``pytest; rm -rf ~``;
+* ``fetch`` — the URL (:attr:`ToolCallState.url`, from ``rawInput``): a fetch whose URL
+  only its title names matches no fetch pattern (the title is not what is fetched);
+* any other kind — every file path of the call (:attr:`ToolCallState.paths`: diffs,
+  locations, ``rawInput``, the files of its patches), each relative to the session's
+  directory. All must match; a call naming no path does not.
   Globs work like ``.gitignore``: without a ``/`` they match the file name at any depth,
   with one they match from the session's directory; ``*`` stays within a directory and
   ``**`` crosses them. Paths outside the session's directory match only absolute globs.
@@ -47,11 +49,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, cast
 
-from .danger import assess_command, call_command, call_paths, command_parts
-from .permissions import PermissionOption, pick_by_policy
+from .danger import assess_command
+from .shell import command_parts
 
 if TYPE_CHECKING:
-    from .transcript import ToolCallState
+    from .toolcall import ToolCallState
 
 Action = Literal["allow", "deny", "ask"]
 ACTIONS: tuple[Action, ...] = ("allow", "deny", "ask")
@@ -81,10 +83,6 @@ class RuleMatch:
     note: str | None = None
     #: True when the safeguard turned an ``allow`` into ``ask``.
     safeguard: bool = False
-
-    def option(self, options: list[PermissionOption]) -> PermissionOption | None:
-        """The option an allow or deny picks (the same preference as the policies)."""
-        return pick_by_policy(options, self.action) if self.action != "ask" else None
 
     @property
     def by(self) -> str:
@@ -135,13 +133,13 @@ class Rule:
             return False
         if not self.patterns:
             return True
-        command = call_command(call)
+        command = call.command
         if self.kind == "execute" or (self.kind == "*" and command is not None):
             return command is not None and self._matches_command(command)
         if self.kind == "fetch":
-            url = _url_of(call)
+            url = call.url
             return url is not None and _fnmatch(url, self.patterns[0])
-        paths = call_paths(call)
+        paths = call.paths
         return bool(paths) and all(self._matches_path(p, cwd) for p in paths)
 
     def _matches_command(self, command: str) -> bool:
@@ -183,10 +181,17 @@ class Rule:
 
 
 class PermissionRules:
-    """Rules in order; :meth:`match` returns what the first matching one says."""
+    """Rules in order; :meth:`match` returns what the first matching one says.
+
+    One object is shared by everything that applies the rules (every session's broker of
+    a notebook, say): :meth:`replace` changes the rules in place, so they are never copied
+    and kept in sync by hand. An empty set matches nothing.
+    """
 
     def __init__(self, rules: Iterable[Rule] = ()) -> None:
-        self.rules = list(rules)
+        #: A tuple, swapped whole by :meth:`replace`: a match running on another thread
+        #: reads either the old rules or the new ones, never a mix.
+        self.rules: tuple[Rule, ...] = tuple(rules)
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -197,26 +202,26 @@ class PermissionRules:
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)
 
+    def __repr__(self) -> str:
+        return f"PermissionRules({self.texts!r})"
+
     @property
     def texts(self) -> list[str]:
         return [rule.text for rule in self.rules]
 
     @classmethod
-    def parse(cls, lines: str | Iterable[str]) -> PermissionRules:
+    def parse(cls, lines: str | Iterable[str | Rule]) -> PermissionRules:
         """Rules from lines (a string: one rule per line or ``;``-separated); blank lines
         and ``#`` comments are skipped. A malformed rule raises :class:`ValueError` with
         one sentence."""
-        if isinstance(lines, str):
-            lines = split_rules(lines)
-        rules = []
-        for line in lines:
-            if not isinstance(line, str):
-                raise ValueError(f"A permission rule is a string, not {type(line).__name__}.")
-            text = line.strip()
-            if not text or text.startswith("#"):
-                continue
-            rules.append(parse_rule(text))
-        return cls(rules)
+        return cls(_parse_lines(lines))
+
+    def replace(self, rules: str | Iterable[str | Rule]) -> None:
+        """Use ``rules`` from now on (lines as :meth:`parse` reads them, parsed rules, or
+        another :class:`PermissionRules`), in one step: every holder of this object sees
+        the new rules at once. A malformed rule raises :class:`ValueError` and changes
+        nothing; a request already decided keeps its decision."""
+        self.rules = tuple(_parse_lines(rules))
 
     def match(self, call: ToolCallState, cwd: str) -> RuleMatch | None:
         """What the first rule that matches ``call`` says (None: no rule matches)."""
@@ -224,7 +229,7 @@ class PermissionRules:
             if not rule.matches(call, cwd):
                 continue
             if rule.action == "allow" and rule.wildcard_only:
-                command = call_command(call)
+                command = call.command
                 danger = assess_command(command) if command else None
                 if danger is not None and danger.level == "danger":
                     return RuleMatch(
@@ -256,6 +261,23 @@ class PermissionRules:
                 "(rm -rf, sudo, curl | sh, …); it is asked instead, or rejected when no one can be asked."
             )
         return lines
+
+
+def _parse_lines(lines: str | Iterable[str | Rule]) -> list[Rule]:
+    if isinstance(lines, str):
+        lines = split_rules(lines)
+    rules = []
+    for line in lines:
+        if isinstance(line, Rule):
+            rules.append(line)
+            continue
+        if not isinstance(line, str):
+            raise ValueError(f"A permission rule is a string, not {type(line).__name__}.")
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        rules.append(parse_rule(text))
+    return rules
 
 
 def split_rules(text: str) -> list[str]:
@@ -322,13 +344,6 @@ def _squash(text: str) -> str:
 
 def _fnmatch(text: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(text, pattern)
-
-
-def _url_of(call: ToolCallState) -> str | None:
-    raw = call.raw_input
-    if isinstance(raw, dict) and isinstance(raw.get("url"), str):
-        return str(raw["url"])
-    return call.title or None
 
 
 def _relative(path: str, cwd: str) -> str | None:

@@ -31,8 +31,8 @@ from .errors import PromptNotSupported, TurnTimeout
 from .fs import FileChange, FileSystem
 from .handlers import ElicitationParams, ElicitationResponse
 from .permissions import PermissionBroker, Policy
-from .render import TerminalView, transcript_bundle
-from .terminals import TerminalManager
+from .render import transcript_bundle
+from .terminals import TerminalManager, TerminalSnapshot
 from .transcript import Transcript, TurnRecord
 
 if TYPE_CHECKING:
@@ -366,13 +366,8 @@ class Session:
         self, request: m.RequestPermissionRequest
     ) -> m.RequestPermissionResponse:
         """Shown in its tool call; answered when a rule, the policy, the user or a cancel decides."""
-        pending = self.permissions.open(
-            request.tool_call.to_wire(), [option.to_wire() for option in request.options]
-        )
-        # spec: the request's toolCall merges into the tool call with that id (created if unseen).
-        call = self.transcript.merge_permission_tool_call(request.tool_call, pending)
-        # Rules match the merged call; its risk is rated once, against the session's roots.
-        pending.attach(call, self.cwd, self.roots)
+        # Merged into its tool call, rated against the session's roots, then shown.
+        pending = self.permissions.receive(request, self.transcript, cwd=self.cwd, roots=self.roots)
         if self._active is not None and self._active.cancel_requested:
             # spec: after session/cancel every permission request is answered `cancelled`.
             self.permissions.cancel(pending.key, by="cancel")
@@ -392,19 +387,11 @@ class Session:
         """Marks this session's URL request with that id completed (spec: unknown ids ignored)."""
         self.elicitations.complete(notification.elicitation_id)
 
-    def terminal_view(self, terminal_id: str) -> TerminalView | None:
+    def terminal_view(self, terminal_id: str) -> TerminalSnapshot | None:
         try:
-            snap = self.terminals.snapshot(terminal_id)
+            return self.terminals.snapshot(terminal_id)
         except (KeyError, RpcError):
             return None
-        return TerminalView(
-            command=snap.command,
-            output=snap.output,
-            truncated=snap.truncated,
-            exit_code=snap.exit_code,
-            signal=snap.signal,
-            finished=snap.exited,
-        )
 
     # ------------------------------------------------------------------ listeners
 

@@ -25,18 +25,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..protocol import models as m
+from .toolcall import CANCELLED, ToolCallState
+
+if TYPE_CHECKING:
+    from .permissions import PermissionRequest
 
 log = logging.getLogger(__name__)
 
 Role = Literal["user", "agent", "thought"]
-
-#: A tool call that has not finished when the turn is cancelled is shown with this
-#: client-local status (v1 has no `cancelled` tool call status).
-CANCELLED = "cancelled"
-FINISHED_STATUSES = frozenset({"completed", "failed", CANCELLED})
 
 
 class TextRun:
@@ -88,57 +87,6 @@ class MessageEntry:
     def text(self) -> str:
         """All text joined (non-text blocks left out)."""
         return "".join(item.text for item in self.items if isinstance(item, TextRun))
-
-
-@dataclass
-class ToolCallState:
-    """A tool call as merged from `tool_call`, `tool_call_update` and permission requests."""
-
-    tool_call_id: str
-    turn: int | None
-    title: str = ""
-    kind: str = "other"
-    status: str = "pending"
-    content: list[m.ToolCallContent] = field(default_factory=list)
-    locations: list[m.ToolCallLocation] = field(default_factory=list)
-    raw_input: Any = None
-    raw_output: Any = None
-    meta: dict[str, Any] | None = None
-    #: Permission requests about this call (objects of the permission broker).
-    permissions: list[Any] = field(default_factory=list)
-
-    @property
-    def finished(self) -> bool:
-        return self.status in FINISHED_STATUSES
-
-    def merge(self, update: m.ToolCall | m.ToolCallUpdate) -> None:
-        """spec: present non-null fields replace; `content` and `locations` replace the
-        whole list; absent or null fields stay unchanged."""
-        present = update.model_fields_set
-        if "title" in present and update.title is not None:
-            self.title = update.title
-        if "kind" in present and update.kind is not None:
-            self.kind = str(update.kind)
-        if "status" in present and update.status is not None:
-            self.status = str(update.status)
-        if "content" in present and update.content is not None:
-            self.content = list(update.content)
-        if "locations" in present and update.locations is not None:
-            self.locations = list(update.locations)
-        if "raw_input" in present and update.raw_input is not None:
-            self.raw_input = update.raw_input
-        if "raw_output" in present and update.raw_output is not None:
-            self.raw_output = update.raw_output
-        if update.field_meta is not None:
-            self.meta = update.field_meta
-
-    @property
-    def diffs(self) -> list[m.DiffToolCallContent]:
-        return [c for c in self.content if isinstance(c, m.DiffToolCallContent)]
-
-    @property
-    def terminal_ids(self) -> list[str]:
-        return [c.terminal_id for c in self.content if isinstance(c, m.TerminalToolCallContent)]
 
 
 @dataclass
@@ -386,15 +334,15 @@ class Transcript:
         return call
 
     def merge_permission_tool_call(
-        self, tool_call: m.ToolCallUpdate, request: Any
+        self, tool_call: m.ToolCallUpdate, request: PermissionRequest
     ) -> ToolCallState:
         """spec: a permission request's `toolCall` merges into the call with that id
-        (created if unseen); the request is kept on the call."""
+        (created if unseen); the request is kept on the call. Views are not told yet:
+        :meth:`PermissionBroker.receive` does, once the request has its risk rating."""
         call = self._tool_call(tool_call.tool_call_id, self.current_turn)
         call.merge(tool_call)
         if request not in call.permissions:
             call.permissions.append(request)
-        self.changed()
         return call
 
     def add_elicitation(self, request: Any) -> ElicitationEntry:

@@ -1,20 +1,35 @@
-"""The notebook's Python API: every control of the magics, callable from code.
+"""The notebook's Python API: every ``%acp`` control as a function, plus :func:`ask`,
+:func:`messages` and :func:`session`.
 
-import acp_notebook as acp
-turn = acp.ask("/read data.csv", permissions="allow")   # starts at once
-await turn                                              # or turn.wait()
-acp.status(); acp.cancel(); acp.restart()
+    import acp_notebook as acp
+    turn = acp.ask("/read data.csv", permissions="allow")   # starts at once
+    await turn                                              # or turn.wait()
+    acp.status(); acp.mode("code", session="review"); acp.set_option("model", "demo-large")
+
+Each control function is derived from the control's registry entry (``controls/``):
+``acp.<name>(*arguments, agent=None, session=None)`` — ``agent``/``session`` where
+``-a``/``-s`` apply to it — and ``help(acp.<name>)`` says what it does.
+
+Thread-safe: any thread may call them. A control runs on the agent loop and returns a
+value that is safe to keep: a :class:`~.answers.Text` (a ``str``), a
+:class:`~.answers.Table` of snapshots, a message table, or a widget it built there.
+Failures a user can act on raise :class:`~.controls.ControlFailed` with one sentence.
 """
 
 from __future__ import annotations
 
-import threading
+import inspect
+from collections.abc import Callable
+from typing import cast
 
-from ..client.permissions import PermissionRequest
-from ..client.session import Session
+from .answers import Table
+from .controls import REGISTRY, Control, ControlFailed, run
 from .extension import current
 from .inspector import MessageTable
-from .manager import TurnHandle, TurnSettings
+from .snapshots import SessionSnapshot
+from .turns import TurnHandle, TurnSettings
+
+__all__ = ["ControlFailed", "ask", "messages", "session", *(c.name for c in REGISTRY)]
 
 
 def ask(
@@ -32,41 +47,12 @@ def ask(
         prompt=prompt,
         agent=agent or magics.agent,
         session=session,
-        permissions=(permissions or magics.permissions),  # type: ignore[arg-type]
+        permissions=magics.policy(permissions),
         timeout=timeout if timeout is not None else magics.timeout,
         headless=True,
         wait=True,
     )
     return magics.agents.start_turn(settings)
-
-
-def status() -> str:
-    return "\n".join(current().agents.status_lines())
-
-
-def cancel(session: str | None = None, agent: str | None = None) -> int:
-    """Cancel running turns; the number cancelled."""
-    return current().agents.cancel(session=session, agent=agent)
-
-
-def restart(agent: str | None = None) -> str:
-    magics = current()
-    return magics.agents.restart(agent or magics.agent)
-
-
-def stop(agent: str | None = None) -> None:
-    current().agents.stop(agent)
-
-
-def sessions() -> list[tuple[str, str, Session]]:
-    return current().agents.sessions()
-
-
-def session(name: str = "default", agent: str | None = None) -> Session | None:
-    """A session object (its ``transcript``, ``permissions``, ``fs.changes`` ...)."""
-    magics = current()
-    runtime = magics.agents.runtimes.get(agent or magics.agent)
-    return runtime.sessions.get(name) if runtime else None
 
 
 def messages(
@@ -86,48 +72,60 @@ def messages(
     return table.filter(agent=agent, method=method, direction=direction, last=last)
 
 
-def pending() -> list[tuple[str, str, PermissionRequest]]:
-    """Permission requests waiting for an answer, as (session name, key, request) —
-    answer one with :func:`answer` (for frontends that cannot show the buttons)."""
-    return [
-        (name, request.key, request)
-        for _agent, name, session in current().agents.sessions()
-        for request in session.permissions.pending
+def session(name: str = "default", agent: str | None = None) -> SessionSnapshot | None:
+    """The named session as it is now (a read-only snapshot: its id, title, mode,
+    options, commands, pending requests), or None when the notebook has none."""
+    magics = current()
+    rows = cast(
+        "Table[SessionSnapshot]", run(REGISTRY["sessions"], magics.control_context(None, None))
+    )
+    wanted = agent or magics.agent
+    return next((s for s in rows if s.name == name and s.agent == wanted), None)
+
+
+def _function(control: Control) -> Callable[..., object]:
+    """``acp.<name>()`` for ``control``: its handler's arguments, then ``agent=`` and
+    ``session=`` as far as ``-a``/``-s`` apply to it."""
+    handler = inspect.signature(control.handler)
+    selectors = {"agent": ("agent", "session"), "session": ("session",)}
+    accepted = [name for name, scopes in selectors.items() if control.scope in scopes]
+    keywords = [
+        inspect.Parameter(
+            name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation="str | None"
+        )
+        for name in accepted
     ]
 
+    def call(
+        *args: object, agent: str | None = None, session: str | None = None, **kwargs: object
+    ) -> object:
+        given = {"agent": agent, "session": session}
+        for name in selectors:
+            if given[name] is not None and name not in accepted:
+                raise TypeError(f"acp.{control.name}() takes no {name}=.")
+        handler.bind(None, *args, **kwargs)  # a wrong call fails here, as for any function
+        ctx = current().control_context(agent, session)
+        return run(control, ctx, *args, **kwargs)
 
-def answer(key: str, option: str) -> str:
-    """Answer the pending permission request ``key`` with the option named (or with the
-    id) ``option``, as a click on its button would; returns what was chosen."""
-    magics = current()
-    found = next(
-        (
-            (session.permissions, session.permissions.requests[key])
-            for _agent, _name, session in magics.agents.sessions()
-            if key in session.permissions.requests
-        ),
-        None,
+    call.__name__ = call.__qualname__ = control.name
+    call.__doc__ = (
+        f"{control.help} (`%acp {control.usage}`).\n\n{inspect.getdoc(control.handler) or ''}"
     )
-    if found is None:
-        raise ValueError(f"No permission request {key}; acp_notebook.pending() lists them.")
-    broker, request = found
-    wanted = option.strip().lower()
-    chosen = next(
-        (o for o in request.options if o.option_id == option or o.name.strip().lower() == wanted),
-        None,
+    call.__signature__ = handler.replace(  # type: ignore[attr-defined]
+        parameters=[*list(handler.parameters.values())[1:], *keywords]
     )
-    if chosen is None:
-        names = ", ".join(repr(o.name) for o in request.options)
-        raise ValueError(f"The request {key} has no option {option!r} (it offers {names}).")
-    decided: list[bool] = []
-    done = threading.Event()
+    return call
 
-    def choose() -> None:  # on the agent loop, like a button click
-        decided.append(broker.choose(key, chosen.option_id, by="user"))
-        done.set()
 
-    magics.agents.loop.post(choose)
-    done.wait(10)
-    if not decided or not decided[0]:
-        raise ValueError(f"The request {key} was already decided.")
-    return chosen.name
+_FUNCTIONS = {control.name: _function(control) for control in REGISTRY}
+
+
+def __getattr__(name: str) -> Callable[..., object]:
+    try:
+        return _FUNCTIONS[name]
+    except KeyError:
+        raise AttributeError(f"acp_notebook has no function {name!r}.") from None
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

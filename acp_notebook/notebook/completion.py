@@ -1,45 +1,42 @@
-"""Tab completion for ``%acp``: options and controls, preset names after ``-a``, and the
-agent's slash commands (known once a session announced them)."""
+"""Tab completion for ``%acp``: the options and controls, the values an option offers
+(presets after ``-a``, policies after ``-p``), and the agent's slash commands (known
+once a session announced them)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Protocol
 
-from .options import _FLAGS, _VALUED, CONTROLS, VALUED_CONTROLS
+from IPython.core.interactiveshell import InteractiveShell
+
+from .controls import REGISTRY
+from .options import OPTION_BY_FLAG
 
 
-def completions(magics: Any, line: str, symbol: str) -> list[str]:
+class _Event(Protocol):
+    line: str
+    symbol: str
+
+
+def completions(line: str, symbol: str, slash_commands: Callable[[], Iterable[str]]) -> list[str]:
     """Candidates for the word being typed (``symbol``) on a ``%acp`` line."""
     words = line.split()
     before = (
         words[-2] if symbol and len(words) >= 2 else (words[-1] if words and not symbol else "")
     )
-    if before in ("-a", "--agent"):
-        from ..agents.presets import load_presets
-
-        return sorted(p for p in load_presets() if p.startswith(symbol))
-    if before in ("-p", "--permissions"):
-        return [p for p in ("ask", "allow", "deny") if p.startswith(symbol)]
+    option = OPTION_BY_FLAG.get(before)
+    if option is not None and option.choices is not None:
+        return [c for c in option.choices() if c.startswith(symbol)]
     if symbol.startswith("-"):
-        names = [*CONTROLS, *VALUED_CONTROLS, *_VALUED, *_FLAGS]
-        return sorted(
-            n
-            for n in names
-            if n.startswith(symbol)
-            and n.startswith("--" if len(symbol) > 1 and symbol[1] == "-" else "-")
-        )
+        return sorted(f for f in [*REGISTRY.by_flag, *OPTION_BY_FLAG] if f.startswith(symbol))
     if symbol.startswith("/"):
-        commands: set[str] = set()
-        for runtime in magics.agents.runtimes.values():
-            for session in runtime.sessions.values():
-                commands.update(f"/{c.name}" for c in session.transcript.commands)
-        return sorted(c for c in commands if c.startswith(symbol))
+        return sorted(c for c in {f"/{name}" for name in slash_commands()} if c.startswith(symbol))
     return []
 
 
-def install(shell: Any, magics: Any) -> None:
-    def complete(_self: Any, event: Any) -> list[str]:
-        return completions(magics, event.line, event.symbol)
+def install(shell: InteractiveShell, slash_commands: Callable[[], Iterable[str]]) -> None:
+    def complete(_self: object, event: _Event) -> list[str]:
+        return completions(event.line, event.symbol, slash_commands)
 
     shell.set_hook("complete_command", complete, str_key="%acp")
     shell.set_hook("complete_command", complete, str_key="%%acp")

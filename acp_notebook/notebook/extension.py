@@ -3,21 +3,21 @@ first prompt."""
 
 from __future__ import annotations
 
-from typing import Any
+from IPython.core.interactiveshell import InteractiveShell
 
 from .magics import AcpMagics, register, unregister
 
 _magics: AcpMagics | None = None
 
 
-def load(shell: Any) -> None:
+def load(shell: InteractiveShell) -> None:
     global _magics
     if _magics is not None:
         return
     _magics = register(shell)
 
 
-def unload(shell: Any) -> None:
+def unload(shell: InteractiveShell) -> None:
     """Stop every agent and terminal, and remove the magics."""
     global _magics
     unregister(shell, _magics)

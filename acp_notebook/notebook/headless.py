@@ -5,7 +5,8 @@ Code send true (measured, see docs)."""
 from __future__ import annotations
 
 import os
-from typing import Any
+
+from IPython.core.interactiveshell import InteractiveShell
 
 HEADLESS_ENV = "ACP_NOTEBOOK_HEADLESS"
 _FALSE = ("", "0", "false", "no", "off")
@@ -18,7 +19,7 @@ def env_flag(name: str) -> bool | None:
     return value.strip().lower() not in _FALSE
 
 
-def detect_headless(shell: Any) -> bool:
+def detect_headless(shell: InteractiveShell | None) -> bool:
     """True when no human can click: the execute request forbids stdin, or there is no kernel."""
     forced = env_flag(HEADLESS_ENV)
     if forced is not None:

@@ -13,15 +13,45 @@ shown as ``$CWD``), so a saved notebook shows the same thing on every machine.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..client.render import portable
-from ..protocol.jsonrpc import TraceEvent
+from ..protocol.jsonrpc import Observer, TraceEvent
+from .answers import md_cell
 
 _SUMMARY_CHARS = 100
 _VOLATILE_KEYS = frozenset({"updatedAt"})
+#: How many messages the log keeps (the oldest go first).
+LOG_LIMIT = 5000
+
+
+class MessageLog:
+    """The last JSON-RPC messages of every agent of the notebook, as (agent, event).
+
+    Agents append on the agent loop thread; the inspector reads a copy on any thread.
+    """
+
+    def __init__(self, limit: int = LOG_LIMIT) -> None:
+        self.limit = limit
+        self._events: list[tuple[str, TraceEvent]] = []
+        self._lock = threading.Lock()
+
+    def observer(self, agent: str) -> Observer:
+        """What a connection to ``agent`` reports its messages to."""
+
+        def record(event: TraceEvent) -> None:
+            with self._lock:
+                self._events.append((agent, event))
+                del self._events[: -self.limit]
+
+        return record
+
+    def events(self) -> list[tuple[str, TraceEvent]]:
+        with self._lock:
+            return list(self._events)
 
 
 @dataclass(frozen=True)
@@ -158,7 +188,7 @@ class MessageTable:
             return "*No messages.*"
         lines = ["| # | direction | kind | method | content |", "|---|---|---|---|---|"]
         for row in self.rows():
-            cells = [cell.replace("|", "\\|").replace("\n", " ") for cell in row]
+            cells = [md_cell(cell) for cell in row]
             cells[3] = f"`{cells[3]}`" if cells[3] else ""
             cells[4] = f"`{cells[4]}`" if cells[4] else ""
             lines.append("| " + " | ".join(cells) + " |")

@@ -1,4 +1,4 @@
-"""``%acp`` and ``%%acp``: a prompt turn in a cell.
+"""``%acp`` and ``%%acp``: a prompt turn in a cell, or a control.
 
 By default the cell stays busy until its turn ends — so Run All runs the next cells
 after the agent's edits, and the kernel's interrupt button cancels the turn — while
@@ -7,45 +7,33 @@ messages while a cell *awaits*; an input transformer therefore turns a top-level
 ``%acp`` line into ``await ...``. Where the kernel cannot process clicks during a
 busy cell, ``%acp`` returns at once instead (said once).
 
-Configuration (``%config AcpMagics.agent = "claude"``, ``ipython_config.py``), each
-with an environment variable that sets its default:
-
-==================  ==============================  =====================
-trait               environment variable            default
-==================  ==============================  =====================
-agent               ACP_NOTEBOOK_AGENT              demo
-permissions         ACP_NOTEBOOK_PERMISSIONS        ask
-wait                ACP_NOTEBOOK_WAIT               true
-headless            ACP_NOTEBOOK_HEADLESS           auto (allow_stdin)
-timeout             ACP_NOTEBOOK_TIMEOUT            none
-permission_rules    ACP_NOTEBOOK_PERMISSION_RULES   none (rules separated by ;)
-==================  ==============================  =====================
+The configuration (``%config AcpMagics.…``) is ``config.py``; the controls
+(``%acp --status`` …) are the registry in ``controls/``.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import sys
-from typing import Any
+from collections.abc import Sized
 
 from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
-from IPython.display import Markdown, display
-from traitlets import Bool, Dict, Enum, Float, List, Unicode, Union, default, observe, validate
+from IPython.display import display
 
-from ..agents.presets import DEMO, AgentNotFound
-from ..client.mcp import McpConfigError, normalise
-from ..client.rules import PermissionRules, split_rules
+from ..agents.presets import DEMO
+from ..client.permissions import Policy
+from .completion import install as install_completion
+from .config import AcpConfig
 from .context import prompt_with_context
-from .controls import ControlFailed, SessionControls
-from .headless import detect_headless, env_flag
-from .manager import NotebookAgents, TurnHandle, TurnSettings
-from .options import USAGE, AcpOptions, OptionError, parse_line
+from .controls import REGISTRY, ControlContext, ControlFailed, run
+from .headless import detect_headless
+from .manager import NotebookAgents
+from .options import AcpOptions, OptionError, parse_line
+from .turns import TurnHandle, TurnSettings
 
 AWAIT_HELPER = "__acp_notebook_await__"
-
 # The transformed forms of `%acp ...` / `x = %acp ...` / `%%acp` at the top level of a cell.
 _LINE_MAGIC = re.compile(
     r"^(?P<assign>[A-Za-z_][A-Za-z0-9_]*\s*=\s*)?get_ipython\(\)\.run_line_magic\('acp', (?P<args>.*)\)\s*$"
@@ -99,136 +87,14 @@ def kernel_runs_comms_while_awaiting() -> bool:
 
 
 @magics_class
-class AcpMagics(Magics):
+class AcpMagics(AcpConfig, Magics):
     """The ``%acp`` magics and their configuration."""
 
-    agent = Unicode(
-        help="The default agent: a preset name (see `%acp --agents`) or a command line."
-    ).tag(config=True)
-    permissions = Enum(
-        ["ask", "allow", "deny"],
-        help="Who answers permission requests: ask (buttons; deny when headless), allow, deny.",
-    ).tag(config=True)
-    wait = Bool(
-        help="Keep a prompt cell busy until its turn ends (buttons keep working on ipykernel >= 7.4)."
-    ).tag(config=True)
-    headless = Enum(
-        ["auto", "yes", "no"],
-        help="Plain-text output without widgets: auto = when no one can click.",
-    ).tag(config=True)
-    timeout = Float(
-        None, allow_none=True, help="Cancel a turn after this many seconds (none: no limit)."
-    ).tag(config=True)
-    coalesce_ms = Float(
-        75.0, help="At most one widget update per view per this many milliseconds."
-    ).tag(config=True)
-    mcp_servers = Union(
-        [Dict(), List()],
-        help="MCP servers passed to every new session: the usual {name: {command, args, env} | "
-        "{type: http|sse, url, headers}} mapping, or ACP's list. ACP_NOTEBOOK_MCP_SERVERS may name a JSON file.",
-    ).tag(config=True)
-
-    permission_rules = List(
-        Unicode(),
-        help="Permission rules, tried in order before the policy, in every session: "
-        '"allow read", "allow edit *.py", "allow execute pytest*", "deny execute rm *", '
-        '"ask *"… (see %acp --rules). ACP_NOTEBOOK_PERMISSION_RULES sets them, separated by ;.',
-    ).tag(config=True)
-
-    @default("permission_rules")
-    def _default_permission_rules(self) -> list[str]:
-        rules = split_rules(os.environ.get("ACP_NOTEBOOK_PERMISSION_RULES", ""))
-        try:
-            PermissionRules.parse(rules)
-        except ValueError as exc:
-            print(f"acp_notebook: ignoring ACP_NOTEBOOK_PERMISSION_RULES: {exc}", file=sys.stderr)
-            return []
-        return rules
-
-    @validate("permission_rules")
-    def _validate_permission_rules(self, proposal: Any) -> list[str]:
-        try:
-            PermissionRules.parse(proposal["value"])
-        except ValueError as exc:
-            print(f"acp_notebook: permission rules not changed: {exc}", file=sys.stderr)
-            return list(self._trait_values.get("permission_rules", []))
-        return list(proposal["value"])
-
-    @observe("permission_rules")
-    def _permission_rules_changed(self, change: Any) -> None:
-        if hasattr(self, "agents"):  # config is applied before __init__ made them
-            # Not change["new"]: `%config` holds notifications, so the change may carry
-            # the proposed value that the validator then refused.
-            self._apply_permission_rules(self.permission_rules)
-
-    def _apply_permission_rules(self, value: list[str]) -> None:
-        try:
-            rules = PermissionRules.parse(value)
-        except ValueError:  # already said by the validator; keep what was in force
-            return
-        self.agents.set_permission_rules(rules if rules else None)
-
-    @default("mcp_servers")
-    def _default_mcp_servers(self) -> Any:
-        path = os.environ.get("ACP_NOTEBOOK_MCP_SERVERS")
-        if not path:
-            return {}
-        try:
-            with open(path, encoding="utf-8") as handle:
-                return json.load(handle)
-        except (OSError, ValueError) as exc:
-            print(
-                f"acp_notebook: ignoring ACP_NOTEBOOK_MCP_SERVERS ({path}): {exc}", file=sys.stderr
-            )
-            return {}
-
-    @observe("mcp_servers")
-    def _mcp_servers_changed(self, change: Any) -> None:
-        if hasattr(self, "agents"):  # config is applied before __init__ made them
-            self._apply_mcp_servers(change["new"])
-
-    def _apply_mcp_servers(self, value: Any) -> None:
-        try:
-            self.agents.mcp_servers = normalise(value) if value else []
-        except McpConfigError as exc:
-            print(f"acp_notebook: MCP servers not used: {exc}", file=sys.stderr)
-            return
-        for runtime in self.agents.runtimes.values():
-            runtime.mcp_servers = self.agents.all_mcp_servers()
-
-    @default("agent")
-    def _default_agent(self) -> str:
-        return os.environ.get("ACP_NOTEBOOK_AGENT", "demo")
-
-    @default("permissions")
-    def _default_permissions(self) -> str:
-        value = os.environ.get("ACP_NOTEBOOK_PERMISSIONS", "ask")
-        return value if value in ("ask", "allow", "deny") else "ask"
-
-    @default("wait")
-    def _default_wait(self) -> bool:
-        flag = env_flag("ACP_NOTEBOOK_WAIT")
-        return True if flag is None else flag
-
-    @default("headless")
-    def _default_headless(self) -> str:
-        flag = env_flag("ACP_NOTEBOOK_HEADLESS")
-        return "auto" if flag is None else ("yes" if flag else "no")
-
-    @default("timeout")
-    def _default_timeout(self) -> float | None:
-        value = os.environ.get("ACP_NOTEBOOK_TIMEOUT")
-        try:
-            return float(value) if value else None
-        except ValueError:
-            return None
-
-    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+    def __init__(self, shell: InteractiveShell | None = None, **kwargs: object) -> None:
         super().__init__(shell=shell, **kwargs)
         self.agents = NotebookAgents()
         self._fallback_said = False
-        self._apply_mcp_servers(self.mcp_servers)
-        self._apply_permission_rules(self.permission_rules)
+        self.apply_to_agents()
 
     # ------------------------------------------------------------------ entry points
 
@@ -241,7 +107,7 @@ class AcpMagics(Magics):
             try:
                 handle.wait()
             finally:  # an interrupted turn still leaves its transcript in the output
-                self._show_headless(handle)
+                display(handle.bundle(), raw=True)
 
     async def acp_awaited(self, line: str, cell: str | None) -> None:
         """What a top-level ``%acp`` becomes: awaited, so the cell stays busy."""
@@ -252,18 +118,58 @@ class AcpMagics(Magics):
             try:
                 await handle
             finally:  # an interrupted turn still leaves its transcript in the output
-                self._show_headless(handle)
+                display(handle.bundle(), raw=True)
         elif handle.settings.wait:
             await handle
 
-    # ------------------------------------------------------------------ the turn
+    def _start(self, line: str, cell: str | None, *, awaited: bool) -> TurnHandle | None:
+        try:
+            options = parse_line(line, cell)
+        except OptionError as exc:
+            raise UsageError(str(exc)) from None
+        if options.control is not None:
+            self._control(options)
+            return None
+        if not options.prompt.strip():
+            raise UsageError(
+                "Give a prompt after %acp (or a cell body after %%acp); %acp --help lists the options."
+            )
+        settings = self.turn_settings(options, awaited=awaited)
+        if settings.headless:
+            return self.agents.start_turn(settings)
+        from ..ui.turn import TurnView
+        from .cell import LiveCell
 
-    def settings(self, options: AcpOptions, *, awaited: bool) -> TurnSettings:
-        headless = options.headless
-        if headless is None:
-            headless = {"yes": True, "no": False}.get(self.headless)
-        if headless is None:
-            headless = detect_headless(self.shell)
+        loop = self.agents.loop
+        label = settings.agent
+        if label == DEMO:
+            # Say so: with no configuration at all, this is the built-in demo agent.
+            label = "demo agent (built in, offline; -a claude, -a gemini … for a real one)"
+        view = TurnView(
+            label,
+            settings.session,
+            post=loop.post,
+            schedule_later=loop.call_later,
+            interval=settings.coalesce,
+        )
+        live = LiveCell(view, loop)
+        display(live.widget, display_id=live.display_id)
+        return self.agents.start_turn(settings, live)
+
+    # ------------------------------------------------------------------ settings
+
+    def is_headless(self, given: bool | None = None) -> bool:
+        """No widgets: as given (``--headless``), configured, or when no one can click."""
+        if given is not None:
+            return given
+        configured = {"yes": True, "no": False}.get(self.headless)
+        return configured if configured is not None else detect_headless(self.shell)
+
+    def policy(self, given: str | None = None) -> Policy:
+        return given or self.permissions  # type: ignore[return-value]
+
+    def turn_settings(self, options: AcpOptions, *, awaited: bool) -> TurnSettings:
+        headless = self.is_headless(options.headless)
         wait = self.wait if options.wait is None else options.wait
         if not headless and wait and not (awaited and kernel_runs_comms_while_awaiting()):
             wait = False
@@ -279,130 +185,57 @@ class AcpMagics(Magics):
             prompt=prompt_with_context(options.prompt, getattr(self.shell, "user_ns", None)),
             agent=options.agent or self.agent,
             session=options.session,
-            permissions=options.permissions or self.permissions,  # type: ignore[arg-type]
+            permissions=self.policy(options.permissions),
             timeout=options.timeout if options.timeout is not None else self.timeout,
             headless=headless,
             wait=wait,
             coalesce=self.coalesce_ms / 1000,
         )
 
-    def _start(self, line: str, cell: str | None, *, awaited: bool) -> TurnHandle | None:
-        try:
-            options = parse_line(line, cell)
-        except OptionError as exc:
-            raise UsageError(str(exc)) from None
-        if options.control is not None:
-            self._control(options)
-            return None
-        if not options.prompt.strip():
-            raise UsageError(
-                "Give a prompt after %acp (or a cell body after %%acp); %acp --help lists the options."
-            )
-        settings = self.settings(options, awaited=awaited)
-        if settings.headless:
-            return self.agents.start_turn(settings)
-        from ..ui.turn import TurnView
-
-        loop = self.agents.loop
-        label = settings.agent
-        if label == DEMO:
-            # Say so: with no configuration at all, this is the built-in demo agent.
-            label = "demo agent (built in, offline; -a claude, -a gemini … for a real one)"
-        view = TurnView(
-            label,
-            settings.session,
-            post=loop.post,
-            schedule_later=loop.call_later,
-            interval=settings.coalesce,
+    def control_context(
+        self, agent: str | None, session: str | None, given: AcpOptions | None = None
+    ) -> ControlContext:
+        """What a control acts on, for ``%acp --…`` and ``acp.…()`` alike: the agent and
+        session given (None: not given), with the policy and interactivity of the line
+        (``given``) or the configuration."""
+        return ControlContext(
+            self.agents,
+            self.agent,
+            agent=agent,
+            session=session,
+            policy=self.policy(given.permissions if given else None),
+            interactive=not self.is_headless(given.headless if given else None),
         )
-        handle = self.agents.start_turn(settings, view)
-        display(
-            handle.widget if handle.widget is not None else view.widget,
-            display_id=handle.display_id,
-        )
-        return handle
-
-    def _show_headless(self, handle: TurnHandle) -> None:
-        display(handle.bundle(), raw=True)
 
     # ------------------------------------------------------------------ controls
 
     def _control(self, options: AcpOptions) -> None:
-        control = options.control
-        agent = options.agent or self.agent
-        if control == "help":
-            print(USAGE)
-        elif control == "status":
-            print("\n".join(self.agents.status_lines()))
-        elif control == "cancel":
-            count = self.agents.cancel(
-                session=options.session if "session" in options.given else None,
-                agent=options.agent,
-            )
-            print(f"Cancelling {count} turn(s)." if count else "No turn is running.")
-        elif control == "restart":
-            try:
-                print(self.agents.restart(agent))
-            except AgentNotFound as exc:
-                raise UsageError(str(exc)) from None
-        elif control == "stop":
-            self.agents.stop(options.agent)
-            print("Stopped." if self.agents.runtimes else "No agent was running.")
-        elif control == "agents":
-            from ..cli import main as cli_main
-
-            cli_main(["agents"])
-        elif control == "sessions":
-            rows = self.agents.sessions()
-            if not rows:
-                print("No session yet.")
-            for agent_name, name, session in rows:
-                title = session.transcript.title or ""
-                print(f"{name:12} {agent_name:12} {session.session_id}  {title}")
-        elif control == "commands":
-            self._show_commands(options)
-        elif control == "log":
-            self._show_log()
-        else:
-            controls = SessionControls(
-                self.agents,
-                agent=agent,
-                policy=options.permissions or self.permissions,
-                interactive=not detect_headless(self.shell)
-                if options.headless is None
-                else not options.headless,
-            )
-            try:
-                controls.dispatch(options)
-            except ControlFailed as exc:
-                print(f"acp_notebook: {exc}", file=sys.stderr)
-
-    def _show_commands(self, options: AcpOptions) -> None:
-        runtime = self.agents.runtimes.get(options.agent or self.agent)
-        session = runtime.sessions.get(options.session) if runtime else None
-        if session is None or not session.transcript.commands:
-            print(
-                "No commands known yet: the agent announces them once a session exists (send a prompt first)."
-            )
-            return
-        lines = ["| command | description | input |", "|---|---|---|"]
-        for command in session.transcript.commands:
-            hint = getattr(command.input, "hint", "") if command.input is not None else ""
-            lines.append(f"| `/{command.name}` | {command.description} | {hint} |")
-        display(Markdown("\n".join(lines)))
-
-    def _show_log(self) -> None:
-        display(self.agents.message_table().filter(last=50))
+        control = REGISTRY[str(options.control)]
+        session = options.session if "session" in options.given else None
+        ctx = self.control_context(options.agent, session, options)
+        try:
+            show(run(control, ctx, *control.arguments(options.control_value)))
+        except ControlFailed as exc:
+            print(f"acp_notebook: {exc}", file=sys.stderr)
 
 
-def register(shell: Any) -> AcpMagics:
+def show(answer: object) -> None:
+    """A control's answer in the cell: words are printed (an empty table is words too);
+    anything else displays itself (Markdown tables, widgets, bundles)."""
+    if answer is None:
+        return
+    if isinstance(answer, str) or (isinstance(answer, Sized) and not len(answer)):
+        print(answer)
+    else:
+        display(answer)
+
+
+def register(shell: InteractiveShell) -> AcpMagics:
     magics = AcpMagics(shell=shell)
     shell.register_magics(magics)
     shell.user_ns[AWAIT_HELPER] = magics.acp_awaited
     shell.user_ns_hidden[AWAIT_HELPER] = magics.acp_awaited
-    from .completion import install
-
-    install(shell, magics)
+    install_completion(shell, magics.agents.slash_commands)
     if escape_transformer not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(escape_transformer)
     if await_transformer not in shell.input_transformers_post:
@@ -410,7 +243,7 @@ def register(shell: Any) -> AcpMagics:
     return magics
 
 
-def unregister(shell: Any, magics: AcpMagics | None) -> None:
+def unregister(shell: InteractiveShell, magics: AcpMagics | None) -> None:
     if escape_transformer in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(escape_transformer)
     if await_transformer in shell.input_transformers_post:

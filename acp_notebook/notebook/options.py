@@ -1,106 +1,134 @@
-"""Parsing a ``%acp`` line: options first, then the prompt, verbatim.
+"""Reading a ``%acp`` line: options first, then the prompt, verbatim.
 
 Options are recognised only at the start of the line, and only in their exact
 spelling; the first word that is not an option starts the prompt, so no prompt
 is ever taken for a control (``%acp status of the build`` sends a prompt; the
 control is ``%acp --status``). ``--`` ends the options explicitly.
+
+The prompt's options are the table below; the controls come from the registry
+(``controls/__init__.py``). ``%acp --help`` is derived from both.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..client.permissions import POLICIES
+from .controls import REGISTRY
 
 
 class OptionError(ValueError):
     """A malformed ``%acp`` line; the message is one sentence for the user."""
 
 
-#: Controls: ``%acp --status`` etc. They take no prompt.
-CONTROLS = {
-    "--status": "status",
-    "--cancel": "cancel",
-    "--restart": "restart",
-    "--stop": "stop",
-    "--agents": "agents",
-    "--sessions": "sessions",
-    "--commands": "commands",
-    "--log": "log",
-    "--settings": "settings",
-    "--history": "history",
-    "--close": "close",
-    "--logout": "logout",
-    "--mcp": "mcp",
-    "--rules": "rules",
-    "--help": "help",
-    "-h": "help",
-}
-#: Controls that take a value: ``%acp --load SESSION_ID``. ``None``: the value may be omitted.
-VALUED_CONTROLS: dict[str, tuple[str, bool]] = {
-    "--load": ("load", True),
-    "--resume": ("resume", False),
-    "--delete": ("delete", True),
-    "--mode": ("mode", True),
-    "--set": ("set", True),
-    "--login": ("login", False),
-}
-_VALUED = {
-    "-a": "agent",
-    "--agent": "agent",
-    "-s": "session",
-    "--session": "session",
-    "-p": "permissions",
-    "--permissions": "permissions",
-    "-t": "timeout",
-    "--timeout": "timeout",
-}
-_FLAGS = {
-    "--wait": ("wait", True),
-    "--no-wait": ("wait", False),
-    "--background": ("wait", False),
-    "--headless": ("headless", True),
-    "--interactive": ("headless", False),
-}
+def _policy(flag: str, value: str) -> str:
+    if value not in POLICIES:
+        raise OptionError(f"{flag} takes one of {', '.join(POLICIES)}, not {value!r}.")
+    return value
 
-USAGE = """\
-%acp [options] PROMPT          one prompt turn, shown live in this cell
-%%acp [options]                the cell body is the prompt
 
-options (before the prompt):
-  -a, --agent AGENT            a preset (demo, claude, codex, gemini, ...) or a command line
-  -s, --session NAME           a named session (default: "default"); several may run side by side
-  -p, --permissions POLICY     ask | allow | deny (headless runs: ask means deny)
-  -t, --timeout SECONDS        cancel the turn after SECONDS
-  --wait / --no-wait           keep the cell busy until the turn ends (default), or return at once
-  --background                 same as --no-wait
-  --headless / --interactive   force plain-text output without widgets, or the live widget view
-  --                           end of options: everything after it is the prompt
+def _seconds(flag: str, value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise OptionError(f"{flag} takes a number of seconds, not {value!r}.") from None
+    if seconds <= 0:
+        raise OptionError(f"{flag} must be positive.")
+    return seconds
 
-controls (instead of a prompt; -a and -s pick the agent and session they act on):
-  --status         agents, sessions and running turns  --cancel      cancel the running turn
-  --restart        restart the agent                   --stop        stop the agent
-  --agents         the agent presets and what is installed here
-  --sessions       this notebook's sessions            --commands    the agent's slash commands
-  --settings       the session's mode and options, as controls
-  --mode MODE      switch the session's mode           --set ID=VALUE  set a config option
-  --history        the agent's saved sessions          --load ID     load one (its history is replayed)
-  --resume [ID]    continue a session without replay (default: this notebook's last one)
-  --close          close the session                   --delete ID   delete a saved session
-  --login [METHOD] authenticate with the agent         --logout      log out
-  --mcp            the MCP servers passed to the agent
-  --rules          the permission rules, in order, and what each does
-  --log            the JSON-RPC messages of the agent  --help        this text
-"""
+
+def _preset_names() -> list[str]:
+    from ..agents.presets import load_presets
+
+    return sorted(load_presets())
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option of a prompt turn (``-a claude``, ``--no-wait``)."""
+
+    flags: tuple[str, ...]
+    #: The field of :class:`AcpOptions` it sets.
+    attr: str
+    help: str
+    #: The value's name when the option takes one (``-a AGENT``); None for a switch.
+    metavar: str | None = None
+    #: A switch's value.
+    value: bool = True
+    #: The value from the line's text (``-t 30`` → 30.0); raises :class:`OptionError`.
+    convert: Callable[[str, str], object] = lambda _flag, value: value
+    #: The values Tab offers after it.
+    choices: Callable[[], Iterable[str]] | None = None
+
+
+OPTIONS = (
+    Option(
+        ("-a", "--agent"),
+        "agent",
+        "a preset (demo, claude, codex, gemini, ...) or a command line",
+        "AGENT",
+        choices=_preset_names,
+    ),
+    Option(
+        ("-s", "--session"),
+        "session",
+        'a named session (default: "default"); several may run side by side',
+        "NAME",
+    ),
+    Option(
+        ("-p", "--permissions"),
+        "permissions",
+        "ask | allow | deny (headless runs: ask means deny)",
+        "POLICY",
+        convert=_policy,
+        choices=lambda: POLICIES,
+    ),
+    Option(
+        ("-t", "--timeout"), "timeout", "cancel the turn after SECONDS", "SECONDS", convert=_seconds
+    ),
+    Option(("--wait",), "wait", "keep the cell busy until the turn ends (the default)"),
+    Option(("--no-wait", "--background"), "wait", "return at once; the turn goes on", value=False),
+    Option(("--headless",), "headless", "plain-text output without widgets"),
+    Option(("--interactive",), "headless", "the live widget view", value=False),
+)
+OPTION_BY_FLAG = {flag: option for option in OPTIONS for flag in option.flags}
+
+
+def usage() -> str:
+    """``%acp --help``."""
+    options = [
+        (", ".join(o.flags) + (f" {o.metavar}" if o.metavar else ""), o.help) for o in OPTIONS
+    ]
+    options.append(("--", "end of options: everything after it is the prompt"))
+    return "\n".join(
+        [
+            "%acp [options] PROMPT          one prompt turn, shown live in this cell",
+            "%%acp [options]                the cell body is the prompt",
+            "",
+            "options (before the prompt):",
+            *_aligned(options),
+            "",
+            "controls (instead of a prompt; -a and -s pick the agent and session they act on;",
+            "each is also a function: import acp_notebook as acp; acp.status(), acp.mode(ID) ...):",
+            *_aligned(REGISTRY.help_rows()),
+        ]
+    )
+
+
+def _aligned(rows: list[tuple[str, str]]) -> list[str]:
+    width = max(len(spelled) for spelled, _ in rows) + 2
+    return [f"  {spelled.ljust(width)}{text}" for spelled, text in rows]
 
 
 @dataclass
 class AcpOptions:
     prompt: str = ""
+    #: The control's name in the registry, when the line is a control.
     control: str | None = None
-    #: The value of a valued control (``--load ID``), if given.
+    #: The value given to the control (``--load ID``), if any.
     control_value: str | None = None
     agent: str | None = None
     session: str = "default"
@@ -108,6 +136,7 @@ class AcpOptions:
     timeout: float | None = None
     wait: bool | None = None
     headless: bool | None = None
+    #: The options given on the line (by field name).
     given: set[str] = field(default_factory=set)
 
 
@@ -121,56 +150,64 @@ def _unquote(token: str) -> str:
     return token
 
 
+class _Reader:
+    """The line's tokens, one at a time."""
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+        self.pos = 0
+
+    def next(self) -> re.Match[str] | None:
+        match = _TOKEN.search(self.line, self.pos)
+        if match is not None:
+            self.pos = match.end()
+        return match
+
+    def value(self, *, dashed: bool) -> str | None:
+        """The next token as a value, consumed; with ``dashed`` false, not when it looks
+        like an option (a control's value may be left out: ``--resume -s other``)."""
+        match = _TOKEN.search(self.line, self.pos)
+        if match is None or (not dashed and match.group().startswith("-")):
+            return None
+        self.pos = match.end()
+        return _unquote(match.group())
+
+
 def parse_line(line: str, cell: str | None = None) -> AcpOptions:
     """Split a magic line (and a cell body) into options and the prompt."""
     options = AcpOptions()
-    pos = 0
+    reader = _Reader(line)
     prompt_start: int | None = None
-    while True:
-        match = _TOKEN.search(line, pos)
-        if match is None:
-            break
+    control_flag = ""
+    while (match := reader.next()) is not None:
         token = match.group()
-        pos = match.end()
         if token == "--":
-            prompt_start = pos
+            prompt_start = reader.pos
             break
         if not token.startswith("-"):
             prompt_start = match.start()
             break
-        name, eq, inline_value = token.partition("=")
-        if (name in CONTROLS and not eq) or name in VALUED_CONTROLS:
+        flag, eq, inline = token.partition("=")
+        inline_value = _unquote(inline) if eq else None
+        control = REGISTRY.by_flag.get(flag)
+        option = OPTION_BY_FLAG.get(flag)
+        if control is not None and (control.arg is not None or not eq):
             if options.control is not None:
-                raise OptionError(
-                    f"Give one control at a time, not --{options.control} and {name}."
-                )
-            if name in CONTROLS:
-                options.control = CONTROLS[name]
-                continue
-            options.control, required = VALUED_CONTROLS[name]
-            if eq:
-                options.control_value = _unquote(inline_value)
-                continue
-            value_match = _TOKEN.search(line, pos)
-            if value_match is not None and not value_match.group().startswith("-"):
-                options.control_value = _unquote(value_match.group())
-                pos = value_match.end()
-            elif required:
-                raise OptionError(f"The control {name} needs a value.")
-        elif name in _FLAGS and not eq:
-            attr, value = _FLAGS[name]
-            setattr(options, attr, value)
-            options.given.add(attr)
-        elif name in _VALUED:
-            if eq:
-                value_text = _unquote(inline_value)
-            else:
-                value_match = _TOKEN.search(line, pos)
-                if value_match is None:
-                    raise OptionError(f"The option {name} needs a value.")
-                value_text = _unquote(value_match.group())
-                pos = value_match.end()
-            _set_valued(options, _VALUED[name], name, value_text)
+                raise OptionError(f"Give one control at a time, not {control_flag} and {flag}.")
+            options.control, control_flag = control.name, flag
+            if control.arg is not None:
+                options.control_value = inline_value if eq else reader.value(dashed=False)
+                if options.control_value is None and control.arg.required:
+                    raise OptionError(f"The control {flag} needs a value.")
+        elif option is not None and option.metavar is None and not eq:
+            setattr(options, option.attr, option.value)
+            options.given.add(option.attr)
+        elif option is not None and option.metavar is not None:
+            text = inline_value if eq else reader.value(dashed=True)
+            if text is None:
+                raise OptionError(f"The option {flag} needs a value.")
+            setattr(options, option.attr, option.convert(flag, text))
+            options.given.add(option.attr)
         else:
             raise OptionError(
                 f"Unknown option {token}; to send a prompt that starts with '-', put -- before it."
@@ -181,22 +218,6 @@ def parse_line(line: str, cell: str | None = None) -> AcpOptions:
     options.prompt = text.strip("\n")
     if options.control is not None and options.prompt.strip():
         raise OptionError(
-            f"--{options.control} takes no prompt; remove the text after it or drop --{options.control}."
+            f"{control_flag} takes no prompt; remove the text after it or drop {control_flag}."
         )
     return options
-
-
-def _set_valued(options: AcpOptions, attr: str, name: str, value: str) -> None:
-    if attr == "permissions" and value not in POLICIES:
-        raise OptionError(f"{name} takes one of {', '.join(POLICIES)}, not {value!r}.")
-    if attr == "timeout":
-        try:
-            seconds = float(value)
-        except ValueError:
-            raise OptionError(f"{name} takes a number of seconds, not {value!r}.") from None
-        if seconds <= 0:
-            raise OptionError(f"{name} must be positive.")
-        options.timeout = seconds
-    else:
-        setattr(options, attr, value)
-    options.given.add(attr)

@@ -5,19 +5,21 @@ Everything here runs on the agent loop thread.
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 import anyio
 
-from ..agents.presets import LaunchSpec
+from ..agents.presets import AgentNotFound, LaunchSpec
 from ..client.connection import ClientConnection
 from ..client.errors import AcpClientError
 from ..client.mcp import choose_for_agent
 from ..client.permissions import Policy
 from ..client.rules import PermissionRules
 from ..client.session import Session
+from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import Observer
 from ..protocol.process import AgentStartError
@@ -31,6 +33,10 @@ class AgentFailed(Exception):
     """The agent could not be started or died; the message is one sentence for the user."""
 
 
+#: Failures a user can act on: shown as their one sentence, never as a traceback.
+EXPECTED_FAILURES = (AgentFailed, AgentNotFound, ConnectionClosed, RpcError, AcpClientError)
+
+
 class AgentRuntime:
     """An agent subprocess, its connection, and the notebook's named sessions on it."""
 
@@ -42,7 +48,7 @@ class AgentRuntime:
         env: Mapping[str, str] | None = None,
         observers: tuple[Observer, ...] = (),
         auth_method: str | None = None,
-        mcp_servers: list[dict[str, Any]] | None = None,
+        mcp_servers: Callable[[], list[dict[str, Any]]] = list,
         rules: PermissionRules | None = None,
         start_task: Callable[..., None],
     ) -> None:
@@ -50,27 +56,33 @@ class AgentRuntime:
         #: The name the notebook used for this agent (a preset or a command line).
         self.key = spec.name
         self.cwd = cwd
+        #: The agent's own environment on top of the kernel's (credentials a login
+        #: prompt collected go here: kept in memory only).
         self.env = dict(env or {})
         self.observers = observers
+        #: The auth method to use again when the agent restarts.
         self.auth_method = auth_method
         self._start_task = start_task
+        #: Where the agent is in its life; why it failed, if it did.
         self.status: Status = "stopped"
         self.error: str | None = None
         self.connection: ClientConnection | None = None
+        #: The notebook's sessions on this agent, by name (``-s NAME``).
         self.sessions: dict[str, Session] = {}
         self.restarts = 0
         self._ready: anyio.Event | None = None
         self._stop: anyio.Event | None = None
         self._stopped: anyio.Event | None = None
         self.stderr_lines: list[str] = []
-        #: MCP servers to pass to every new session (ACP wire shape), and what was
-        #: actually passed / left out for the last one.
-        self.mcp_servers = list(mcp_servers or [])
+        #: The MCP servers to offer every new session (ACP wire shape, read when one
+        #: opens), and what was actually passed / left out for the last one.
+        self.mcp_servers = mcp_servers
         self.mcp_passed: list[str] = []
-        self._creating: dict[str, anyio.Lock] = {}
         self.mcp_skipped: list[str] = []
-        #: Permission rules every session of this agent gets (``AcpMagics.permission_rules``).
-        self.rules = rules
+        self._creating: dict[str, anyio.Lock] = {}
+        #: The permission rules of every session of this agent: the notebook's one
+        #: object, shared (changed in place, never copied).
+        self.rules = rules if rules is not None else PermissionRules()
 
     @property
     def name(self) -> str:
@@ -164,7 +176,7 @@ class AgentRuntime:
     # ------------------------------------------------------------------ sessions
 
     def _mcp_for(self, conn: ClientConnection) -> list[dict[str, Any]]:
-        choice = choose_for_agent(self.mcp_servers, conn.agent_capabilities.mcp_capabilities)
+        choice = choose_for_agent(self.mcp_servers(), conn.agent_capabilities.mcp_capabilities)
         self.mcp_passed = [str(entry.get("name")) for entry in choice.passed]
         self.mcp_skipped = choice.skipped
         return choice.passed
@@ -184,13 +196,7 @@ class AgentRuntime:
         async with lock:
             session = self.sessions.get(name)
             if session is None or session.closed:
-                session = await conn.new_session(
-                    self.cwd,
-                    policy=policy,
-                    interactive=interactive,
-                    env=self.env or None,
-                    mcp_servers=self._mcp_for(conn),
-                )
+                session = await self._open(conn, conn.new_session, policy, interactive)
             return self._adopt(name, session, policy, interactive)
 
     async def load(
@@ -214,15 +220,27 @@ class AgentRuntime:
             if session.session_id == session_id:  # one Session object per agent session
                 await self._drop(other)
         opener = conn.load_session if how == "load" else conn.resume_session
-        reopened = await opener(
-            session_id,
+        reopened = await self._open(
+            conn, functools.partial(opener, session_id), policy, interactive
+        )
+        return self._adopt(name, reopened, policy, interactive)
+
+    async def _open(
+        self,
+        conn: ClientConnection,
+        opener: Callable[..., Awaitable[Session]],
+        policy: Policy,
+        interactive: bool,
+    ) -> Session:
+        """`session/new`, `load` or `resume` (``opener``) in the notebook's directory,
+        with this agent's environment and the MCP servers it can take."""
+        return await opener(
             self.cwd,
             policy=policy,
             interactive=interactive,
             env=self.env or None,
             mcp_servers=self._mcp_for(conn),
         )
-        return self._adopt(name, reopened, policy, interactive)
 
     async def _drop(self, name: str) -> None:
         old = self.sessions.pop(name, None)
@@ -245,10 +263,10 @@ class AgentRuntime:
                 self.sessions.pop(name, None)
         return f"Deleted session {session_id}."
 
-    async def list_sessions(self, limit_pages: int = 20) -> list[Any]:
+    async def list_sessions(self, limit_pages: int = 20) -> list[m.SessionInfo]:
         """Every session the agent lists for this notebook's directory (following pages)."""
         conn = await self.ensure_started()
-        found: list[Any] = []
+        found: list[m.SessionInfo] = []
         cursor: str | None = None
         for _ in range(limit_pages):
             page = await conn.list_sessions(cwd=self.cwd, cursor=cursor)

@@ -11,7 +11,11 @@ Ordering rules (the reason this is not the official SDK, see docs):
   arrives before a response is therefore applied before the awaiting
   :meth:`Peer.request` resumes.
 * incoming requests each run in their own task, so a slow permission prompt never
-  stalls the stream of updates.
+  stalls the stream of updates. A handler that returns a :class:`Reply` gets work done
+  right after its answer is written (an agent's ``available_commands_update`` after the
+  ``session/new`` answer), in the same task, so nothing else it sends can overtake it.
+* when the incoming stream ends, request handlers still running are cancelled, unless
+  ``drain`` gives them time to finish and answer (an agent fed by a piped script).
 """
 
 from __future__ import annotations
@@ -85,6 +89,20 @@ class _Pending:
         self.error: BaseException | None = None
 
 
+@dataclass(frozen=True)
+class Reply:
+    """A request handler's result, and what to do once it has been written.
+
+    ``then`` runs in the request's task right after the answer went out: messages it
+    sends come after the answer, never before it (the Peer writes one message at a time,
+    in order). Nothing runs when the request was cancelled or the answer could not be
+    written.
+    """
+
+    result: Any
+    then: Callable[[], Awaitable[None]]
+
+
 def _id_key(request_id: Any) -> Any:
     # Ids may be any JSON value a peer chooses; only hashable ones can key a dict.
     return (
@@ -107,6 +125,13 @@ class Peer:
     ``close_reason`` is awaited once when the incoming stream ends; it returns the
     sentence used in the :class:`ConnectionClosed` errors (the agent subprocess
     layer uses it to report the exit code and the stderr tail).
+
+    ``drain`` (seconds) is for a peer whose other side may close its output right after
+    its last request (``printf '...' | agent``): when the incoming stream ends, the
+    requests already received are still answered, and their handlers may still send
+    notifications, for up to ``drain`` seconds; our own requests fail at once (no answer
+    can arrive any more) and :attr:`closed` is true. With 0 (the default), handlers still
+    running are cancelled at once.
     """
 
     def __init__(
@@ -117,12 +142,14 @@ class Peer:
         name: str = "peer",
         max_line_bytes: int = 256 << 20,
         close_reason: Callable[[], Awaitable[str]] | None = None,
+        drain: float = 0.0,
     ) -> None:
         self.name = name
         self._receive = receive
         self._send_stream = send
         self._max_line_bytes = max_line_bytes
         self._close_reason = close_reason
+        self._drain = drain
         self._request_handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, NotificationHandler] = {}
         self._observers: list[Observer] = []
@@ -133,6 +160,11 @@ class Peer:
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closed_message: str | None = None
         self._finished = anyio.Event()
+        #: Requests read and not answered yet (counted from the moment they are read,
+        #: before their task starts), and an event set whenever one is done.
+        self._serving = 0
+        self._served = anyio.Event()
+        self._draining = False
 
     # ------------------------------------------------------------------ registry
 
@@ -157,6 +189,8 @@ class Peer:
 
     @property
     def closed(self) -> bool:
+        """No answer can arrive any more: the incoming stream ended (or :meth:`run` was
+        cancelled). While draining, answers and notifications still go out."""
         return self._closed_message is not None
 
     @property
@@ -207,7 +241,7 @@ class Peer:
 
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification (no answer comes back)."""
-        if self._closed_message is not None:
+        if self._closed_message is not None and not self._draining:
             raise ConnectionClosed(self._closed_message)
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
@@ -239,11 +273,14 @@ class Peer:
                 or f"cannot send {message.get('method', 'a response')}: the connection is closed"
             ) from exc
 
-    async def _write_quietly(self, message: dict[str, Any]) -> None:
+    async def _write_quietly(self, message: dict[str, Any]) -> bool:
+        """Write ``message`` unless the connection is closed; whether it was written."""
         try:
             await self._write(message)
         except ConnectionClosed:
             log.debug("%s: dropped %s, connection closed", self.name, message.get("method"))
+            return False
+        return True
 
     # ------------------------------------------------------------------ incoming
 
@@ -256,14 +293,27 @@ class Peer:
                 try:
                     await self._read_loop()
                     stream_ended = True
+                    if self._drain > 0:
+                        await self._answer_what_was_received()
                 finally:
                     # Nobody can answer the in-flight handlers' requests any more.
                     task_group.cancel_scope.cancel()
         finally:
             self._task_group = None
+            self._draining = False
             with anyio.CancelScope(shield=True):
                 await self._fail_pending(stream_ended)
             self._finished.set()
+
+    async def _answer_what_was_received(self) -> None:
+        """The incoming stream ended: fail our own requests (nobody can answer them now),
+        then give the handlers still running ``drain`` seconds to answer theirs."""
+        self._draining = True
+        await self._fail_pending(stream_ended=True)
+        with anyio.move_on_after(self._drain):
+            while self._serving:
+                self._served = anyio.Event()
+                await self._served.wait()
 
     async def _fail_pending(self, stream_ended: bool) -> None:
         if self._closed_message is None:
@@ -371,7 +421,9 @@ class Peer:
         if method is None:
             self._handle_response(message)
         elif "id" in message:
-            self._spawn(self._serve_request, message)
+            if self._task_group is not None:
+                self._serving += 1
+                self._task_group.start_soon(self._serve_request, message)
         elif method == CANCEL_REQUEST:
             self._handle_cancel_request(message.get("params"))
         else:
@@ -411,10 +463,27 @@ class Peer:
             self._task_group.start_soon(func, *args)
 
     async def _serve_request(self, message: dict[str, Any]) -> None:
+        try:
+            then = await self._answer(message)
+            if then is not None:
+                await then()
+        except ConnectionClosed:
+            log.debug(
+                "%s: the follow-up of %s stopped: connection closed", self.name, message["method"]
+            )
+        except Exception:
+            log.exception("%s: the follow-up of %s failed", self.name, message["method"])
+        finally:
+            self._serving -= 1
+            self._served.set()
+
+    async def _answer(self, message: dict[str, Any]) -> Callable[[], Awaitable[None]] | None:
+        """Run the handler and write its answer; returns the :class:`Reply` follow-up."""
         request_id = message["id"]
         method = message["method"]
         error: RpcError | None = None
         result: Any = None
+        then: Callable[[], Awaitable[None]] | None = None
         handler = self._request_handlers.get(method) if isinstance(method, str) else None
         if handler is None:
             error = RpcError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
@@ -423,7 +492,10 @@ class Peer:
             with anyio.CancelScope() as scope:
                 self._inflight[key] = scope
                 try:
-                    result = _to_wire(await handler(message.get("params")))
+                    result = await handler(message.get("params"))
+                    if isinstance(result, Reply):
+                        result, then = result.result, result.then
+                    result = _to_wire(result)
                 except RpcError as exc:
                     error = exc
                 except ValidationError as exc:
@@ -444,7 +516,8 @@ class Peer:
             reply["error"] = error.to_wire()
         else:
             reply["result"] = {} if result is None else result
-        await self._write_quietly(reply)
+        written = await self._write_quietly(reply)
+        return then if written and error is None else None
 
     # ------------------------------------------------------------------ observers
 

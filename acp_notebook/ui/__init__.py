@@ -1,9 +1,12 @@
 """ipywidgets views of transcript state (see ARCHITECTURE.md, ``ui/``).
 
-Views read :mod:`acp_notebook.client` state and never parse protocol messages. One
-module per concept: :mod:`.turn` (the whole turn), :mod:`.message`, :mod:`.toolcall`,
-:mod:`.diff`, :mod:`.terminal`, :mod:`.permission`, :mod:`.plan`; :mod:`.markdown`
-renders the agent's text; :mod:`.coalesce` limits how often widgets are updated.
+Views read :mod:`acp_notebook.client` state and never parse protocol messages; what a
+piece of content shows comes from :mod:`acp_notebook.client.display`, as in the saved
+transcript. One module per concept: :mod:`.turn` (the whole turn) and
+:mod:`.turn_status` (its status, title and footer lines), :mod:`.message`,
+:mod:`.content`, :mod:`.toolcall`, :mod:`.diff`, :mod:`.terminal`, :mod:`.permission`
+and :mod:`.elicitation` (on :mod:`.request`), :mod:`.plan`; :mod:`.markdown` renders the
+agent's text; :mod:`.coalesce` limits how often widgets are updated.
 """
 
 from __future__ import annotations

@@ -6,10 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..client.display import TerminalLookup
+from ..client.elicitation import ElicitationBroker
 from ..client.permissions import PermissionBroker
-from ..client.render import TerminalLookup, TerminalView
+from ..client.terminals import TerminalSnapshot
 from ..client.transcript import Transcript, TurnRecord
-from .permission import Post
+from .request import Post
 
 
 @dataclass
@@ -51,5 +53,7 @@ class SessionLike(Protocol):
     @property
     def permissions(self) -> PermissionBroker: ...
     @property
+    def elicitations(self) -> ElicitationBroker: ...
+    @property
     def turns(self) -> Sequence[TurnLike]: ...
-    def terminal_view(self, terminal_id: str) -> TerminalView | None: ...
+    def terminal_view(self, terminal_id: str) -> TerminalSnapshot | None: ...

@@ -41,8 +41,7 @@ from ..client.elicitation import (
 from ..client.elicitation import defaults as schema_defaults
 from ..client.transcript import Transcript
 from .markdown import inline_markdown
-from .permission import Post, safe_post
-from .request import RequestView
+from .request import Post, RequestView, safe_post
 from .style import ERROR, FG, INFO, MUTED, SMALL_SIZE, SUCCESS, UI_SIZE, WARN, esc, link, span
 
 log = logging.getLogger(__name__)
@@ -214,7 +213,7 @@ def url_html(url: str) -> str:
 _OUTCOME_LOOK = {"accepted": ("✅", SUCCESS), "declined": ("⛔", FG), "cancelled": ("⏹️", MUTED)}
 
 
-class ElicitationForm(RequestView):
+class ElicitationForm(RequestView[ElicitationRequest, ElicitationBroker]):
     """One elicitation of the turn; :meth:`refresh` follows its request's state."""
 
     def __init__(
@@ -225,11 +224,8 @@ class ElicitationForm(RequestView):
         post: Post,
         transcript: Transcript | None = None,
     ) -> None:
-        self.request = request
-        self._broker = broker
-        self._post = post
+        super().__init__(request, broker, post)
         self._transcript = transcript
-        self._closed = False
         self._errors: dict[str, str] = {}
         self._signature: tuple[object, ...] | None = None
         self.inputs: dict[str, FieldInput] = {}

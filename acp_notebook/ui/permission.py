@@ -14,25 +14,15 @@ decision to the agent loop, which asks the broker and then redraws the prompt.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
-from typing import Any
-
 import ipywidgets as w
 
 from ..client.danger import Danger
+from ..client.formatting import short_path
 from ..client.permissions import PermissionBroker, PermissionRequest
-from ..client.rawinput import command_of, edits_from_raw_input, paths_of
-from ..client.render import short_path
-from ..client.transcript import ToolCallState
+from ..client.toolcall import EDIT_KINDS, ToolCallState
 from .markdown import inline_markdown
-from .request import RequestView
+from .request import Post, RequestView, safe_post
 from .style import ERROR, FG, MUTED, SMALL_SIZE, UI_SIZE, WARN, code, esc, span
-
-log = logging.getLogger(__name__)
-
-#: ``post(fn)``: run ``fn`` on the agent loop thread (thread-safe, returns at once).
-Post = Callable[[Callable[[], Any]], Any]
 
 #: allow_always is broader than it looks, so it is yellow, not green.
 BUTTON_STYLES = {
@@ -47,7 +37,6 @@ KIND_HINTS = {
     "reject_once": "reject this action",
     "reject_always": "reject this and later actions like it without asking",
 }
-EDIT_KINDS = frozenset({"edit", "delete", "move"})
 
 
 def button_style(kind: str) -> str:
@@ -59,34 +48,24 @@ def tooltip(kind: str) -> str:
     return f"{kind}: {hint}" if hint else (kind or "option")
 
 
-def safe_post(post: Post, fn: Callable[[], Any]) -> bool:
-    """Post ``fn``; False (and nothing else) when the loop is gone."""
-    try:
-        post(fn)
-    except RuntimeError:  # "Event loop is closed": the session ended under the click
-        log.debug("click ignored: the agent loop is gone")
-        return False
-    return True
-
-
 def what_is_approved(call: ToolCallState, cwd: str | None) -> str:
-    """One HTML line: what the agent asks to do, in the terms a user checks."""
+    """One HTML line: what the agent asks to do, in the terms a user checks — the same
+    command, files and URL the rules and the risk rating read (``ToolCallState``)."""
     title = inline_markdown(call.title) if call.title else esc(call.tool_call_id)
     head = f"<b>{title}</b> " + span(esc(f"· {call.kind}"), f"color: {MUTED}")
-    command = command_of(call.raw_input)
+    command = call.command
     if command is not None:
         return f"{head}<br>Run {code(command)}"
-    if call.kind in EDIT_KINDS or call.diffs:
-        paths = [d.path for d in call.diffs] + [loc.path for loc in call.locations]
-        paths += paths_of(call.raw_input)
-        names = list(dict.fromkeys(short_path(p, cwd) for p in paths if p))
+    diffs = call.diffs
+    if call.kind in EDIT_KINDS or diffs:
+        names = list(dict.fromkeys(short_path(p, cwd) for p in call.paths))
         verb = {"delete": "Delete", "move": "Move"}.get(call.kind, "Edit")
         target = ", ".join(code(n) for n in names) if names else "files"
-        has_diffs = bool(call.diffs) or bool(edits_from_raw_input(call.raw_input, call.kind))
-        see = " — see the diffs above" if has_diffs else ""
+        see = " — see the diffs above" if diffs else ""
         return f"{head}<br>{verb} {target}{see}"
-    if isinstance(call.raw_input, dict) and isinstance(call.raw_input.get("url"), str):
-        return f"{head}<br>Fetch {code(call.raw_input['url'])}"
+    url = call.url
+    if url is not None:
+        return f"{head}<br>Fetch {code(url)}"
     if call.locations:
         located = ", ".join(code(short_path(loc.path, cwd)) for loc in call.locations)
         return f"{head}<br>On {located}"
@@ -118,7 +97,7 @@ def decision_line(request: PermissionRequest) -> str:
     return span(esc(text), f"color: {color}; font-size: {UI_SIZE}")
 
 
-class PermissionPrompt(RequestView):
+class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
     """The question, one button per option, and the decision once there is one."""
 
     def __init__(
@@ -130,12 +109,9 @@ class PermissionPrompt(RequestView):
         post: Post,
         cwd: str | None = None,
     ) -> None:
-        self.request = request
+        super().__init__(request, broker, post)
         self.call = call
-        self._broker = broker
-        self._post = post
         self._cwd = cwd
-        self._closed = False
         self.buttons: dict[str, w.Button] = {}
         for option in request.options:
             button = w.Button(

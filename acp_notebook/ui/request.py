@@ -1,23 +1,52 @@
 """What the views of the agent's questions share (permission prompts, elicitation
-forms): the request shown, a question line, a decision line, the framed box."""
+forms): the request shown, how a click reaches the agent loop (``post``), a question
+line, a decision line, the framed box."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
 
 import ipywidgets as w
 
+from ..client.pending import PendingRequest
 from .style import WARN
 
+log = logging.getLogger(__name__)
 
-class RequestView:
+#: ``post(fn)``: run ``fn`` on the agent loop thread (thread-safe, returns at once).
+Post = Callable[[Callable[[], Any]], Any]
+
+
+def safe_post(post: Post, fn: Callable[[], Any]) -> bool:
+    """Post ``fn``; False (and nothing else) when the loop is gone."""
+    try:
+        post(fn)
+    except RuntimeError:  # "Event loop is closed": the session ended under the click
+        log.debug("click ignored: the agent loop is gone")
+        return False
+    return True
+
+
+RequestT = TypeVar("RequestT", bound=PendingRequest)
+BrokerT = TypeVar("BrokerT")
+
+
+class RequestView(Generic[RequestT, BrokerT]):
     """Base of the views of one pending request; subclasses build the controls."""
 
-    request: Any
-    _closed: bool
     _question: w.HTML
     _decision: w.HTML
+
+    def __init__(self, request: RequestT, broker: BrokerT | None, post: Post) -> None:
+        #: The broker's request (held by reference: its state is what the view shows).
+        self.request = request
+        #: Decides the request when a control is used (None: the view only shows it).
+        self._broker = broker
+        #: Runs a function on the agent loop thread; the only thing click handlers call.
+        self._post = post
+        self._closed = False
 
     def _frame(self, children: Sequence[w.Widget]) -> w.VBox:
         """The box around a question: a warning-coloured bar on its left."""

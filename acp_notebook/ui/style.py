@@ -13,9 +13,9 @@ sets ``innerHTML`` with no sanitising.
 from __future__ import annotations
 
 import html
-import json
-import re
 from typing import Any
+
+from ..client.display import raw_json, safe_href
 
 # Text colours.
 FG = "var(--jp-content-font-color1, #212121)"
@@ -116,31 +116,8 @@ def details(summary_html: str, body_html: str) -> str:
     )
 
 
-def to_json(value: Any) -> str:
-    """Pretty JSON the way the Markdown transcript shows it (sorted keys, real Unicode)."""
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
-
-
-def capped(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n… {len(text) - limit:,} more characters not shown\n"
-
-
-def json_pre(value: Any, limit: int = 50_000) -> str:
-    return pre(capped(to_json(value), limit))
-
-
-_SAFE_SCHEMES = re.compile(r"^(https?|mailto|ftp|file):", re.IGNORECASE)
-
-
-def safe_href(uri: str) -> str | None:
-    """``uri`` if a browser may follow it (no ``javascript:`` and the like), else None."""
-    uri = uri.strip()
-    if _SAFE_SCHEMES.match(uri) or not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", uri):
-        return uri
-    return None
+def json_pre(value: Any) -> str:
+    return pre(raw_json(value))
 
 
 def link(uri: str, label: str) -> str:

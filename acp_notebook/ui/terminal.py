@@ -3,15 +3,16 @@
 Read through ``Session.terminal_view(id)``, which keeps answering after
 `terminal/release`, so the output stays in the card once the agent is done with it.
 Output that only grows is shown as frozen segments plus a live tail (O(n) bytes);
-past the transcript's cap, only the last ``MAX_TERMINAL_CHARS`` are shown, like the
-saved transcript does.
+past the cap (``client.display.terminal_shown``), only the end is shown, like the saved
+transcript does.
 """
 
 from __future__ import annotations
 
 import ipywidgets as w
 
-from ..client.render import MAX_TERMINAL_CHARS, TerminalLookup, TerminalView
+from ..client.display import TerminalLookup, TerminalShown, terminal_shown
+from ..client.terminals import TerminalSnapshot
 from .markdown import cut_lines
 from .segments import GrowingText, flat_html
 from .style import CODE_BG, CODE_FONT, CODE_SIZE, ERROR, FG, MUTED, SUCCESS, esc, span
@@ -28,16 +29,15 @@ def _output_html(text: str) -> str:
     return f'<pre style="{_PRE}">{esc(text)}</pre>'
 
 
-def status_html(view: TerminalView | None) -> str:
+def status_html(shown: TerminalShown) -> str:
     """The last line: exit code, signal, or still running (the transcript's wording)."""
-    if view is None or not view.finished:
+    if shown.status is None:
         return f'<div style="{_EDGE}; color: {MUTED}; border-radius: 0 0 3px 3px">running…</div>'
-    if view.signal:
-        text, color = f"killed by {view.signal}", ERROR
-    else:
-        text = f"exit code {view.exit_code}"
-        color = SUCCESS if view.exit_code == 0 else ERROR
-    return f'<div style="{_EDGE}; color: {color}; border-radius: 0 0 3px 3px">[{esc(text)}]</div>'
+    color = SUCCESS if shown.exit_code == 0 and not shown.signal else ERROR
+    return (
+        f'<div style="{_EDGE}; color: {color}; border-radius: 0 0 3px 3px">'
+        f"[{esc(shown.status)}]</div>"
+    )
 
 
 class TerminalOutputView:
@@ -56,37 +56,38 @@ class TerminalOutputView:
         )
         self._signature: tuple[object, ...] | None = None
         #: The last snapshot seen; kept if the terminal later disappears (session closed).
-        self.view: TerminalView | None = None
+        self.snapshot: TerminalSnapshot | None = None
         self.refresh()
 
     @property
     def output_text(self) -> str:
         """The output currently shown (for tests and the inspector)."""
-        return self.view.output if self.view is not None else ""
+        return self.snapshot.output if self.snapshot is not None else ""
 
     def refresh(self) -> bool:
-        if self.view is not None and self.view.finished:
+        if self.snapshot is not None and self.snapshot.exited:
             return False  # an exited command's output is final
-        view = self._lookup(self.terminal_id) if self._lookup is not None else None
-        if view is None:
-            view = self.view  # released and forgotten, or never known: keep what we showed
+        snapshot = self._lookup(self.terminal_id) if self._lookup is not None else None
+        if snapshot is None:
+            snapshot = self.snapshot  # released and forgotten, or never known: keep what we showed
         signature = (
             None
-            if view is None
+            if snapshot is None
             else (
-                view.command,
-                len(view.output),
-                view.truncated,
-                view.finished,
-                view.exit_code,
-                view.signal,
+                snapshot.command,
+                len(snapshot.output),
+                snapshot.truncated,
+                snapshot.exited,
+                snapshot.exit_code,
+                snapshot.signal,
             )
         )
         if signature == self._signature and self._header.value:
             return False
         self._signature = signature
-        self.view = view
-        if view is None:
+        self.snapshot = snapshot
+        shown = terminal_shown(self.terminal_id, snapshot)
+        if not shown.known:
             self._header.value = (
                 f'<div style="{_EDGE}; color: {MUTED}; border-radius: 3px 3px 0 0">'
                 f"terminal {esc(self.terminal_id)} (no output available)</div>"
@@ -94,15 +95,15 @@ class TerminalOutputView:
         else:
             self._header.value = (
                 f'<div style="{_EDGE}; border-radius: 3px 3px 0 0; color: {FG}">'
-                f"{span('$', f'color: {MUTED}')} {esc(view.command)}</div>"
+                f"{span('$', f'color: {MUTED}')} {esc(shown.command)}</div>"
             )
-            self._show_output(view)
-        self._status.value = status_html(view)
+            self._show_output(shown)
+        self._status.value = status_html(shown)
         return True
 
-    def _show_output(self, view: TerminalView) -> None:
-        if self._tail is None and not view.truncated and len(view.output) <= MAX_TERMINAL_CHARS:
-            self._output.update(view.output)
+    def _show_output(self, shown: TerminalShown) -> None:
+        if self._tail is None and not shown.dropped:
+            self._output.update(shown.output)
             return
         # Past the cap (or the terminal dropped early output): the window slides, so
         # segments would be rebuilt on every refresh; one bounded widget is cheaper.
@@ -110,10 +111,5 @@ class TerminalOutputView:
             self._tail = flat_html()
             self._output.close()
             self.widget.children = (self._header, self._tail, self._status)
-        shown = view.output[-MAX_TERMINAL_CHARS:]
-        note = (
-            "… (earlier output dropped)\n"
-            if view.truncated or len(view.output) > len(shown)
-            else ""
-        )
-        self._tail.value = _output_html(note + shown)
+        note = "… (earlier output dropped)\n" if shown.dropped else ""
+        self._tail.value = _output_html(note + shown.output)

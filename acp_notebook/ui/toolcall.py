@@ -11,11 +11,20 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..client.rawinput import DERIVED_NOTE, DerivedEdit, edits_from_raw_input
-from ..client.render import KIND_ICONS, STATUS_ICONS, short_path
-from ..client.transcript import ToolCallState
+from ..client.display import (
+    STATUS_ICONS,
+    DiffShown,
+    TerminalShown,
+    TextShown,
+    diff_shown,
+    kind_icon,
+    location_label,
+    tool_content_shown,
+)
+from ..client.rawinput import FileDiff
+from ..client.toolcall import ToolCallState
 from ..protocol import models as m
-from .content import MAX_TEXT_CHARS, block_html, unknown_html
+from .content import shown_html
 from .context import ViewContext
 from .diff import DiffView
 from .markdown import cut_markdown, inline_markdown, render_markdown
@@ -41,13 +50,13 @@ WAITING = "waiting for permission"
 
 def status_label(call: ToolCallState) -> str:
     """The badge text: the call's status, or that it waits for the user."""
-    if not call.finished and any(getattr(r, "pending", False) for r in call.permissions):
+    if not call.finished and any(r.pending for r in call.permissions):
         return WAITING
     return call.status
 
 
 def header_html(call: ToolCallState) -> str:
-    icon = KIND_ICONS.get(call.kind, KIND_ICONS["other"])
+    icon = kind_icon(call.kind)
     status = status_label(call)
     color = STATUS_COLORS.get(status, MUTED)
     mark = "🔐" if status == WAITING else STATUS_ICONS.get(status, "")
@@ -65,10 +74,7 @@ def header_html(call: ToolCallState) -> str:
 def locations_html(call: ToolCallState, cwd: str | None) -> str:
     if not call.locations:
         return ""
-    names = ", ".join(
-        code(short_path(loc.path, cwd) + (f":{loc.line}" if loc.line else ""))
-        for loc in call.locations
-    )
+    names = ", ".join(code(location_label(loc, cwd)) for loc in call.locations)
     return (
         f'<div style="color: {MUTED}; font-size: {SMALL_SIZE}; line-height: 1.6">📍 {names}</div>'
     )
@@ -78,17 +84,11 @@ def locations_html(call: ToolCallState, cwd: str | None) -> str:
 class _Item:
     """The view of one content item, and the item it shows (to know when to redo it)."""
 
-    item: Any
+    item: m.ToolCallContent
     widget: w.Widget
     text: GrowingText | None = None
     diff: DiffView | None = None
     terminal: TerminalOutputView | None = None
-
-
-def _item_text(item: Any) -> str | None:
-    if isinstance(item, m.ContentToolCallContent) and isinstance(item.content, m.TextContentBlock):
-        return item.content.text[:MAX_TEXT_CHARS]
-    return None
 
 
 class ToolCallCard:
@@ -116,7 +116,7 @@ class ToolCallCard:
         self._items: list[_Item] = []
         self._terminals: dict[str, TerminalOutputView] = {}
         self.derived: list[DiffView] = []
-        self._derived_edits: list[DerivedEdit] = []
+        self._derived_diffs: list[FileDiff] = []
         self.prompts: list[PermissionPrompt] = []
         self._seen: dict[str, Any] = {}
         self._raw_children: list[w.HTML] = []
@@ -197,59 +197,38 @@ class ToolCallCard:
         if children != self._content.children:
             self._content.children = children
 
-    def _item_view(self, item: Any, previous: _Item | None) -> _Item:
-        text = _item_text(item)
-        if text is not None:
-            if previous is not None and previous.text is not None:
-                previous.text.update(text)
-                previous.item = item
-                return previous
-            growing = GrowingText(render_markdown, cut_markdown, text)
-            return _Item(item, growing.widget, growing)
+    def _item_view(self, item: m.ToolCallContent, previous: _Item | None) -> _Item:
         if previous is not None and previous.text is None and previous.item == item:
             return previous
-        if isinstance(item, m.TerminalToolCallContent):
-            terminal = self._terminals.get(item.terminal_id)
+        shown = tool_content_shown(item, self.ctx.cwd, self.ctx.terminals)
+        if isinstance(shown, TextShown):
+            # Text a tool streams (a command's output, a file read back) grows in place.
+            if previous is not None and previous.text is not None:
+                previous.text.update(shown.text)
+                previous.item = item
+                return previous
+            growing = GrowingText(render_markdown, cut_markdown, shown.text)
+            return _Item(item, growing.widget, growing)
+        if isinstance(shown, TerminalShown):
+            terminal = self._terminals.get(shown.terminal_id)
             if terminal is None:
-                terminal = TerminalOutputView(item.terminal_id, self.ctx.terminals)
-                self._terminals[item.terminal_id] = terminal
+                terminal = TerminalOutputView(shown.terminal_id, self.ctx.terminals)
+                self._terminals[shown.terminal_id] = terminal
             return _Item(item, terminal.widget, terminal=terminal)
-        if isinstance(item, m.DiffToolCallContent):
-            diff = DiffView.from_diff(item, self.ctx.cwd)
+        if isinstance(shown, DiffShown):
+            diff = DiffView(shown)
             return _Item(item, diff.widget, diff=diff)
-        if isinstance(item, m.ContentToolCallContent):
-            return _Item(item, flat_html(block_html(item.content, self.ctx.cwd)))
-        raw = item.to_wire() if hasattr(item, "to_wire") else {"value": repr(item)}
-        return _Item(item, flat_html(unknown_html("tool call content", raw)))
+        return _Item(item, flat_html(shown_html(shown)))
 
     def _sync_derived(self) -> bool:
-        call = self.call
         # Only when the agent sent no diff of its own (if one comes later, these go).
-        edits = (
-            edits_from_raw_input(call.raw_input, call.kind)
-            if not call.diffs and call.raw_input is not None
-            else []
-        )
-        if edits == self._derived_edits:
+        diffs = [d for d in self.call.diffs if d.derived]
+        if diffs == self._derived_diffs:
             return False
-        self._derived_edits = edits
+        self._derived_diffs = diffs
         for view in self.derived:
             close_tree(view.widget)
-        self.derived = []
-        for edit in edits:
-            note = DERIVED_NOTE + (" · new content only" if edit.content_only else "")
-            if edit.diff is not None:
-                view = DiffView.from_diff(
-                    edit.diff,
-                    self.ctx.cwd,
-                    note=note,
-                    label=edit.label,
-                    new_file=not edit.content_only and edit.diff.old_text is None,
-                )
-            else:
-                label = short_path(edit.label, self.ctx.cwd)
-                view = DiffView.from_patch(edit.patch or "", label, note=note)
-            self.derived.append(view)
+        self.derived = [DiffView(diff_shown(diff, self.ctx.cwd)) for diff in diffs]
         self._derived.children = tuple(v.widget for v in self.derived)
         return True
 
@@ -285,7 +264,7 @@ class ToolCallCard:
         known = {p.key for p in self.prompts}
         added = False
         for request in self.call.permissions:
-            if getattr(request, "key", None) not in known:
+            if request.key not in known:
                 self.prompts.append(
                     PermissionPrompt(
                         request,

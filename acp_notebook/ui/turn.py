@@ -18,11 +18,11 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import ipywidgets as w
 
-from ..client.render import Renderer, usage_tokens_line
+from ..client.display import RawShown
 from ..client.transcript import (
     ElicitationEntry,
     MessageEntry,
@@ -33,52 +33,27 @@ from ..client.transcript import (
     UnknownEntry,
 )
 from .coalesce import DEFAULT_INTERVAL, Coalescer, ScheduleLater
-from .content import unknown_html
+from .content import raw_html
 from .context import SessionLike, TurnLike, ViewContext
 from .elicitation import ElicitationForm
 from .message import MessageView, ThoughtView, note_html
-from .permission import PermissionPrompt, Post, safe_post
+from .permission import PermissionPrompt
 from .plan import PlanWidget
+from .request import Post, safe_post
 from .segments import AppendOnlyBox, close_tree, flat_html
-from .style import (
-    ERROR,
-    FG,
-    INFO,
-    MUTED,
-    SMALL_SIZE,
-    SUCCESS,
-    UI_SIZE,
-    WARN,
-    esc,
-    span,
-)
+from .style import BORDER
 from .toolcall import ToolCallCard
+from .turn_status import (
+    FAILED,
+    STARTING,
+    footer_html,
+    status_html,
+    title_html,
+    turn_status,
+    usage_html,
+)
 
 log = logging.getLogger(__name__)
-
-STARTING = "Starting agent…"
-RUNNING = "Running"
-WAITING = "Waiting for permission"
-ASKING = "Waiting for your input"  # elicitation
-CANCELLING = "Cancelling…"
-CANCELLED = "Cancelled"
-FINISHED = "Finished"
-FAILED = "Failed"
-
-_STATUS_LOOK = {
-    STARTING: ("⏳", MUTED),
-    RUNNING: ("●", INFO),
-    WAITING: ("🔐", WARN),
-    ASKING: ("❓", WARN),  # elicitation
-    CANCELLING: ("⏹", WARN),
-    CANCELLED: ("⏹️", MUTED),
-    FINISHED: ("✅", SUCCESS),
-    FAILED: ("❌", ERROR),
-}
-
-
-def queued_status(ahead: int) -> str:
-    return f"Queued behind {ahead} turn" + ("" if ahead == 1 else "s")
 
 
 class ChildView(Protocol):
@@ -99,6 +74,15 @@ class StaticView:
         return False
 
 
+def _ruled(
+    box: type[w.Box], children: list[w.Widget], side: Literal["top", "bottom"], **layout: str
+) -> w.Box:
+    """A box set off from the turn's entries by a thin rule on ``side``."""
+    gap = "0 0 4px 0" if side == "bottom" else "4px 0 0 0"
+    rule = {f"border_{side}": f"1px solid {BORDER}"}
+    return box(children, layout=w.Layout(padding=gap, margin=gap, **rule, **layout))
+
+
 class TurnView:
     """The whole live view of one prompt turn. See the module docstring for threads."""
 
@@ -113,9 +97,6 @@ class TurnView:
     ) -> None:
         self.agent_label = agent_label
         self.session_label = session_label
-        self._post = post
-        self._schedule_later = schedule_later
-        self._interval = interval
         #: Called (on the loop thread, via ``post``) when Cancel is pressed. It may
         #: return an awaitable (``PromptTurn.cancel``): it is then scheduled on the loop.
         self.on_cancel: Callable[[], Any] | None = None
@@ -132,7 +113,11 @@ class TurnView:
         self._scanned = 0
         self._requests_seen = 0
         self._requests_at_change = 0
-        self._coalescer: Coalescer | None = None
+        self._coalescer = (
+            Coalescer(schedule_later, interval, callback=self.refresh)
+            if schedule_later is not None
+            else None
+        )
         self._unsubscribe: Callable[[], None] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         #: Entry views in order, and tool call cards by tool call id.
@@ -140,10 +125,9 @@ class TurnView:
         self.cards: dict[str, ToolCallCard] = {}
         #: Prompts whose tool call belongs to an earlier turn (shown here, never lost).
         self.orphan_prompts: list[PermissionPrompt] = []
-        # --- elicitation: the forms of this turn, and the request count at the last change.
+        #: The elicitation forms of this turn.
         self.forms: list[ElicitationForm] = []
         self._elicitations_at_change = 0
-        # --- end elicitation
 
         self._title = flat_html()
         self._status = flat_html()
@@ -155,18 +139,15 @@ class TurnView:
             layout=w.Layout(width="auto", flex="none"),
         )
         self.cancel_button.on_click(lambda _button: self.cancel())
-        header = w.HBox(
+        header = _ruled(
+            w.HBox,
             [
                 w.VBox([self._title, self._status], layout=w.Layout(flex="1 1 auto")),
                 self.cancel_button,
             ],
-            layout=w.Layout(
-                justify_content="space-between",
-                align_items="center",
-                border_bottom="1px solid var(--jp-border-color2, #e0e0e0)",
-                padding="0 0 4px 0",
-                margin="0 0 4px 0",
-            ),
+            "bottom",
+            justify_content="space-between",
+            align_items="center",
         )
         self._body = AppendOnlyBox()
         self._orphans = w.VBox([], layout=w.Layout(width="100%"))
@@ -175,17 +156,14 @@ class TurnView:
         )
         self._usage = flat_html()
         self._footer = flat_html()
-        footer = w.VBox(
+        footer = _ruled(
+            w.VBox,
             [
                 w.HBox([self._gauge, self._usage], layout=w.Layout(align_items="center")),
                 self._footer,
             ],
-            layout=w.Layout(
-                border_top="1px solid var(--jp-border-color2, #e0e0e0)",
-                padding="4px 0 0 0",
-                margin="4px 0 0 0",
-                display="none",  # shown once it has something to say (no double rule)
-            ),
+            "top",
+            display="none",  # shown once it has something to say (no double rule)
         )
         self._footer_box = footer
         self.widget = w.VBox(
@@ -241,7 +219,7 @@ class TurnView:
         self._session = session
         self._turn = turn
         self._ctx = ViewContext(
-            post=self._post,
+            post=self._ctx.post,
             cwd=session.transcript.cwd,
             terminals=session.terminal_view,
             broker=session.permissions,
@@ -249,9 +227,8 @@ class TurnView:
         # Requests decided before this turn belong to other cells.
         self._requests_seen = len(session.permissions.requests)
         self._requests_at_change = self._requests_seen
-        self._elicitations_at_change = self._elicitation_count()  # elicitation
-        if self._schedule_later is not None:
-            self._coalescer = Coalescer(self._schedule_later, self._interval, callback=self.refresh)
+        self._elicitations_at_change = len(session.elicitations.requests)
+        if self._coalescer is not None:
             self._unsubscribe = session.transcript.subscribe(self._on_change)
         self.refresh()
 
@@ -261,13 +238,10 @@ class TurnView:
             return
         self._coalescer.poke()
         requests = len(self._session.permissions.requests)
-        if requests != self._requests_at_change:
-            # A new permission request: show it now, not in 75 ms (nor never).
+        elicitations = len(self._session.elicitations.requests)
+        if (requests, elicitations) != (self._requests_at_change, self._elicitations_at_change):
+            # A new permission request or question: show it now, not in 75 ms (nor never).
             self._requests_at_change = requests
-            self._coalescer.flush()
-        # elicitation: a new question is shown at once too.
-        elicitations = self._elicitation_count()
-        if elicitations != self._elicitations_at_change:
             self._elicitations_at_change = elicitations
             self._coalescer.flush()
 
@@ -318,7 +292,7 @@ class TurnView:
             card.close()
         for prompt in self.orphan_prompts:
             prompt.close()
-        for form in self.forms:  # elicitation
+        for form in self.forms:
             form.close()
         self.cancel_button.disabled = True
         self._show_footer()
@@ -347,7 +321,7 @@ class TurnView:
         """What pressing Cancel does, from any thread: post ``on_cancel`` to the loop."""
         if self._finished:
             return
-        safe_post(self._post, self._cancel_on_loop)
+        safe_post(self._ctx.post, self._cancel_on_loop)
 
     def _cancel_on_loop(self) -> None:
         callback = self.on_cancel
@@ -368,74 +342,33 @@ class TurnView:
     # ------------------------------------------------------------------ parts
 
     def _compute_status(self) -> str:
-        session, turn = self._session, self._turn
-        if self._error is not None:
-            return FAILED
-        if session is None or turn is None:
-            return CANCELLING if self._cancel_pressed else (self._custom_status or STARTING)
-        if turn.state == "queued":
-            if self._cancel_pressed or turn.cancel_requested:
-                return CANCELLING
-            ahead = 0
-            for other in session.turns:
-                if other is turn:
-                    break
-                ahead += not other.done
-            # Nothing ahead: the turn is about to start (or waits for the agent).
-            return queued_status(ahead) if ahead else (self._custom_status or STARTING)
-        if turn.state == "running":
-            if turn.cancel_requested or self._cancel_pressed:
-                return CANCELLING
-            # One turn runs at a time per session: every pending request is this turn's.
-            if session.permissions.pending:
-                return WAITING
-            broker = getattr(session, "elicitations", None)  # elicitation
-            if broker is not None and broker.pending:
-                return ASKING
-            return RUNNING
-        if turn.error is not None:
-            return FAILED
-        if turn.stop_reason == "cancelled":
-            return CANCELLED
-        if turn.stop_reason in (None, "end_turn"):
-            return FINISHED
-        return f"Stopped: {turn.stop_reason}"
+        return turn_status(
+            self._session,
+            self._turn,
+            error=self._error,
+            cancel_pressed=self._cancel_pressed,
+            waiting=self._custom_status,
+        )
+
+    def _show(self, part: str, widget: w.HTML, html: str) -> bool:
+        """Write ``html`` into ``widget`` unless it already shows it."""
+        if self._shown.get(part) == html:
+            return False
+        self._shown[part] = html
+        widget.value = html
+        return True
 
     def _show_status(self, status: str) -> bool:
         if self._shown.get("status") == status:
             return False
         self._shown["status"] = status
-        icon, color = _STATUS_LOOK.get(
-            status, ("🕒" if status.startswith("Queued") else "⏹", MUTED)
-        )
-        if status.startswith("Stopped"):
-            icon, color = "⚠️", WARN
-        self._status.value = (
-            f'<div style="font-size: {UI_SIZE}; line-height: 1.6; color: {color}">'
-            f"{icon} {esc(status)}</div>"
-        )
+        self._status.value = status_html(status)
         return True
 
     def _show_title(self) -> bool:
-        parts = [f"<b>{esc(self.agent_label)}</b>" if self.agent_label else "<b>agent</b>"]
-        if self.session_label:
-            parts.append(esc(f"session {self.session_label}"))
         transcript = self._session.transcript if self._session is not None else None
-        if transcript is not None:
-            if transcript.current_mode_id is not None and transcript.modes:
-                parts.append(esc(f"mode {transcript.mode_name(transcript.current_mode_id)}"))
-            if transcript.title:
-                parts.append(esc(f"“{transcript.title}”"))
-        html = (
-            f'<div style="font-size: {UI_SIZE}; line-height: 1.6; color: {FG}">🤖 '
-            + span(" · ", f"color: {MUTED}").join(parts)
-            + "</div>"
-        )
-        if self._shown.get("title") == html:
-            return False
-        self._shown["title"] = html
-        self._title.value = html
-        return True
+        html = title_html(self.agent_label, self.session_label, transcript)
+        return self._show("title", self._title, html)
 
     def _sync_entries(self) -> bool:
         assert self._session is not None and self._turn is not None
@@ -471,28 +404,18 @@ class TurnView:
         if isinstance(entry, NoteEntry):
             return StaticView(note_html(entry.text))
         if isinstance(entry, UnknownEntry):
-            return StaticView(unknown_html("update", {"type": entry.kind, **entry.raw}))
-        if isinstance(entry, ElicitationEntry):  # elicitation
+            return StaticView(raw_html(RawShown("update", entry.kind, entry.raw)))
+        if isinstance(entry, ElicitationEntry):
             assert self._session is not None
             form = ElicitationForm(
                 entry.request,
-                broker=getattr(self._session, "elicitations", None),
-                post=self._post,
+                broker=self._session.elicitations,
+                post=self._ctx.post,
                 transcript=self._session.transcript,
             )
             self.forms.append(form)
             return form
-        return StaticView(
-            unknown_html("entry", {"type": type(entry).__name__, "repr": repr(entry)})
-        )
-
-    # --- elicitation ---------------------------------------------------------------------
-
-    def _elicitation_count(self) -> int:
-        broker = getattr(self._session, "elicitations", None)
-        return len(broker.requests) if broker is not None else 0
-
-    # --- end elicitation -----------------------------------------------------------------
+        return StaticView(raw_html(RawShown("entry", type(entry).__name__, {"repr": repr(entry)})))
 
     def _sync_orphans(self) -> bool:
         """A request whose tool call lives in an earlier turn's card would be invisible
@@ -512,7 +435,7 @@ class TurnView:
                 if call is None:
                     continue
                 prompt = PermissionPrompt(
-                    request, call, broker=self._ctx.broker, post=self._post, cwd=self._ctx.cwd
+                    request, call, broker=self._ctx.broker, post=self._ctx.post, cwd=self._ctx.cwd
                 )
                 self.orphan_prompts.append(prompt)
                 changed = True
@@ -538,52 +461,10 @@ class TurnView:
                 "danger" if fraction > 0.95 else "warning" if fraction > 0.8 else ""
             )
             self._gauge.layout.display = None
-        text = Renderer(transcript, markdown=False).usage_line()
-        self._usage.value = (
-            f'<div style="color: {MUTED}; font-size: {SMALL_SIZE}; padding-left: 6px">{esc(text)}</div>'
-            if text
-            else ""
-        )
+        self._usage.value = usage_html(transcript)
         return True
 
     def _show_footer(self) -> bool:
-        lines: list[tuple[str, str]] = []
-        turn = self._turn
-        record = turn.record if turn is not None else None
-        if self._error is not None:
-            lines.append((f"Error: {self._error}", ERROR))
-        elif (
-            turn is not None
-            and record is not None
-            and record.finished
-            and self._session is not None
-        ):
-            renderer = Renderer(self._session.transcript, markdown=False)
-            # The first paragraph is the stop reason (or error), worded as in the transcript.
-            first = renderer.stop_line(record)
-            color = (
-                ERROR
-                if record.error is not None
-                else WARN
-                if record.stop_reason in ("refusal", "max_tokens", "max_turn_requests")
-                else MUTED
-            )
-            lines.append((first, color))
-            tokens = usage_tokens_line(record.usage)
-            if tokens:
-                lines.append((tokens, MUTED))
-        elif turn is not None and turn.done and record is None:
-            lines.append(
-                ("Cancelled before it started." if turn.cancel_requested else "Ended.", MUTED)
-            )
-        if turn is not None and turn.done and turn.duration is not None:
-            lines.append((f"Took {turn.duration:.1f} s", MUTED))
-        html = "".join(
-            f'<div style="color: {color}; font-size: {SMALL_SIZE}; line-height: 1.6">{esc(text)}</div>'
-            for text, color in lines
+        return self._show(
+            "footer", self._footer, footer_html(self._session, self._turn, self._error)
         )
-        if self._shown.get("footer") == html:
-            return False
-        self._shown["footer"] = html
-        self._footer.value = html
-        return True

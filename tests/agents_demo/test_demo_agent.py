@@ -16,7 +16,6 @@ import json
 import struct
 import subprocess
 import sys
-import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -27,7 +26,8 @@ import anyio.abc
 import pytest
 
 from acp_notebook import __version__
-from acp_notebook.agents.demo_edits import add_placeholders
+from acp_notebook.agents.demo.placeholders import add_placeholders
+from acp_notebook.agents.demo.scenes import SLOW_TEXT
 from acp_notebook.client.fs import FileSystem
 from acp_notebook.client.terminals import TerminalManager
 from acp_notebook.protocol.conformance import schema_errors
@@ -91,8 +91,9 @@ class DemoClient:
         self.policy: PermissionPolicy = choose("allow-once")
         self.schema_problems: list[str] = []
         self._methods: dict[Any, str] = {}  # our request id -> method
+        self._changed = anyio.Event()
         peer.add_observer(self._observe)
-        peer.handle_notification("session/update", self.updates.append)
+        peer.handle_notification("session/update", self._update)
         peer.handle_request("session/request_permission", self._permission)
         peer.handle_request("fs/read_text_file", self.fs.read_text_file)
         peer.handle_request("fs/write_text_file", self.fs.write_text_file)
@@ -101,10 +102,28 @@ class DemoClient:
 
     async def _permission(self, params: dict[str, Any]) -> dict[str, Any]:
         self.permission_requests.append(params)
+        self.notice()
         return await self.policy(params)
+
+    def _update(self, params: dict[str, Any]) -> None:
+        self.updates.append(params)
+        self.notice()
+
+    def notice(self) -> None:
+        """Something the tests look at changed: :meth:`until` checks again."""
+        self._changed.set()
+
+    async def until(self, condition: Callable[[], object], timeout: float = 10) -> None:
+        """Wait until ``condition()`` holds, checking it again whenever a message arrives
+        or a handler records something (the timeout is a safety net)."""
+        with anyio.fail_after(timeout):
+            while not condition():
+                self._changed = anyio.Event()
+                await self._changed.wait()
 
     def _observe(self, event: TraceEvent) -> None:
         self.events.append(event)
+        self.notice()
         message = event.message
         if message is None:
             self.schema_problems.append(f"not JSON: {event.invalid}")
@@ -127,6 +146,14 @@ class DemoClient:
 
     # -- helpers -----------------------------------------------------------------------
 
+    def updates_since(self, start: int) -> list[dict[str, Any]]:
+        """The ``update`` of every ``session/update`` from the ``start``-th on."""
+        return [u["update"] for u in self.updates[start:]]
+
+    def streamed_since(self, start: int) -> bool:
+        """Whether an agent message chunk came after the ``start``-th update."""
+        return bool(of_kind(self.updates_since(start), "agent_message_chunk"))
+
     def received(self) -> list[dict[str, Any]]:
         """Every message the agent sent, in order."""
         return [e.message for e in self.events if e.direction == "recv" and e.message]
@@ -141,6 +168,22 @@ class DemoClient:
     async def request(self, method: str, params: Any, timeout: float = 30) -> Any:
         with anyio.fail_after(timeout):
             return await self.peer.request(method, params)
+
+    async def cancel_once(
+        self, session_id: str, prompt: str, condition: Callable[[], object]
+    ) -> tuple[str, list[dict[str, Any]]]:
+        """Send ``prompt``, and ``session/cancel`` as soon as ``condition()`` holds; returns
+        the prompt's (stop reason, updates)."""
+        answer: list[tuple[str, list[dict[str, Any]]]] = []
+
+        async def run() -> None:
+            answer.append(await self.prompt(session_id, prompt))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(run)
+            await self.until(condition)
+            await self.peer.notify("session/cancel", {"sessionId": session_id})
+        return answer[0]
 
     async def initialize(self, caps: dict[str, Any] | None = None, version: int = 1) -> Any:
         return await self.request(
@@ -263,9 +306,7 @@ async def test_auth_required_until_demo_login(tmp_path: Path, how: str) -> None:
 async def test_new_session_modes_options_and_commands_after_the_answer(tmp_path: Path) -> None:
     async with demo_client(tmp_path) as client:
         result = await client.request("session/new", {"cwd": str(tmp_path), "mcpServers": []})
-        with anyio.fail_after(5):
-            while not client.updates:
-                await anyio.sleep(0.01)
+        await client.until(lambda: client.updates)
         received = client.received()
     assert result["sessionId"] == "demo-session-1"
     assert result["modes"]["currentModeId"] == "ask"
@@ -325,9 +366,9 @@ async def test_set_mode_and_config_options(tmp_path: Path) -> None:
             assert refused.value.code == -32602
         with pytest.raises(RpcError) as bad_mode:
             await client.request("session/set_mode", {"sessionId": session, "modeId": "yolo"})
-        with anyio.fail_after(5):
-            while len(of_kind([u["update"] for u in client.updates], "config_option_update")) < 3:
-                await anyio.sleep(0.01)
+        await client.until(
+            lambda: len(of_kind([u["update"] for u in client.updates], "config_option_update")) >= 3
+        )
         updates = [u["update"] for u in client.updates]
         _, turn = await client.prompt(session, "/think")
     assert bad_mode.value.code == -32602
@@ -364,9 +405,9 @@ async def test_load_replays_history_before_answering(tmp_path: Path) -> None:
         result = await client.request(
             "session/load", {"sessionId": session, "cwd": str(tmp_path), "mcpServers": []}
         )
-        with anyio.fail_after(5):
-            while client.updates[-1]["update"]["sessionUpdate"] != "available_commands_update":
-                await anyio.sleep(0.01)
+        await client.until(
+            lambda: client.updates[-1]["update"]["sessionUpdate"] == "available_commands_update"
+        )
         received = client.received()[before:]
     answer = next(i for i, m in enumerate(received) if "result" in m)
     replay = [
@@ -453,11 +494,11 @@ async def test_resume_close_and_delete(tmp_path: Path) -> None:
             await client.prompt(session, "hello")
         before = len(client.updates)
         await client.request("session/resume", {"sessionId": session, "cwd": str(tmp_path)})
-        with anyio.fail_after(5):
-            while len(client.updates) == before:
-                await anyio.sleep(0.01)
-        await anyio.sleep(0.2)
-        resumed = [u["update"]["sessionUpdate"] for u in client.updates[before:]]
+        # A replay would come before the answer, the command list after it.
+        await client.until(
+            lambda: of_kind(client.updates_since(before), "available_commands_update")
+        )
+        resumed = [u["sessionUpdate"] for u in client.updates_since(before)]
         stop, _ = await client.prompt(session, "/think")
         # close cancels a running turn: its prompt ends with "cancelled"
         async with anyio.create_task_group() as tasks:
@@ -466,8 +507,9 @@ async def test_resume_close_and_delete(tmp_path: Path) -> None:
             async def slow() -> None:
                 outcome["stop"] = (await client.prompt(session, "/slow"))[0]
 
+            streaming = len(client.updates)
             tasks.start_soon(slow)
-            await anyio.sleep(0.5)
+            await client.until(lambda: client.streamed_since(streaming))
             await client.request("session/close", {"sessionId": session}, timeout=5)
         assert await client.request("session/delete", {"sessionId": session}) == {}
         assert await client.request("session/delete", {"sessionId": "never-existed"}) == {}
@@ -488,8 +530,9 @@ async def test_unknown_session_and_busy_session(tmp_path: Path) -> None:
             await client.prompt("no-such-session", "hello")
         session = await client.new_session()
         async with anyio.create_task_group() as tasks:
+            streaming = len(client.updates)
             tasks.start_soon(client.prompt, session, "/slow")
-            await anyio.sleep(0.3)
+            await client.until(lambda: client.streamed_since(streaming))
             with pytest.raises(RpcError) as busy:
                 await client.prompt(session, "hello")
             await client.peer.notify("session/cancel", {"sessionId": session})
@@ -698,24 +741,12 @@ async def test_think_streams_thoughts_then_answers(tmp_path: Path) -> None:
 async def test_slow_stops_at_once_on_cancel(tmp_path: Path) -> None:
     async with demo_client(tmp_path) as client:
         session = await client.new_session()
-        result: dict[str, Any] = {}
-
-        async def run() -> None:
-            result["stop"], result["turn"] = await client.prompt(session, "/slow")
-            result["answered"] = time.monotonic()
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(run)
-            with anyio.fail_after(5):
-                while len(client.updates) < 8:
-                    await anyio.sleep(0.01)
-            cancelled_at = time.monotonic()
-            await client.peer.notify("session/cancel", {"sessionId": session})
-    assert result["stop"] == "cancelled"
-    assert result["answered"] - cancelled_at < 3
-    chunks = of_kind(result["turn"], "agent_message_chunk")
-    assert 5 <= len(chunks) < 30
-    assert "Finished" not in texts(result["turn"])
+        stop, turn = await client.cancel_once(session, "/slow", lambda: len(client.updates) >= 8)
+    assert stop == "cancelled"
+    chunks = of_kind(turn, "agent_message_chunk")
+    # It stopped streaming on the cancel: not every word went out, nor the closing line.
+    assert 5 <= len(chunks) < len(SLOW_TEXT.split())
+    assert "Finished" not in texts(turn)
 
 
 async def test_cancel_while_asking_permission(tmp_path: Path) -> None:
@@ -724,50 +755,32 @@ async def test_cancel_while_asking_permission(tmp_path: Path) -> None:
     async with demo_client(tmp_path) as client:
         client.policy = never_answer
         session = await client.new_session()
-        result: dict[str, Any] = {}
-
-        async def run() -> None:
-            result["stop"], result["turn"] = await client.prompt(session, "/edit keep.py")
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(run)
-            with anyio.fail_after(5):
-                while not client.permission_requests:
-                    await anyio.sleep(0.01)
-            await client.peer.notify("session/cancel", {"sessionId": session})
+        stop, turn = await client.cancel_once(
+            session, "/edit keep.py", lambda: client.permission_requests
+        )
         cancels = [m for m in client.received() if m.get("method") == "$/cancel_request"]
-    assert result["stop"] == "cancelled"
+    assert stop == "cancelled"
     assert target.read_text() == SAMPLE
     assert cancels  # the agent withdrew its pending permission request
-    last = of_kind(result["turn"], "tool_call_update")[-1]
+    last = of_kind(turn, "tool_call_update")[-1]
     assert last["status"] == "failed" and "not changed" in json.dumps(last["content"])
 
 
 async def test_cancel_kills_and_releases_a_running_terminal(tmp_path: Path) -> None:
     async with demo_client(tmp_path) as client:
         session = await client.new_session()
-        result: dict[str, Any] = {}
-
-        async def run() -> None:
-            result["stop"], result["turn"] = await client.prompt(session, "/run sleep 30")
-
-        started = time.monotonic()
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(run)
-            with anyio.fail_after(5):
-                while not client.requests_from_agent("terminal/wait_for_exit"):
-                    await anyio.sleep(0.01)
-            await client.peer.notify("session/cancel", {"sessionId": session})
+        stop, turn = await client.cancel_once(
+            session, "/run sleep 30", lambda: client.requests_from_agent("terminal/wait_for_exit")
+        )
         methods = [
             m.get("method")
             for m in client.received()
             if str(m.get("method")).startswith("terminal/")
         ]
-    assert result["stop"] == "cancelled"
-    assert time.monotonic() - started < 10
+    assert stop == "cancelled"
     # killed, its output kept for session/load, then released (spec: release every terminal)
     assert methods[-3:] == ["terminal/kill", "terminal/output", "terminal/release"]
-    last = of_kind(result["turn"], "tool_call_update")[-1]
+    last = of_kind(turn, "tool_call_update")[-1]
     assert last["status"] == "failed" and "killed" in json.dumps(last["content"])
 
 
@@ -1004,19 +1017,11 @@ async def test_read_edge_cases(tmp_path: Path) -> None:
 async def test_cancel_stops_a_long_stream(tmp_path: Path) -> None:
     async with demo_client(tmp_path) as client:
         session = await client.new_session()
-        result: dict[str, Any] = {}
-
-        async def run() -> None:
-            result["stop"], result["turn"] = await client.prompt(session, "/long 100000")
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(run)
-            with anyio.fail_after(10):
-                while len(client.updates) < 200:
-                    await anyio.sleep(0.005)
-            await client.peer.notify("session/cancel", {"sessionId": session})
-    assert result["stop"] == "cancelled"
-    assert 200 <= len(of_kind(result["turn"], "agent_message_chunk")) < 100_000
+        stop, turn = await client.cancel_once(
+            session, "/long 100000", lambda: len(client.updates) >= 200
+        )
+    assert stop == "cancelled"
+    assert 200 <= len(of_kind(turn, "agent_message_chunk")) < 100_000
 
 
 async def test_write_with_a_quoted_path_and_several_lines(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ def answering(client: DemoClient, answer: dict[str, Any] | Answer) -> list[dict[
 
     async def handler(params: dict[str, Any]) -> dict[str, Any]:
         asked.append(params)
+        client.notice()
         result = await answer(params) if callable(answer) else answer
         # What we answer must fit the schema as well.
         assert payload_errors(result, "CreateElicitationResponse") == []
@@ -153,20 +154,10 @@ async def test_cancel_while_asking_withdraws_the_elicitation(tmp_path: Path) -> 
 
         asked = answering(client, never)
         session = await client.new_session()
-        result: dict[str, Any] = {}
-
-        async def run() -> None:
-            result["stop"], result["turn"] = await client.prompt(session, "/ask-url")
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(run)
-            with anyio.fail_after(5):
-                while not asked:
-                    await anyio.sleep(0.01)
-            await client.peer.notify("session/cancel", {"sessionId": session})
+        stop, turn = await client.cancel_once(session, "/ask-url", lambda: asked)
         cancels = [m for m in client.received() if m.get("method") == "$/cancel_request"]
-    assert result["stop"] == "cancelled" and cancels
-    last = of_kind(result["turn"], "tool_call_update")[-1]
+    assert stop == "cancelled" and cancels
+    last = of_kind(turn, "tool_call_update")[-1]
     assert last["status"] == "failed"
 
 

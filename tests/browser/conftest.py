@@ -7,11 +7,14 @@
   interpreter: jupyter_client replaces a bare ``python`` with the server's
   ``sys.executable``, which is checked at start.
 * ``browser`` (session): Debian's chromium launched by Playwright (never a downloaded
-  one). The tests are skipped, with the reason, when it cannot be launched.
+  one).
 * ``notebook`` (per test): a fresh directory under the root dir (the kernel's and so the
   agent's working directory), a fresh browser context, and a :class:`NotebookPage`
   helper that writes a notebook, opens it, runs cells and takes screenshots into
   ``test-artifacts/browser/<test>-<nn>-<step>.png`` at the repo root.
+
+Without chromium or Playwright the tests skip, saying why; under ``CI=true`` they fail
+instead (:func:`tests.conftest.skip_or_fail`), so CI cannot go green without this layer.
 
 Every timeout here is a safety net; no test asserts on how fast anything is.
 """
@@ -40,6 +43,8 @@ import nbformat
 import pytest
 
 from acp_notebook.notebook.launch import free_port, lab_command
+
+from ..conftest import import_or_skip, skip_or_fail
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page
@@ -218,26 +223,34 @@ def _check_kernelspec(server: Lab) -> None:
 # ---------------------------------------------------------------------------------- browser
 
 
+def chromium_or_skip() -> str:
+    """Debian's chromium (never a downloaded one); skips (fails under CI) without it."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        skip_or_fail(
+            "chromium is not installed (apt-get install -y chromium)", allow_module_level=True
+        )
+    return chromium
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     # Module scope, not session: Playwright's sync API keeps an asyncio loop running in
     # the main thread while it is started, which breaks every async test collected after
     # this module (anyio: "another loop is running").
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
+    chromium = chromium_or_skip()
+    sync_api = import_or_skip("playwright.sync_api", "playwright is not installed")
     try:
         manager = sync_api.sync_playwright().start()
     except Exception as exc:
-        pytest.skip(f"playwright does not start: {exc}")
+        skip_or_fail(f"playwright does not start: {exc}")
     try:
         try:
             launched = manager.chromium.launch(
                 executable_path=chromium, headless=True, args=CHROMIUM_ARGS
             )
         except Exception as exc:
-            pytest.skip(f"playwright cannot launch {chromium}: {exc}")
+            skip_or_fail(f"playwright cannot launch {chromium}: {exc}")
         yield launched
         launched.close()
     finally:

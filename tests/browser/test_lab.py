@@ -9,23 +9,18 @@ Screenshots of every step go to ``test-artifacts/browser/``.
 from __future__ import annotations
 
 import re
-import shutil
 import time
 from typing import Any
 
 import pytest
 
+from ..conftest import import_or_skip
+from .conftest import TURN_TIMEOUT_MS, NotebookPage, chromium_or_skip
+
 pytestmark = pytest.mark.browser
 
-if shutil.which("chromium") is None:
-    pytest.skip(
-        "chromium is not installed (apt-get install -y chromium); browser tests skipped",
-        allow_module_level=True,
-    )
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-expect = sync_api.expect
-
-from .conftest import TURN_TIMEOUT_MS, NotebookPage  # noqa: E402
+chromium_or_skip()
+expect = import_or_skip("playwright.sync_api", "playwright is not installed").expect
 
 WIDGET_VIEW = ".jp-OutputArea-output .widget-vbox"
 MARKDOWN = '.jp-OutputArea-output.jp-RenderedMarkdown[data-mime-type="text/markdown"]'

@@ -448,6 +448,22 @@ def test_usage_errors_exit_with_argparse_code(tmp_path: Path) -> None:
     assert result.returncode == 2 and "sometimes" in result.stderr
 
 
+def test_an_env_without_equals_is_a_usage_error(tmp_path: Path) -> None:
+    result = cli("run", "x", "--env", "NOEQUALS", cwd=tmp_path)
+    assert result.returncode == 2 and "NAME=VALUE, got 'NOEQUALS'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "option"), [("demo-agent", "--state-file"), ("replay-agent", "--speed")]
+)
+def test_the_agent_commands_parse_their_own_options(
+    tmp_path: Path, command: str, option: str
+) -> None:
+    result = cli(command, "--help", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"usage: acp-notebook {command}" in result.stdout and option in result.stdout
+
+
 def test_permissions_ask_on_a_tty_asks_and_uses_the_answer(tmp_path: Path) -> None:
     import pty
     import threading

@@ -80,3 +80,11 @@ def test_the_replay_follows_the_live_client_ids_and_reports_surprises(tmp_path: 
     second = json.loads(lines[2])
     assert second["id"] == 1 and "expected session/load" in second["error"]["message"]
     assert "expected session/load, got session/new" in result.stderr
+
+
+def test_a_trace_that_cannot_be_read_is_one_sentence(tmp_path: Path) -> None:
+    result = acp("replay-agent", "missing.jsonl", cwd=tmp_path)
+    assert result.returncode != 0
+    assert result.stderr.strip() == (
+        "replay-agent: cannot read the trace missing.jsonl: No such file or directory"
+    )

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
+from acp_notebook.client.display import MAX_DIFF_LINES, unified_diff
+from acp_notebook.client.formatting import fence, short_path
 from acp_notebook.client.permissions import PermissionBroker
-from acp_notebook.client.render import (
-    MAX_DIFF_LINES,
-    Renderer,
-    TerminalView,
-    fence,
-    short_path,
-    transcript_bundle,
-    unified_diff,
-    usage_tokens_line,
-)
+from acp_notebook.client.rawinput import FileDiff
+from acp_notebook.client.render import Renderer, transcript_bundle, usage_tokens_line
+from acp_notebook.client.terminals import TerminalSnapshot
 from acp_notebook.client.transcript import Transcript, TurnRecord
 from acp_notebook.protocol import models as m
 
@@ -83,7 +79,10 @@ def test_rendering_is_deterministic() -> None:
 def test_markdown_of_a_whole_turn() -> None:
     out = md(*one_turn(*FULL))
     assert out.startswith("**You:** do it\n\nLet me **look**.\n\n")
-    assert '<details style="margin-bottom: 0.6em"><summary>' "Thought</summary>\n\npondering\n\n</details>" in out
+    assert (
+        '<details style="margin-bottom: 0.6em"><summary>'
+        "Thought</summary>\n\npondering\n\n</details>" in out
+    )
     assert "✏️ **Edit a.py** · edit · ✅ completed" in out
     assert "Locations: `src/a.py:4`" in out
     assert "**Plan**\n- [x] Read (high)\n- [~] **Edit** (medium)\n- [ ] Test (low)" in out
@@ -144,10 +143,10 @@ def test_every_diff_is_shown() -> None:
 
 
 def test_a_missing_final_newline_is_marked_and_long_diffs_are_cut() -> None:
-    text = unified_diff(m.Diff(path=f"{CWD}/x", old_text="a", new_text="b"), CWD)
+    text = unified_diff(FileDiff(f"{CWD}/x", "a", "b"), CWD)
     assert "\\ No newline at end of file" in text
     big = unified_diff(
-        m.Diff(path=f"{CWD}/big", old_text="", new_text="".join(f"{n}\n" for n in range(1000))),
+        FileDiff(f"{CWD}/big", "", "".join(f"{n}\n" for n in range(1000))),
         CWD,
     )
     assert big.splitlines()[-1].endswith("more diff lines")
@@ -155,10 +154,21 @@ def test_a_missing_final_newline_is_marked_and_long_diffs_are_cut() -> None:
 
 
 def test_terminal_output_comes_from_the_lookup() -> None:
+    def snapshot(command: str, output: str, **status: Any) -> TerminalSnapshot:
+        fields: dict[str, Any] = {
+            "truncated": False,
+            "exit_code": None,
+            "signal": None,
+            "exited": True,
+        }
+        return TerminalSnapshot(
+            command=command, cwd=CWD, output=output, released=False, **{**fields, **status}
+        )
+
     views = {
-        "done": TerminalView("make test", "ok\n", False, 0, None, True),
-        "killed": TerminalView("sleep 99", "", False, None, "SIGKILL", True),
-        "running": TerminalView("tail -f log", "line 1", True, None, None, False),
+        "done": snapshot("make test", "ok\n", exit_code=0),
+        "killed": snapshot("sleep 99", "", signal="SIGKILL"),
+        "running": snapshot("tail -f log", "line 1", truncated=True, exited=False),
     }
     transcript, record = one_turn(
         call(title="Run", kind="execute", content=[
@@ -222,7 +232,8 @@ def test_unknown_content_and_updates_are_collapsed_json() -> None:
     )
     out = md(transcript, record)
     assert (
-        '<details style="margin-bottom: 0.6em"><summary>' "Unknown content `hologram` (shown raw)</summary>\n\n"
+        '<details style="margin-bottom: 0.6em"><summary>'
+        "Unknown content `hologram` (shown raw)</summary>\n\n"
         '```json\n{\n  "a": 2,\n  "type": "hologram",\n  "z": 1\n}\n```\n\n</details>'
     ) in out
     assert "<summary>Unknown update `teleport` (shown raw)</summary>" in out
@@ -243,7 +254,7 @@ def test_a_diff_derived_from_raw_input_is_shown_and_labelled() -> None:
     assert out.count("*Diff derived from rawInput:*") == 2
     assert "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n" in out
     assert "+++ b/new.txt" in out and "+hello" in out
-    assert '<details style="margin-bottom: 0.6em"><summary>' "Raw input</summary>" in out
+    assert '<details style="margin-bottom: 0.6em"><summary>Raw input</summary>' in out
 
 
 def test_no_derived_diff_when_the_agent_sent_a_real_one() -> None:
@@ -341,3 +352,58 @@ def test_fences_survive_backticks_inside() -> None:
 def test_notes_render_in_italics() -> None:
     out = md(*one_turn({"sessionUpdate": "session_info_update", "title": "Bug hunt"}))
     assert "*Session title: Bug hunt.*" in out
+
+
+def message_with(*blocks: dict[str, Any]) -> str:
+    return md(*one_turn(*({"sessionUpdate": "agent_message_chunk", "content": b} for b in blocks)))
+
+
+def test_an_agent_mime_type_never_breaks_out_of_a_saved_image() -> None:
+    out = message_with(
+        {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png)[x](javascript:alert(1)"},
+        {"type": "image", "data": "UklGRg==", "mimeType": "audio/wav"},
+    )
+    assert "data:" not in out and "](javascript:" not in out
+    assert r"[image image/png\)\[x\]\(javascript:alert\(1\), 8 B]" in out  # text, not a link
+    assert "[image audio/wav, 4 B]" in out  # not an image type: not inlined either
+
+
+def test_a_link_a_browser_must_not_follow_is_saved_as_text() -> None:
+    link = {"type": "resource_link", "uri": "javascript:alert(1)", "name": "click",
+            "mimeType": "x)[y](javascript:alert(2)"}  # fmt: skip
+    turn = one_turn({"sessionUpdate": "agent_message_chunk", "content": link})
+    out = md(*turn)
+    assert r"🔗 click \<javascript:alert\(1\)\> (x\)\[y\]\(javascript:alert\(2\))" in out
+    assert not re.search(r"(?<!\\)(\]\(|<)javascript:", out), "nothing unescaped starts a link"
+    assert "🔗 click <javascript:alert(1)> (x)[y](javascript:alert(2))" in plain(*turn)
+
+
+def test_long_tool_text_is_cut_like_the_live_view() -> None:
+    text = "x" * 60_000
+    out = md(*one_turn(call(title="Read", kind="read", content=[
+        {"type": "content", "content": {"type": "text", "text": text}}])))  # fmt: skip
+    assert "… 10,000 more characters not shown" in out and "x" * 60_000 not in out
+
+
+def test_a_derived_patch_is_cut_like_any_diff() -> None:
+    patch = "--- a/big\n+++ b/big\n@@ -1,900 +1,900 @@\n" + "".join(f"+{n}\n" for n in range(900))
+    out = md(*one_turn(call(title="Patch", kind="edit", rawInput={"patch": patch})))
+    assert "*Diff derived from rawInput:*" in out
+    assert f"… {903 - MAX_DIFF_LINES} more diff lines" in out
+
+
+def test_terminal_output_past_the_limit_says_the_start_is_not_shown() -> None:
+    output = "".join(f"line {n}\n" for n in range(5000))
+    snapshot = TerminalSnapshot(command="seq", cwd=CWD, output=output, truncated=False,
+                                exit_code=0, signal=None, released=True, exited=True)  # fmt: skip
+    transcript, record = one_turn(
+        call(title="Run", kind="execute", content=[{"type": "terminal", "terminalId": "t"}])
+    )
+    out = md(transcript, record, terminals={"t": snapshot}.get)
+    assert "$ seq\n… (earlier output dropped)\n" in out and "line 4999\n[exit code 0]" in out
+    assert "line 0\n" not in out
+
+
+def test_base64_wrapped_in_lines_is_still_inlined_without_the_breaks() -> None:
+    out = message_with({"type": "image", "data": "iVBORw0K\nGgo=", "mimeType": "image/png"})
+    assert "](data:image/png;base64,iVBORw0KGgo=)" in out

@@ -14,7 +14,8 @@ from acp_notebook.client.connection import ClientConnection
 from acp_notebook.client.permissions import PermissionBroker, PermissionRequest
 from acp_notebook.client.render import Renderer
 from acp_notebook.client.rules import PermissionRules, RuleMatch, parse_rule, split_rules
-from acp_notebook.client.transcript import ToolCallEntry, ToolCallState, Transcript
+from acp_notebook.client.toolcall import ToolCallState
+from acp_notebook.client.transcript import ToolCallEntry, Transcript
 from acp_notebook.protocol import models as m
 
 from .helpers import DEMO, SAFETY
@@ -107,6 +108,33 @@ def test_a_malformed_rule_is_one_sentence(text: str, says: str) -> None:
     message = str(info.value)
     assert says in message and f"`{' '.join(text.split())}`" in message
     assert message.endswith(".") and message.count(". ") == 0
+
+
+def test_replace_changes_the_rules_for_every_holder_at_once() -> None:
+    shared = PermissionRules.parse(["allow read"])
+    first, second = PermissionBroker("deny", rules=shared), PermissionBroker("ask", rules=shared)
+    shared.replace("deny read; allow edit *.py")
+    assert first.rules is shared and second.rules is shared
+    assert shared.texts == ["deny read", "allow edit *.py"]
+    assert shared.match(call("read"), CWD) == RuleMatch("deny", "deny read")
+    shared.replace(PermissionRules.parse(["allow search"]))  # parsed rules are taken as they are
+    assert shared.texts == ["allow search"]
+    shared.replace([])
+    assert not shared and shared.match(call("read"), CWD) is None
+
+
+def test_a_malformed_replacement_changes_nothing() -> None:
+    rules = PermissionRules.parse(["allow read"])
+    with pytest.raises(ValueError, match="unknown tool kind"):
+        rules.replace(["deny delete", "allow reed"])
+    assert rules.texts == ["allow read"]
+
+
+def test_a_broker_without_rules_has_an_empty_set_that_matches_nothing() -> None:
+    broker = PermissionBroker("ask")
+    assert isinstance(broker.rules, PermissionRules) and not broker.rules
+    broker.rules = None  # older callers: no rules
+    assert isinstance(broker.rules, PermissionRules) and not broker.rules
 
 
 def test_a_rule_that_is_not_a_string_is_refused() -> None:
@@ -203,6 +231,23 @@ def test_fetch_rules_match_the_url() -> None:
     assert match(rules, call("fetch", raw={"url": "https://example.com/"})) is None
 
 
+def test_a_url_named_only_in_the_title_matches_no_fetch_pattern() -> None:
+    # The title is what the agent chose to say, not what it fetches.
+    titled = call("fetch", title="https://docs.python.org/3/")
+    assert match(["allow fetch https://docs.python.org/*"], titled) is None
+    assert match(["allow fetch"], titled) is not None, "a rule without a pattern needs no URL"
+
+
+def test_the_files_a_patch_names_must_match_too() -> None:
+    rules = ["allow edit *.py"]
+    patch = "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-a\n+b\n"
+    assert match(rules, call("edit", raw={"patch": patch})) is not None
+    sneaky = "--- a/app.py\n+++ b/../../etc/cron.d/x\n@@ -1 +1 @@\n-a\n+b\n"
+    assert match(rules, call("edit", raw={"path": f"{CWD}/app.py", "patch": sneaky})) is None
+    codex = "*** Begin Patch\n*** Update File: a.py\n*** Move to: notes.txt\n*** End Patch"
+    assert match(rules, call("edit", raw={"input": codex})) is None
+
+
 def test_any_kind_with_a_pattern() -> None:
     assert match(["deny * /etc/**"], call("read", paths=("/etc/passwd",))) is not None
     assert match(["deny * /etc/**"], call("read", paths=(f"{CWD}/a",))) is None
@@ -252,14 +297,12 @@ def test_a_rule_that_names_the_risky_command_allows_it() -> None:
 def request_for(
     broker: PermissionBroker, tool_call: dict[str, Any], options: list[dict[str, Any]] = ALL_KINDS
 ) -> tuple[PermissionRequest, Transcript]:
-    """What ``Session.request_permission`` does: open, merge, attach."""
+    """What ``Session.request_permission`` does before it waits: open, merge, attach."""
     transcript = Transcript(CWD)
-    params = {"sessionId": "s1", "toolCall": {"toolCallId": "c1", **tool_call}, "options": options}
-    parsed = m.RequestPermissionRequest.parse(params)
-    request = broker.open(params["toolCall"], options)
-    merged = transcript.merge_permission_tool_call(parsed.tool_call, request)
-    request.attach(merged, CWD, [CWD])
-    return request, transcript
+    params = m.RequestPermissionRequest.parse(
+        {"sessionId": "s1", "toolCall": {"toolCallId": "c1", **tool_call}, "options": options}
+    )
+    return broker.receive(params, transcript, cwd=CWD, roots=[CWD]), transcript
 
 
 async def decide(broker: PermissionBroker, request: PermissionRequest) -> PermissionRequest:
@@ -336,9 +379,8 @@ async def test_an_ask_rule_asks_even_when_the_policy_allows() -> None:
     with anyio.fail_after(SAFETY):
         async with anyio.create_task_group() as tg:
             tg.start_soon(wait)
-            while not with_ui.pending:
-                await anyio.sleep(0.01)
-            await anyio.sleep(0.05)
+            # Once every task waits, the broker has done all it does by itself.
+            await anyio.wait_all_tasks_blocked()
             assert request.pending and not result, "the policy allow must not decide it"
             assert with_ui.choose(request.key, "once")
     assert request.describe() == (
@@ -456,7 +498,7 @@ async def test_a_demo_run_allowed_by_a_rule_runs_without_a_ui(tmp_path: Path) ->
         with anyio.fail_after(SAFETY):
             await conn.initialize()
             session = await conn.new_session(tmp_path, policy="ask")  # no UI: ask means deny
-            session.permissions.rules = PermissionRules.parse(["allow execute echo*"])
+            session.permissions.rules.replace(["allow execute echo*"])
             turn = await session.prompt("/run echo hi")
     assert turn.stop_reason == "end_turn"
     tool_call = only_call(session)
@@ -477,7 +519,7 @@ async def test_a_demo_rm_rf_is_not_allowed_by_a_wildcard_rule(tmp_path: Path) ->
         with anyio.fail_after(SAFETY):
             await conn.initialize()
             session = await conn.new_session(tmp_path, policy="ask")
-            session.permissions.rules = PermissionRules.parse(["allow execute *"])
+            session.permissions.rules.replace(["allow execute *"])
             turn = await session.prompt("/run rm -rf x")
     assert turn.stop_reason == "end_turn"
     assert (victim / "keep.txt").read_text() == "keep\n", "the command ran"

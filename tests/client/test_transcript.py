@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from acp_notebook.client.toolcall import CANCELLED
 from acp_notebook.client.transcript import (
-    CANCELLED,
     MessageEntry,
     NoteEntry,
     PlanView,

@@ -2,7 +2,8 @@
 adapter and Alibaba's Qwen Code), installed from npm. Their prompts need accounts;
 `initialize` and `session/new` do not, so the report can be checked offline.
 
-Skipped, with the reason, where npm is missing or the packages cannot be installed.
+Skipped, with the reason, where npm is missing or the packages cannot be installed; under
+``CI=true`` that fails instead, so CI cannot go green without this layer.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from ..conftest import skip_or_fail
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +30,7 @@ PACKAGES = ["@zed-industries/claude-agent-acp@0.23.1", "@qwen-code/qwen-code@0.1
 def agents_bin() -> Path:
     npm = shutil.which("npm")
     if npm is None:
-        pytest.skip("npm is not installed, so no real agent can be installed here")
+        skip_or_fail("npm is not installed, so no real agent can be installed here")
     bin_dir = CACHE / "node_modules" / ".bin"
     if not ((bin_dir / "claude-agent-acp").exists() and (bin_dir / "qwen").exists()):
         CACHE.mkdir(parents=True, exist_ok=True)
@@ -47,7 +50,7 @@ def agents_bin() -> Path:
             timeout=600,
         )
         if result.returncode != 0:
-            pytest.skip(f"npm could not install the agents: {result.stderr.strip()[-300:]}")
+            skip_or_fail(f"npm could not install the agents: {result.stderr.strip()[-300:]}")
     return bin_dir
 
 

@@ -226,9 +226,8 @@ class Kernel:
         direction "send" (client → agent) or "recv". Read from the extension's message log
         inside the kernel (what ``%acp --log`` shows), as JSON."""
         out = self.text(
-            "print(__import__('json').dumps([[e.direction, e.message] for _, e in "
-            "__import__('acp_notebook.notebook.extension', fromlist=['current'])"
-            ".current().agents.log.events if e.message is not None], default=str))"
+            "print(__import__('json').dumps([[m.direction, m.raw] for m in "
+            "__import__('acp_notebook').messages() if m.raw is not None], default=str))"
         )
         return [(direction, message) for direction, message in json.loads(out)]
 

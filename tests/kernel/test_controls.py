@@ -168,10 +168,11 @@ def test_a_pending_permission_can_be_answered_from_python(kernel: Kernel, utils_
     turn = kernel.execute(f"%acp --no-wait /edit {rel(kernel, utils_py)}", until="idle")
     turn.wait_button("Allow once")
     listed = kernel.text(
-        "import acp_notebook as acp\nfor name, key, request in acp.pending():\n"
-        "    print(name, key, [o.name for o in request.options])"
+        "import acp_notebook as acp\nfor request in acp.pending():\n"
+        "    print(request.session, request.key, list(request.options))"
     )
     key = listed.split()[1]
+    assert key.startswith("default/perm-"), listed
     assert "'Allow once'" in listed and utils_py.read_text() == before
     assert kernel.text(f"print(acp.answer({key!r}, 'allow once'))").strip() == "Allow once"
     turn.wait("final")

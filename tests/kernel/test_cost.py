@@ -3,7 +3,7 @@ per 75 ms, a few widgets each), and the bytes grow linearly with the reply (froz
 segments are sent once; only the short live tail is re-sent).
 
 ``/long N`` makes the demo agent stream N Markdown chunks of about 40 bytes as fast as
-it can (acp_notebook/agents/demo_scenes.py, ``scene_long``; default 3,000)."""
+it can (acp_notebook/agents/demo/scenes.py, ``scene_long``; default 3,000)."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from .conftest import (
 
 pytestmark = pytest.mark.kernel
 
-#: The words /slow streams (acp_notebook/agents/demo_scenes.py, SLOW_TEXT): its first
+#: The words /slow streams (acp_notebook/agents/demo/scenes.py, SLOW_TEXT): its first
 #: words, and what only a turn that was not cancelled would show.
 SLOW_START = "This reply streams"
 SLOW_END = "Every ACP agent must behave this way when cancelled."

@@ -102,14 +102,15 @@ def test_the_environment_sets_the_default(
     monkeypatch.setenv("ACP_NOTEBOOK_PERMISSION_RULES", "allow read; deny execute rm *;")
     magics = AcpMagics(shell=None)
     assert magics.permission_rules == ["allow read", "deny execute rm *"]
-    assert magics.agents.permission_rules is not None
-    assert magics.agents.permission_rules.texts == ["allow read", "deny execute rm *"]
+    shared = magics.agents.permission_rules
+    assert shared.texts == ["allow read", "deny execute rm *"]
     runtime = magics.agents.runtime("demo")  # not started: only its settings
-    assert runtime.rules is magics.agents.permission_rules
+    assert runtime.rules is shared
+    # Changing the trait changes the one shared object in place: no copies to sync.
     magics.permission_rules = ["allow search"]
-    assert runtime.rules is not None and runtime.rules.texts == ["allow search"]
+    assert runtime.rules is shared and shared.texts == ["allow search"]
     magics.permission_rules = []
-    assert runtime.rules is None and magics.agents.permission_rules is None
+    assert runtime.rules is shared and not shared
 
     monkeypatch.setenv("ACP_NOTEBOOK_PERMISSION_RULES", "allow nope")
     assert AcpMagics(shell=None).permission_rules == []

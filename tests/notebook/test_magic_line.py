@@ -5,7 +5,6 @@ notebook variables as context."""
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import pytest
 
@@ -97,17 +96,13 @@ def test_top_level_acp_lines_are_awaited_so_the_cell_stays_busy() -> None:
 
 
 def test_completion_offers_options_presets_policies_and_commands() -> None:
-    command = SimpleNamespace(name="read")
-    session = SimpleNamespace(
-        transcript=SimpleNamespace(commands=[command, SimpleNamespace(name="refuse")])
-    )
-    magics = SimpleNamespace(
-        agents=SimpleNamespace(runtimes={"demo": SimpleNamespace(sessions={"default": session})})
-    )
-    assert completions(magics, "%acp --st", "--st") == ["--status", "--stop"]
-    assert "claude" in completions(magics, "%acp -a cl", "cl")
-    assert completions(magics, "%acp -p a", "a") == ["ask", "allow"]
-    assert completions(magics, "%acp /re", "/re") == ["/read", "/refuse"]
+    def commands() -> list[str]:
+        return ["read", "refuse", "help"]
+
+    assert completions("%acp --st", "--st", commands) == ["--status", "--stop"]
+    assert "claude" in completions("%acp -a cl", "cl", commands)
+    assert completions("%acp -p a", "a", commands) == ["ask", "allow"]
+    assert completions("%acp /re", "/re", commands) == ["/read", "/refuse"]
 
 
 def test_variables_become_embedded_resources_and_other_braces_stay() -> None:

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from acp_notebook.protocol import models as m
-from acp_notebook.protocol.conformance import method_types, payload_errors, schema_errors
+from acp_notebook.protocol.conformance import (
+    load_schema,
+    method_types,
+    payload_errors,
+    schema_errors,
+    validator_available,
+)
+
+from .test_models import GOLDEN, load_golden
 
 META = Path(__file__).resolve().parents[2] / "acp_notebook/protocol/schema/v1/meta.json"
 
@@ -255,3 +266,80 @@ def _name(tp: Any) -> str:
     if isinstance(tp, type):
         return tp.__name__
     return next(name for name, value in vars(m).items() if value is tp)
+
+
+# --- the fast checks give the verdicts of plain jsonschema ---------------------------------------
+
+
+@cache
+def _plain_validator(def_name: str) -> Any:
+    """Reference: stock Draft 2020-12 on the schema file, references resolved the usual way."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    uri = "urn:acp-schema"
+    resource = Resource.from_contents(load_schema(), default_specification=DRAFT202012)
+    return Draft202012Validator(
+        {"$ref": f"{uri}#/$defs/{def_name}"}, registry=Registry().with_resource(uri, resource)
+    )
+
+
+def _plain_errors(payload: Any, def_name: str) -> list[str]:
+    return [e.message for e in _plain_validator(def_name).iter_errors(payload)]
+
+
+def _variants(payload: Any) -> list[Any]:
+    """The payload and, for each of its keys and of its first nested object's keys, the payload
+    with that key removed, nulled, or given a value of the wrong type."""
+    out = [payload]
+    if not isinstance(payload, dict):
+        return out
+    for key in payload:
+        for value in (None, 12345, "?", [], {}):
+            out.append({**payload, key: value})
+        out.append({k: v for k, v in payload.items() if k != key})
+        inner = payload[key]
+        if isinstance(inner, dict):
+            out += [{**payload, key: v} for v in _variants_flat(inner)]
+    return out
+
+
+def _variants_flat(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    out = [{k: v for k, v in payload.items() if k != key} for key in payload]
+    out += [{**payload, key: 12345} for key in payload]
+    return out
+
+
+def _golden_cases() -> list[tuple[str, Any, str]]:
+    return [(name, load_golden(name), GOLDEN[name][0]) for name in sorted(GOLDEN)]
+
+
+@pytest.mark.parametrize(
+    ("name", "payload", "def_name"), _golden_cases(), ids=lambda v: str(v)[:40]
+)
+def test_fast_checks_agree_with_plain_jsonschema(name: str, payload: Any, def_name: str) -> None:
+    for variant in _variants(payload):
+        fast = payload_errors(variant, def_name)
+        plain = _plain_errors(variant, def_name)
+        assert bool(fast) == bool(plain), (name, variant, fast, plain)
+
+
+def test_checks_say_when_jsonschema_is_missing() -> None:
+    code = """
+import sys
+sys.modules["jsonschema"] = None  # as if it were not installed
+from acp_notebook.protocol import conformance
+print(conformance.validator_available())
+try:
+    conformance.schema_errors({"jsonrpc": "2.0", "method": "_x"}, sender="agent")
+except conformance.ValidatorUnavailable as exc:
+    print(exc)
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.splitlines() == [
+        "False",
+        "Checking messages against the ACP schema needs the jsonschema package (4.0 or newer),"
+        " which is not installed here: pip install jsonschema.",
+    ]
+    assert validator_available()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -92,6 +93,15 @@ GOLDEN: dict[str, tuple[str, Any, type[BaseModel]]] = {
         m.ToolCallProgress,
     ),
     "session_update_user_message_chunk": ("SessionUpdate", m.SessionUpdate, m.UserMessageChunk),
+    # written for this project (see SOURCE.md): the parts the SDK 2.4.0 schema added
+    "session_update_notice": ("SessionUpdate", m.SessionUpdate, m.Notice),
+    "session_update_compaction_update": ("SessionUpdate", m.SessionUpdate, m.CompactionUpdate),
+    "session_update_compaction_summary_chunk": (
+        "SessionUpdate",
+        m.SessionUpdate,
+        m.CompactionSummaryChunk,
+    ),
+    "session_update_tool_call_name": ("SessionUpdate", m.SessionUpdate, m.ToolCallStart),
     "set_session_config_option_request": (
         "SetSessionConfigOptionRequest",
         m.SetSessionConfigOptionRequest,
@@ -127,7 +137,7 @@ def assert_conforms(payload: Any, def_name: str) -> None:
 
 def test_every_golden_file_is_mapped() -> None:
     files = {p.stem for p in GOLDEN_DIR.glob("*.json")}
-    assert len(files) == 36
+    assert len(files) == 40
     assert files == set(GOLDEN)
 
 
@@ -163,6 +173,72 @@ def test_golden_fields_are_typed() -> None:
     assert isinstance(block.resource, m.TextResourceContents)
     blob = parse(m.ContentBlock, load_golden("content_resource_blob"))
     assert isinstance(blob.resource, m.BlobResourceContents)
+
+
+def test_notice_and_compaction_updates_are_typed() -> None:
+    notice = parse(m.SessionUpdate, load_golden("session_update_notice"))
+    assert isinstance(notice, m.Notice)
+    assert (notice.severity, notice.title) == ("warning", "Context window 90% full")
+    assert notice.description is not None and notice.description.startswith("Older turns")
+    update = parse(m.SessionUpdate, load_golden("session_update_compaction_update"))
+    assert isinstance(update, m.CompactionUpdate)
+    assert (update.compaction_id, update.status, update.error) == ("cmp_001", "completed", None)
+    assert update.summary is not None and isinstance(update.summary[0], m.TextContentBlock)
+    chunk = parse(m.SessionUpdate, load_golden("session_update_compaction_summary_chunk"))
+    assert isinstance(chunk, m.CompactionSummaryChunk)
+    assert isinstance(chunk.content, m.TextContentBlock)
+    assert chunk.content.text.startswith("The user is renaming")
+
+
+def test_tool_calls_carry_their_name() -> None:
+    start = parse(m.SessionUpdate, load_golden("session_update_tool_call_name"))
+    assert isinstance(start, m.ToolCallStart)
+    assert (start.name, start.title) == ("Bash", "Run command")
+    assert parse(m.SessionUpdate, load_golden("session_update_tool_call")).name is None
+    progress = m.ToolCallProgress(tool_call_id="c", name="Edit")
+    assert progress.to_wire() == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c",
+        "name": "Edit",
+    }
+    assert_conforms(progress.to_wire(), "SessionUpdate")
+    assert m.ToolCallUpdate.parse({"toolCallId": "c", "name": "Read"}).name == "Read"
+
+
+def test_new_updates_built_in_code_validate() -> None:
+    cases: list[AcpModel] = [
+        m.Notice(severity="info", title="Indexed 120 files"),
+        m.CompactionUpdate(compaction_id="k", status="in_progress"),
+        m.CompactionUpdate(compaction_id="k", status="failed", summary=None, error="too long"),
+        m.CompactionSummaryChunk(compaction_id="k", content=m.TextContentBlock(text="so far")),
+    ]
+    for update in cases:
+        assert update.to_wire()["sessionUpdate"] == update.__acp_tag__
+        assert_conforms(
+            m.SessionNotification(session_id="s", update=update).to_wire(), "SessionNotification"
+        )
+    # summary and error are nullable: an explicit None clears them on the wire (patch semantics)
+    assert cases[2].to_wire()["summary"] is None
+    capabilities = m.ClientSessionCapabilities(
+        notices=m.NoticeCapabilities(), compaction=m.CompactionCapabilities()
+    )
+    assert capabilities.to_wire() == {"notices": {}, "compaction": {}}
+    assert_conforms(capabilities.to_wire(), "ClientSessionCapabilities")
+
+
+def test_future_notice_severity_and_compaction_status_are_kept() -> None:
+    data = notification({"sessionUpdate": "notice", "severity": "_acme_debug", "title": "t"})
+    parsed = m.SessionNotification.parse(data)
+    assert isinstance(parsed.update, m.Notice)
+    assert parsed.update.severity == "_acme_debug"
+    assert parsed.to_wire() == data
+    data = notification(
+        {"sessionUpdate": "compaction_update", "compactionId": "k", "status": "paused"}
+    )
+    parsed = m.SessionNotification.parse(data)
+    assert isinstance(parsed.update, m.CompactionUpdate)
+    assert parsed.update.status == "paused"
+    assert parsed.to_wire() == data
 
 
 # --- unknown variants and values are kept -----------------------------------------------------
@@ -397,6 +473,22 @@ def test_required_list_with_default_on_error_becomes_empty() -> None:
     assert parsed.entries == []
 
 
+def test_default_on_null_reads_null_as_the_default() -> None:
+    # spec: x-deserialize-default-on-null, e.g. McpServerStdio.args and .env (required lists)
+    repairs: list[str] = []
+    server = parse(
+        m.McpServer,
+        {"name": "fs", "command": "/bin/fs", "args": None, "env": None},
+        repairs=repairs,
+    )
+    assert isinstance(server, m.McpServerStdio)
+    assert (server.args, server.env) == ([], [])
+    assert sorted(r.split(":")[0] for r in repairs) == ["args", "env"]
+    # only null: a wrong type in such a field is still an error
+    with pytest.raises(ValidationError):
+        parse(m.McpServerStdio, {"name": "fs", "command": "/bin/fs", "args": "-v", "env": []})
+
+
 def test_unrepairable_message_raises() -> None:
     with pytest.raises(ValidationError):
         m.SessionNotification.parse({"update": {"sessionUpdate": "plan", "entries": []}})
@@ -613,9 +705,21 @@ def test_models_py_is_generated_and_up_to_date() -> None:
     assert first == second  # deterministic
     assert first == (ROOT / "acp_notebook" / "protocol" / "models.py").read_text(encoding="utf-8")
     assert first.startswith(
-        "# Generated by scripts/gen_models.py from the ACP JSON Schema schema-v1.21.0"
+        "# Generated by scripts/gen_models.py from the ACP JSON Schema @agentclientprotocol/sdk 2.4.0"
     )
+    assert m.SCHEMA_RELEASE == "@agentclientprotocol/sdk 2.4.0"
     assert "python scripts/gen_models.py" in first.splitlines()[2]
+
+
+def test_generator_refuses_a_field_that_hides_a_type() -> None:
+    # The class body runs top to bottom: a field named ``str`` would turn the annotation
+    # ``path: str`` after it into a lookup of that field's default.
+    gen = _generator()
+    schema, meta, release = gen.load()
+    location = schema["$defs"]["ToolCallLocation"]
+    location["properties"] = {"str": {"type": "integer"}, **location["properties"]}
+    with pytest.raises(SystemExit, match=r"ToolCallLocation.path: a field hides \['str'\]"):
+        gen.Generator(schema, meta, release).render()
 
 
 def test_every_object_def_has_a_python_type() -> None:
@@ -644,6 +748,47 @@ def test_method_tables_match_meta_json() -> None:
     assert m.CLIENT_METHODS["session/update"].result is None
     assert m.CLIENT_METHODS["elicitation/create"].params is m.CreateElicitationRequest
     assert m.PROTOCOL_METHODS["$/cancel_request"].params is m.CancelRequestNotification
+
+
+def test_models_are_built_on_first_use() -> None:
+    # A fresh interpreter: importing builds no validator, parsing a chunk builds what it needs.
+    code = """
+import json
+from acp_notebook.protocol import models as m
+from acp_notebook.protocol.modelbase import AcpModel
+
+classes = [c for c in vars(m).values() if isinstance(c, type) and issubclass(c, AcpModel)]
+def built():
+    return sorted(c.__name__ for c in classes if c.__pydantic_complete__)
+at_import = built()
+update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}}
+note = m.SessionNotification.parse({"sessionId": "s", "update": update})
+print(json.dumps([at_import, built(), note.to_wire()["update"] == update]))
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    at_import, after_parse, round_trip = json.loads(run.stdout)
+    assert at_import == []
+    assert "SessionNotification" in after_parse
+    assert "InitializeResponse" not in after_parse  # nothing the chunk does not use
+    assert round_trip
+
+
+@pytest.mark.slow
+def test_the_import_benchmark_runs() -> None:
+    # benchmarks/models_import.py, at a tiny size: it must keep working for the benchmark table.
+    script = ROOT / "benchmarks" / "models_import.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--reps", "1", "--chunks", "200"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    assert "| import acp_notebook.protocol.models (after pydantic) |" in proc.stdout
+    record = json.loads(proc.stdout.strip().splitlines()[-1])
+    (run,) = record["runs"]["this"]
+    assert run["built_after_first_parse"] < run["model_classes"]
+    assert run["steady_ms"] > 0 and run["check_us"] > 0
 
 
 def test_parse_cost_of_an_agent_message_chunk() -> None:

@@ -18,9 +18,10 @@ from typing import Any
 import comm
 import pytest
 
+from acp_notebook.client.elicitation import ElicitationBroker
 from acp_notebook.client.permissions import PermissionBroker, PermissionRequest
-from acp_notebook.client.render import TerminalView
 from acp_notebook.client.session import PromptTurn
+from acp_notebook.client.terminals import TerminalSnapshot
 from acp_notebook.client.transcript import MessageEntry, Transcript, TurnRecord
 from acp_notebook.protocol import models as m
 
@@ -147,10 +148,13 @@ class FakeSession:
         self.permissions = PermissionBroker(
             "ask", interactive=True, on_change=lambda _r: self.transcript.changed()
         )
+        self.elicitations = ElicitationBroker(
+            interactive=True, on_change=lambda _r: self.transcript.changed()
+        )
         self.turns: list[PromptTurn] = []
-        self.terminals: dict[str, TerminalView] = {}
+        self.terminals: dict[str, TerminalSnapshot] = {}
 
-    def terminal_view(self, terminal_id: str) -> TerminalView | None:
+    def terminal_view(self, terminal_id: str) -> TerminalSnapshot | None:
         return self.terminals.get(terminal_id)
 
     # -- driving it like Session does -------------------------------------------------
@@ -179,11 +183,11 @@ class FakeSession:
         self, tool_call: dict[str, Any], options: list[dict[str, Any]] = OPTIONS
     ) -> PermissionRequest:
         """What ``Session.request_permission`` does before it waits for the answer."""
-        params: dict[str, Any] = {"sessionId": "s1", "toolCall": tool_call, "options": options}
-        parsed = m.RequestPermissionRequest.parse(params)
-        request = self.permissions.open(params["toolCall"], params["options"])
-        self.transcript.merge_permission_tool_call(parsed.tool_call, request)
-        return request
+        params = m.RequestPermissionRequest.parse(
+            {"sessionId": "s1", "toolCall": tool_call, "options": options}
+        )
+        cwd = self.transcript.cwd or CWD
+        return self.permissions.receive(params, self.transcript, cwd=cwd, roots=[cwd])
 
 
 @pytest.fixture

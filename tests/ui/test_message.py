@@ -8,6 +8,7 @@ import random
 
 import ipywidgets as w
 
+from acp_notebook.client.render import Renderer
 from acp_notebook.client.transcript import Transcript
 from acp_notebook.protocol import models as m
 from acp_notebook.ui.markdown import render_markdown
@@ -161,6 +162,24 @@ def test_non_text_blocks_are_shown_inline():
     assert 'href="https://example.org/r.csv" target="_blank"' in html and "text/csv, 2.0 KB" in html
     assert "<details" in html and "src/app.py" in html  # embedded resource, collapsed, relative
     assert "Unknown content" in html and "hologram" in html and "&quot;depth&quot;: 3" in html
+
+
+def test_media_are_inlined_only_with_a_type_of_their_kind_and_sized_as_saved():
+    transcript = Transcript(CWD)
+    record = transcript.begin_turn([text("go")])
+    for raw in (
+        {"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="},
+        {"type": "audio", "mimeType": "image/png", "data": "UklGRg=="},
+        {"type": "image", "mimeType": "audio/wav", "data": "UklGRg=="},
+        {"type": "image", "mimeType": 'image/png" onerror="alert(1)', "data": "UklGRg=="},
+    ):
+        transcript.apply(update({"sessionUpdate": "agent_message_chunk", "content": raw}))
+    html = all_html(MessageView(message(transcript), CWD).widget)
+    assert html.count("<audio") == 1 and "<img" not in html
+    assert 'onerror="' not in html
+    saved = Renderer(transcript).turn(record)
+    # "UklGRg==" is the 4 bytes "RIFF": the live view and the saved transcript agree.
+    assert "🔊 audio audio/wav, 4 B" in html and "[audio audio/wav, 4 B]" in saved
 
 
 def test_thoughts_are_collapsed_and_titled_while_thinking_then_done(wire: Wire):

@@ -69,6 +69,35 @@ def test_an_edit_names_its_files_and_points_at_the_diffs(session: FakeSession, p
     assert "see the diffs above" in prompt.question and CWD not in prompt.question
 
 
+def test_a_command_named_only_in_the_title_is_shown_as_the_command(
+    session: FakeSession, post: Poster
+):
+    # Some agents name the command only in the title, in backticks; rules and the risk
+    # rating read it there too, so the prompt must show it.
+    prompt = prompt_for(
+        session, post, {"toolCallId": "t3", "title": "`rm -rf build`", "kind": "execute"}
+    )
+    assert "Run <span" in prompt.question and "rm -rf build</span>" in prompt.question
+    assert "Risky: deletes files recursively" in prompt.warning
+
+
+def test_an_edit_in_raw_input_names_its_files_and_points_at_the_derived_diff(
+    session: FakeSession, post: Poster
+):
+    raw = {"file_path": f"{CWD}/src/app.py", "old_string": "a", "new_string": "b"}
+    prompt = prompt_for(
+        session, post, {"toolCallId": "t4", "title": "Edit", "kind": "edit", "rawInput": raw}
+    )
+    assert "Edit <span" in prompt.question and "src/app.py</span>" in prompt.question
+    assert "see the diffs above" in prompt.question
+
+
+def test_a_fetch_shows_its_url(session: FakeSession, post: Poster):
+    fetch = {"toolCallId": "t5", "title": "Fetch", "kind": "fetch"}
+    prompt = prompt_for(session, post, {**fetch, "rawInput": {"url": "https://x.org/a"}})
+    assert "Fetch <span" in prompt.question and "https://x.org/a</span>" in prompt.question
+
+
 def test_choose_only_posts_and_the_loop_then_decides_and_disables(
     session: FakeSession, post: Poster
 ):

@@ -15,8 +15,8 @@ from .conftest import CWD, FakeSession, Poster, all_html
 
 
 def ask(session: FakeSession, command: str) -> PermissionRequest:
-    """What ``Session.request_permission`` does: open, merge, then attach (rate the risk)."""
-    request = session.request_permission(
+    """What ``Session.request_permission`` does: open, merge, attach (rate the risk)."""
+    return session.request_permission(
         {
             "toolCallId": "t1",
             "title": f"Run {command}",
@@ -24,8 +24,6 @@ def ask(session: FakeSession, command: str) -> PermissionRequest:
             "rawInput": {"command": command},
         }
     )
-    request.attach(session.transcript.tool_calls["t1"], CWD, [CWD])
-    return request
 
 
 def prompt_for(session: FakeSession, post: Poster, command: str) -> PermissionPrompt:
@@ -74,14 +72,17 @@ def test_agent_text_in_the_warning_is_escaped(session: FakeSession, post: Poster
     assert "<img" not in prompt.warning and "&lt;img" in prompt.warning
 
 
-def test_the_live_view_shows_the_warning_once_the_request_is_attached(
+def test_the_live_view_never_shows_a_prompt_without_its_warning(
     session: FakeSession, post: Poster
 ) -> None:
     turn = session.submit()
     session.start(turn)
     view = TurnView(agent_label="demo", session_label="default", post=post)
     view.bind(session, turn)
-    request = session.request_permission(
+    seen: list[str] = []
+    # Every time the transcript tells its listeners, the view redraws; record what it shows.
+    session.transcript.subscribe(lambda _t: (view.refresh(), seen.append(all_html(view.widget))))
+    session.request_permission(
         {
             "toolCallId": "t1",
             "title": "Clean up",
@@ -89,14 +90,11 @@ def test_the_live_view_shows_the_warning_once_the_request_is_attached(
             "rawInput": {"command": "git clean -fdx"},
         }
     )
-    view.refresh()  # the merge already redrew it, before the rating existed
-    assert "Risky" not in all_html(view.widget)
-    request.attach(session.transcript.tool_calls["t1"], CWD, [CWD])
-    session.transcript.changed()  # as the broker's decide() does next
-    view.refresh()
+    with_prompt = [html for html in seen if "Permission requested" in html]
+    assert with_prompt, "the view was told about the request"
+    assert all("deletes untracked files (git clean)" in html for html in with_prompt)
     (prompt,) = view.prompts
     assert "⚠️ Risky: deletes untracked files (git clean)" in prompt.warning
-    assert "deletes untracked files (git clean)" in all_html(view.widget)
 
 
 def test_the_decision_line_names_the_rule(session: FakeSession, post: Poster) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import ipywidgets as w
 
-from acp_notebook.client.rawinput import DERIVED_NOTE, command_of, edits_from_raw_input
-from acp_notebook.client.render import MAX_DIFF_LINES, MAX_TERMINAL_CHARS, TerminalView
+from acp_notebook.client.display import MAX_DIFF_LINES, MAX_TERMINAL_CHARS, diff_shown
+from acp_notebook.client.rawinput import DERIVED_NOTE, FileDiff, command_of, edits_from_raw_input
+from acp_notebook.client.terminals import TerminalSnapshot
 from acp_notebook.client.transcript import Transcript
 from acp_notebook.ui.context import ViewContext
 from acp_notebook.ui.diff import DiffView
@@ -24,6 +25,22 @@ from .conftest import (
     tool_call,
     tool_update,
 )
+
+
+def snapshot(
+    command: str, output: str, *, exit_code: int | None = None, signal: str | None = None
+) -> TerminalSnapshot:
+    """A terminal as ``Session.terminal_view`` returns it (exited once it has a status)."""
+    return TerminalSnapshot(
+        command=command,
+        cwd=CWD,
+        output=output,
+        truncated=False,
+        exit_code=exit_code,
+        signal=signal,
+        released=False,
+        exited=exit_code is not None or signal is not None,
+    )
 
 
 def card_for(transcript: Transcript, tool_call_id: str, **ctx: object) -> ToolCallCard:
@@ -151,17 +168,19 @@ def test_raw_input_shapes_of_known_agents_are_recognised():
     opencode = edits_from_raw_input(
         {"filePath": "/p/x.ts", "oldString": "let", "newString": "const"}
     )
-    assert opencode[0].diff is not None and opencode[0].diff.new_text == "const"
+    assert opencode[0].new_text == "const" and opencode[0].derived
     codex = edits_from_raw_input(
         {"changes": {"/p/m.rs": {"type": "update", "unified_diff": "@@ -1 +1 @@\n-a\n+b\n"}}}
     )
     assert codex[0].label == "/p/m.rs" and codex[0].patch is not None
+    assert codex[0].paths == ["/p/m.rs"]
     patch = edits_from_raw_input(
         {"patch": "*** Begin Patch\n*** Update File: f.py\n@@\n-a\n+b\n*** End Patch"}
     )
-    assert patch[0].patch is not None
+    assert patch[0].patch is not None and patch[0].label == "patch"
+    assert patch[0].paths == ["f.py"]
     write = edits_from_raw_input({"file_path": "/p/new.md", "content": "# Title\n"}, "edit")
-    assert write[0].content_only and write[0].diff is not None and write[0].diff.old_text is None
+    assert write[0].content_only and write[0].old_text is None and not write[0].new_file
     assert edits_from_raw_input({"file_path": "/p/new.md", "content": "x"}, "read") == []
     assert edits_from_raw_input({"diff": "not a diff at all"}) == []
     assert command_of({"command": ["bash", "-lc", "make test"]}) == "make test"
@@ -237,9 +256,7 @@ def test_tool_text_content_that_grows_is_updated_in_place(wire: Wire):
 
 
 def test_an_embedded_terminal_streams_and_stays_after_release(wire: Wire):
-    terminals: dict[str, TerminalView] = {
-        "term-1": TerminalView("pytest -q", "collecting…\n", False, None, None, False)
-    }
+    terminals: dict[str, TerminalSnapshot] = {"term-1": snapshot("pytest -q", "collecting…\n")}
     transcript = new_transcript()
     transcript.apply(
         tool_call(
@@ -249,7 +266,7 @@ def test_an_embedded_terminal_streams_and_stays_after_release(wire: Wire):
     card = card_for(transcript, "t1", terminals=terminals.get)
     html = all_html(card.widget)
     assert "pytest -q" in html and "collecting…" in html and "running…" in html
-    terminals["term-1"] = TerminalView("pytest -q", "collecting…\n3 passed\n", False, 0, None, True)
+    terminals["term-1"] = snapshot("pytest -q", "collecting…\n3 passed\n", exit_code=0)
     card.refresh()
     assert "3 passed" in all_html(card.widget) and "[exit code 0]" in all_html(card.widget)
     # Released and gone from the manager: the card keeps what it showed.
@@ -264,12 +281,12 @@ def test_an_embedded_terminal_streams_and_stays_after_release(wire: Wire):
 
 def test_terminal_output_is_segmented_then_capped_like_the_transcript(wire: Wire):
     output = ""
-    view: dict[str, TerminalView] = {}
+    view: dict[str, TerminalSnapshot] = {}
     terminal = TerminalOutputView("t", view.get)
     sizes = []
     for i in range(600):
         output += f"line {i:05d} " + "x" * 40 + "\n"
-        view["t"] = TerminalView("make", output, False, None, None, False)
+        view["t"] = snapshot("make", output)
         mark = wire.mark()
         terminal.refresh()
         sizes.append(wire.bytes_since(mark))
@@ -277,7 +294,7 @@ def test_terminal_output_is_segmented_then_capped_like_the_transcript(wire: Wire
             break
     # While under the cap, a refresh costs about the new output plus a short tail.
     assert max(sizes[:-1]) < 6_000
-    view["t"] = TerminalView("make", output + "tail\n", False, None, "SIGTERM", True)
+    view["t"] = snapshot("make", output + "tail\n", signal="SIGTERM")
     terminal.refresh()
     html = all_html(terminal.widget)
     assert "earlier output dropped" in html and "tail" in html and "[killed by SIGTERM]" in html
@@ -290,8 +307,8 @@ def test_an_unknown_terminal_says_so():
 
 
 def test_diff_view_of_a_patch_string_tints_lines():
-    view = DiffView.from_patch(
-        "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-old\n+new\n", "f", note=DERIVED_NOTE
-    )
-    assert view.stats == (1, 1)
+    patch = "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-old\n+new\n"
+    view = DiffView(diff_shown(FileDiff("", patch=patch, derived=True), CWD))
+    assert view.stats == (1, 1) and view.label == "patch" and view.note == DERIVED_NOTE
+    assert "+++ b/f" in view.html, "a patch keeps its own file lines"
     assert "rgba(46, 160, 67" in view.html and "rgba(248, 81, 73" in view.html

@@ -1,6 +1,6 @@
-"""Sessions and prompt turns of the demo agent: the API its demonstrations are written in.
+"""A prompt turn of the demo agent: the API its demonstrations are written in.
 
-A :class:`Turn` is what a scene (:mod:`.demo_scenes`) works with: it sends
+A :class:`Turn` is what a scene (:mod:`.scenes`) works with: it sends
 ``session/update`` notifications, starts and updates tool calls, asks for permission and
 calls the client's ``fs/*`` and ``terminal/*`` methods, and remembers what a later
 ``session/load`` must replay. The server runs each scene inside :attr:`Turn.scope`, so
@@ -10,43 +10,35 @@ unfinished tool calls are reported ``failed`` (v1 has no ``cancelled`` tool call
 and running terminals are killed and released (spec: the agent MUST release every
 terminal it creates).
 
-Everything here is deterministic: tool call and message ids are counters of the
-session, and usage numbers are computed from the characters exchanged.
+Everything here is deterministic: usage numbers are computed from the characters
+exchanged.
 """
 
 from __future__ import annotations
 
-import copy
 import math
 import os
 import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 import anyio
 
-from ..protocol import models as m
-from ..protocol.errors import REQUEST_CANCELLED, ConnectionClosed, RpcError
-from ..protocol.modelbase import AcpModel
-from . import demo_edits as edits
-
-if TYPE_CHECKING:
-    from ..protocol.jsonrpc import Peer
+from ...protocol import models as m
+from ...protocol.errors import REQUEST_CANCELLED, ConnectionClosed, RpcError
+from ...protocol.jsonrpc import Peer
+from ...protocol.modelbase import AcpModel
+from .content import text_content
+from .history import compact
+from .session import ClientCaps, DemoSession
 
 __all__ = [
-    "MODELS",
-    "MODEL_GROUPS",
     "PERMISSION_OPTIONS",
-    "ClientCaps",
-    "DemoModel",
-    "DemoSession",
     "Permission",
     "ToolCallHandle",
     "Turn",
     "TurnHost",
-    "compact",
-    "text_content",
 ]
 
 Wire = dict[str, Any]
@@ -61,123 +53,12 @@ PERMISSION_OPTIONS = [
 ]
 
 
-@dataclass(frozen=True)
-class DemoModel:
-    """One value of the ``model`` config option; drives the ``usage_update`` numbers."""
-
-    value: str
-    name: str
-    description: str
-    group: str
-    context_window: int
-    usd_per_input_token: float
-    usd_per_output_token: float
-
-
-MODELS = [
-    DemoModel("demo-small", "Demo small", "Pretend-fast model: 32k token context.", "fast",
-              32_000, 0.5e-6, 1.5e-6),
-    DemoModel("demo-large", "Demo large", "Pretend-capable model: 200k token context.",
-              "capable", 200_000, 3e-6, 15e-6),
-]  # fmt: skip
-MODEL_GROUPS = {"fast": "Fast", "capable": "Capable"}
-
-
-@dataclass(frozen=True)
-class ClientCaps:
-    """What the client advertised in ``initialize`` (spec: omitted means unsupported)."""
-
-    read: bool = False
-    write: bool = False
-    terminal: bool = False
-    boolean_options: bool = False
-    #: ``elicitation.form`` / ``elicitation.url`` (``{}`` advertises a mode).
-    elicitation_form: bool = False
-    elicitation_url: bool = False
-
-
-@dataclass
-class DemoSession:
-    """A session kept in memory (and in the state file, see :meth:`to_state`)."""
-
-    id: str
-    cwd: str
-    additional_directories: list[str] = field(default_factory=list)
-    title: str | None = None
-    updated_at: str = ""
-    #: Global activity counter at the last change: ``session/list`` orders by it.
-    activity: int = 0
-    mode: str = "ask"
-    model: str = "demo-small"
-    verbose: bool = False
-    #: Kinds of action the user chose "Allow always" for in this session.
-    allow_always: set[str] = field(default_factory=set)
-    #: The updates ``session/load`` replays (compacted, see :func:`compact`).
-    history: list[Wire] = field(default_factory=list)
-    next_call: int = 1
-    next_message: int = 1
-    next_user_message: int = 1
-    prompts: int = 0
-    input_chars: int = 0
-    output_chars: int = 0
-    cost: float = 0.0
-    # -- runtime only (not saved) --
-    active: bool = False
-    mcp_servers: list[str] = field(default_factory=list)
-    turn: Turn | None = None
-
-    def new_call_id(self) -> str:
-        # Counted per session, never random: the same prompts give the same transcript.
-        call_id = f"call-{self.next_call}"
-        self.next_call += 1
-        return call_id
-
-    def new_message_id(self) -> str:
-        message_id = f"msg-{self.next_message}"
-        self.next_message += 1
-        return message_id
-
-    def new_user_message_id(self) -> str:
-        message_id = f"user-{self.next_user_message}"
-        self.next_user_message += 1
-        return message_id
-
-    @property
-    def model_info(self) -> DemoModel:
-        return next((x for x in MODELS if x.value == self.model), MODELS[0])
-
-    _SAVED = (
-        "id", "cwd", "additional_directories", "title", "updated_at", "activity", "mode",
-        "model", "verbose", "history", "next_call", "next_message", "next_user_message",
-        "prompts", "input_chars", "output_chars", "cost",
-    )  # fmt: skip
-
-    def to_state(self) -> Wire:
-        state = {name: getattr(self, name) for name in self._SAVED}
-        state["allow_always"] = sorted(self.allow_always)
-        return state
-
-    @classmethod
-    def from_state(cls, state: Wire) -> DemoSession:
-        known = {name: state[name] for name in cls._SAVED if name in state}
-        session = cls(**known)
-        session.allow_always = set(state.get("allow_always") or [])
-        return session
-
-
 class TurnHost(Protocol):
-    """What a turn needs from the server (:class:`~.demo.DemoAgent`)."""
+    """What a turn needs from the server (:class:`~.server.DemoAgent`): the connection,
+    what the client can do, and a way to change the session's mode."""
 
-    @property
-    def peer(self) -> Peer: ...
-
-    @property
-    def caps(self) -> ClientCaps: ...
-
-    @property
-    def input_closed(self) -> bool: ...
-
-    async def request(self, method: str, params: Any) -> Any: ...
+    peer: Peer
+    caps: ClientCaps
 
     async def change_mode(self, session: DemoSession, mode_id: str) -> None: ...
 
@@ -211,11 +92,6 @@ class ToolCallHandle:
         await self.update(status="failed", content=content, **fields)
 
 
-def text_content(text: str) -> Wire:
-    """A tool call ``content`` item holding Markdown text."""
-    return m.ContentToolCallContent(content=m.TextContentBlock(text=text)).to_wire()
-
-
 @dataclass
 class Permission:
     """The user's answer to ``session/request_permission`` (or why none was needed)."""
@@ -236,6 +112,10 @@ class Turn:
         self.host = host
         self.session = session
         self.prompt = list(prompt)
+        #: What the client can do, and the directory the turn works in (relative paths in
+        #: the prompt are relative to it), as they were when the prompt came.
+        self.caps: ClientCaps = host.caps
+        self.cwd = session.cwd
         #: The server runs the scene inside it; ``session/cancel`` cancels it.
         self.scope = anyio.CancelScope()
         self.cancel_requested = False
@@ -255,12 +135,9 @@ class Turn:
     # -- basics --------------------------------------------------------------------------
 
     @property
-    def caps(self) -> ClientCaps:
-        return self.host.caps
-
-    @property
-    def cwd(self) -> str:
-        return self.session.cwd
+    def first_text(self) -> str:
+        """The prompt's first text block: slash commands and the session title come from it."""
+        return next((b.text for b in self.prompt if isinstance(b, m.TextContentBlock)), "")
 
     def cancel(self) -> None:
         """``session/cancel``: stop at the next ``await``; outgoing requests that are
@@ -296,6 +173,12 @@ class Turn:
             content=m.TextContentBlock(text=text), message_id=self.message_id("agent")
         )
         await self.send(chunk)
+
+    async def reply(self, text: str, stop_reason: str = "end_turn") -> str:
+        """Say ``text`` as the turn's last words; returns ``stop_reason`` for the scene to
+        return (``return await turn.reply(...)``)."""
+        await self.say(text)
+        return stop_reason
 
     async def think(self, text: str) -> None:
         """One ``agent_thought_chunk``: reasoning, shown apart from the answer."""
@@ -381,7 +264,7 @@ class Turn:
             options=PERMISSION_OPTIONS,
         )
         try:
-            result = await self.host.request("session/request_permission", request)
+            result = await self.request("session/request_permission", request)
         except RpcError as exc:
             if exc.code == REQUEST_CANCELLED:
                 # spec (cancellation cascade): -32800 ends a permission request too.
@@ -407,23 +290,29 @@ class Turn:
 
     # -- client methods ------------------------------------------------------------------
 
+    async def request(self, method: str, params: Any) -> Any:
+        """A request to the client. Fails with :class:`ConnectionClosed` once the client
+        closed our input (nobody would answer); cancelling the turn sends a
+        ``$/cancel_request`` for it."""
+        return await self.host.peer.request(method, params)
+
     async def read_text(self, path: str, line: int | None = None, limit: int | None = None) -> str:
         params: dict[str, Any] = {"session_id": self.session.id, "path": path}
         if line is not None:
             params["line"] = line
         if limit is not None:
             params["limit"] = limit
-        result = await self.host.request("fs/read_text_file", m.ReadTextFileRequest(**params))
+        result = await self.request("fs/read_text_file", m.ReadTextFileRequest(**params))
         return m.ReadTextFileResponse.parse(result).content
 
     async def write_text(self, path: str, content: str) -> None:
         request = m.WriteTextFileRequest(session_id=self.session.id, path=path, content=content)
-        await self.host.request("fs/write_text_file", request)
+        await self.request("fs/write_text_file", request)
 
     async def terminal(self, method: str, terminal_id: str) -> Any:
         """``terminal/<method>`` for one of our terminals."""
         params = {"sessionId": self.session.id, "terminalId": terminal_id}
-        return await self.host.request(f"terminal/{method}", params)
+        return await self.request(f"terminal/{method}", params)
 
     # -- elicitation ---------------------------------------------------------------------
 
@@ -454,7 +343,7 @@ class Turn:
                 session_id=self.session.id,
                 tool_call_id=tool_call_id,
             )
-        result = await self.host.request("elicitation/create", request)
+        result = await self.request("elicitation/create", request)
         return m.parse(m.CreateElicitationResponse, result)
 
     async def complete_elicitation(self, elicitation_id: str) -> None:
@@ -471,7 +360,7 @@ class Turn:
         tool calls left unfinished are reported ``failed`` with their cancel note.
         """
         for terminal_id in list(self.terminals):
-            if self.host.input_closed:
+            if self.host.peer.closed:
                 break  # the client is gone: nobody would answer
             try:
                 await self.terminal("kill", terminal_id)
@@ -482,7 +371,7 @@ class Turn:
                 pass
             self.terminals.remove(terminal_id)
         for call in self.calls.values():
-            if not call.finished and not self.host.input_closed:
+            if not call.finished and not self.host.peer.closed:
                 try:
                     await call.fail(call.cancel_note)
                 except ConnectionClosed:
@@ -511,76 +400,3 @@ class Turn:
             math.ceil(input_chars / 4) * model.usd_per_input_token
             + math.ceil(self.output_chars / 4) * model.usd_per_output_token
         )
-
-
-def compact(records: Sequence[Wire], terminal_outputs: dict[str, str] | None = None) -> list[Wire]:
-    """The updates of a turn as ``session/load`` replays them.
-
-    Consecutive text chunks of one message become one chunk, each tool call becomes one
-    ``tool_call`` in its final state (embedded terminals replaced by their captured
-    output), and only the last plan of the turn is kept. Mode, config, usage and title
-    updates are not history.
-    """
-    outputs = terminal_outputs or {}
-    out: list[Wire] = []
-    texts: dict[int, list[str]] = {}  # index in out -> text pieces of a merged chunk
-    calls: dict[str, Wire] = {}
-    plan: Wire | None = None
-    open_text: int | None = None  # index of the text chunk the next one may extend
-    for record in records:
-        kind = record.get("sessionUpdate")
-        if kind == "plan":
-            # Plans live beside the conversation: a message interleaved with plan updates
-            # (like /plan's) is still one message.
-            if plan is None:
-                plan = copy.deepcopy(record)
-                out.append(plan)
-            else:
-                plan["entries"] = copy.deepcopy(record["entries"])
-            continue
-        content = record.get("content") or {}
-        is_text = (
-            kind in ("agent_message_chunk", "agent_thought_chunk") and content.get("type") == "text"
-        )
-        if (
-            is_text
-            and open_text is not None
-            and out[open_text]["sessionUpdate"] == kind
-            and out[open_text].get("messageId") == record.get("messageId")
-        ):
-            texts[open_text].append(content["text"])
-            continue
-        open_text = None
-        if kind in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk"):
-            out.append(copy.deepcopy(record))
-            if is_text:
-                open_text = len(out) - 1
-                texts[open_text] = [content["text"]]
-        elif kind == "tool_call":
-            call = copy.deepcopy(record)
-            calls[call["toolCallId"]] = call
-            out.append(call)
-        elif kind == "tool_call_update":
-            target = calls.get(record["toolCallId"])
-            if target is None:  # an update of a call we never started: keep it as a call
-                target = calls[record["toolCallId"]] = {
-                    "sessionUpdate": "tool_call",
-                    "title": "Tool call",
-                }
-                out.append(target)
-            for key, value in record.items():
-                # spec: present non-null fields replace, absent or null ones stay unchanged
-                if key != "sessionUpdate" and value is not None:
-                    target[key] = copy.deepcopy(value)
-    for index, pieces in texts.items():
-        out[index]["content"]["text"] = "".join(pieces)
-    for call in calls.values():
-        content = call.get("content")
-        if content:
-            call["content"] = [
-                text_content(edits.fence(outputs.get(item["terminalId"]) or "(no output)"))
-                if item.get("type") == "terminal"
-                else item
-                for item in content
-            ]
-    return out

@@ -1,0 +1,176 @@
+"""The ``acp-notebook`` argument parser, the small commands, and :func:`main`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+import anyio
+
+from ..agents.presets import preset_table
+from ..client.permissions import POLICIES
+from ..client.session import DEFAULT_CANCEL_GRACE
+from .doctor import doctor
+from .exits import EXIT_INTERRUPTED, fail
+from .run import run
+
+__all__ = ["build_parser", "main"]
+
+
+def _env_pair(text: str) -> tuple[str, str]:
+    """``--env NAME=VALUE``."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"takes NAME=VALUE, got {text!r}")
+    return name, value
+
+
+def _agents(args: argparse.Namespace) -> int:
+    for row in preset_table():
+        preset = row.preset
+        print(f"{preset.id:14} {preset.name} — {row.status}")
+        for option in row.options:
+            mark = "✓" if option.available else "✗"
+            print(
+                f"    {mark} {option.method:8} {' '.join(option.argv)}"
+                + ("" if option.available else f"  ({option.missing})")
+            )
+        if preset.auth:
+            print(f"    auth: {preset.auth}")
+    return 0
+
+
+def _replay_agent(argv: Sequence[str]) -> int:
+    from ..agents import replay
+
+    return replay.main(list(argv))
+
+
+def _demo_agent(argv: Sequence[str]) -> int:
+    from ..agents import demo
+
+    return demo.main(argv)
+
+
+#: Commands that are agents: everything after the name is theirs to parse (``--help`` too).
+AGENTS: dict[str, Callable[[Sequence[str]], int]] = {
+    "demo-agent": _demo_agent,
+    "replay-agent": _replay_agent,
+}
+
+
+def _install_kernel(args: argparse.Namespace) -> int:
+    from ..notebook.kernelspec import install_kernelspecs
+
+    for line in install_kernelspecs(user=args.user, sys_prefix=args.sys_prefix, prefix=args.prefix):
+        print(line)
+    return 0
+
+
+def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run_parser = sub.add_parser(
+        "run", help="run one prompt turn and print its transcript as Markdown"
+    )
+    add = run_parser.add_argument
+    add(
+        "--agent", help="a preset name (see `acp-notebook agents`) or a command line; default: demo"
+    )
+    add("--cwd", default=os.getcwd(), help="the session's working directory (default: here)")
+    add(
+        "--add-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another directory the agent may use",
+    )
+    add(
+        "--permissions",
+        choices=POLICIES,
+        default="ask",
+        help="who answers permission requests (default: ask)",
+    )
+    add(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help='a permission rule, tried in order before the policy: "allow read", '
+        '"allow edit *.py", "allow execute pytest*", "deny execute rm *", "ask *" (repeatable)',
+    )
+    add("--trace", metavar="FILE", help="write every JSON-RPC message to FILE as JSON Lines")
+    add("--timeout", type=float, metavar="SECONDS", help="cancel the turn after SECONDS")
+    add(
+        "--cancel-grace",
+        type=float,
+        default=DEFAULT_CANCEL_GRACE,
+        metavar="SECONDS",
+        help="after a timeout, how long to wait for the agent to confirm the cancel (default: 10)",
+    )
+    add("--auth", metavar="METHOD_ID", help="authenticate with this method before the session")
+    add(
+        "--env",
+        action="append",
+        default=[],
+        type=_env_pair,
+        metavar="NAME=VALUE",
+        help="environment for the agent",
+    )
+    add("prompt", metavar="PROMPT")
+    run_parser.set_defaults(func=lambda a: anyio.run(run, a))
+
+
+def _add_doctor(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    doctor_parser = sub.add_parser("doctor", help="start an agent and report what it supports")
+    doctor_parser.add_argument("--agent", help="a preset name or a command line; default: demo")
+    doctor_parser.add_argument(
+        "--env", action="append", default=[], type=_env_pair, metavar="NAME=VALUE"
+    )
+    doctor_parser.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds to wait for each answer (default: 60)"
+    )
+    doctor_parser.set_defaults(func=lambda a: anyio.run(doctor, a))
+
+
+def _add_install_kernel(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    kernel = sub.add_parser(
+        "install-kernel", help="install the 'Python 3 (ACP)' kernelspec for this interpreter"
+    )
+    where = kernel.add_mutually_exclusive_group()
+    where.add_argument("--user", action="store_true", help="for the current user")
+    where.add_argument(
+        "--sys-prefix", action="store_true", help="into sys.prefix (the active environment)"
+    )
+    where.add_argument("--prefix", metavar="DIR", help="under DIR")
+    kernel.set_defaults(func=_install_kernel)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acp-notebook", description="An Agent Client Protocol client."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_run(sub)
+    _add_doctor(sub)
+    agents = sub.add_parser("agents", help="list the agent presets and whether each is installed")
+    agents.set_defaults(func=_agents)
+    # Listed for --help; main() hands their arguments over before parsing (see AGENTS).
+    sub.add_parser(
+        "replay-agent", help="replay a recorded trace (--trace FILE) as an agent on stdio"
+    )
+    sub.add_parser("demo-agent", help="run the built-in demo agent on stdio")
+    _add_install_kernel(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``acp-notebook ARGS``; the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in AGENTS:
+            return AGENTS[argv[0]](argv[1:])
+        args = build_parser().parse_args(argv)
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return fail("interrupted", EXIT_INTERRUPTED)

@@ -1,0 +1,160 @@
+"""``acp-notebook doctor [--agent SPEC]``: start an agent and report what it supports.
+
+The report says the command, whether it started, how long ``initialize`` took, the
+protocol version, agent info, capabilities, auth methods and whether ``session/new``
+works, with a hint for each failure. It exits non-zero when something failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import time
+from typing import IO, Any
+
+import anyio
+
+from ..agents.presets import AgentNotFound, resolve_agent
+from ..client.connection import ClientConnection
+from ..client.errors import AuthRequired
+from ..protocol import models as m
+from ..protocol.errors import ConnectionClosed, RpcError
+from ..protocol.process import AgentStartError
+from .exits import EXIT_AGENT_FAILED
+
+__all__ = ["capability_summary", "doctor"]
+
+
+def capability_summary(caps: m.AgentCapabilities) -> str:
+    """The agent's capabilities beyond the baseline, in wire names."""
+    parts = []
+    if caps.load_session:
+        parts.append("loadSession")
+    prompt = [
+        n for n in ("image", "audio", "embedded_context") if getattr(caps.prompt_capabilities, n)
+    ]
+    if prompt:
+        parts.append(
+            "prompt: " + ", ".join(p.replace("embedded_context", "embeddedContext") for p in prompt)
+        )
+    mcp = [n for n in ("http", "sse") if getattr(caps.mcp_capabilities, n)]
+    if mcp:
+        parts.append("MCP: stdio, " + ", ".join(mcp))
+    sessions = [
+        n.replace("additional_directories", "additionalDirectories")
+        for n in ("list", "resume", "close", "delete", "additional_directories")
+        if getattr(caps.session_capabilities, n) is not None
+    ]
+    if sessions:
+        parts.append("sessions: " + ", ".join(sessions))
+    if caps.auth.logout is not None:
+        parts.append("logout")
+    return "; ".join(parts) or "none beyond the baseline"
+
+
+def _auth_method(method: Any) -> str:
+    """``id (name; type)`` of an auth method, known variant or not."""
+    raw = method.raw if hasattr(method, "raw") else {}
+    kind = getattr(method, "type", None) or getattr(method, "discriminator_value", None) or "agent"
+    method_id = getattr(method, "id", None) or raw.get("id", "?")
+    name = getattr(method, "name", None) or raw.get("name", "")
+    return f"{method_id} ({name}; {kind})"
+
+
+def _agent_info(response: m.InitializeResponse) -> str:
+    info = response.agent_info
+    if info is None:
+        return "(none sent)"
+    return f"{info.name} {info.version}" + (f" ({info.title})" if info.title else "")
+
+
+def _stderr_hint(conn: ClientConnection, out: IO[str], lead: str) -> None:
+    tail = [line for line in (conn.process.stderr_tail(5) if conn.process else []) if line.strip()]
+    if tail:
+        print(f"Hint: {lead}: " + " | ".join(tail), file=out)
+
+
+async def _check_new_session(
+    conn: ClientConnection, args: argparse.Namespace, out: IO[str]
+) -> bool:
+    """Open a session in this directory (never prompting); whether it worked."""
+    try:
+        with anyio.fail_after(args.timeout):
+            session = await conn.new_session(os.getcwd(), policy="deny")
+    except AuthRequired as exc:
+        ids = [getattr(method, "id", "?") for method in exc.auth_methods]
+        print(f"session/new: needs authentication: {exc.message}", file=out)
+        if ids:
+            print(
+                f"Hint: authenticate with method `{ids[0]}` (e.g. `acp-notebook run --agent "
+                f"{shlex.quote(args.agent or 'demo')} --auth {ids[0]} ...`); methods: "
+                f"{', '.join(ids)}",
+                file=out,
+            )
+        return False
+    except TimeoutError:
+        print(f"session/new: no answer within {args.timeout:g} s", file=out)
+        return False
+    except RpcError as exc:
+        detail = ""
+        if exc.data is not None:
+            detail = f"; data: {json.dumps(exc.data, ensure_ascii=False)[:300]}"
+        print(f"session/new: failed: {exc}{detail}", file=out)
+        _stderr_hint(conn, out, "the agent's last stderr lines")
+        return False
+    extras = []
+    transcript = session.transcript
+    if transcript.modes:
+        extras.append("modes: " + ", ".join(mode.id for mode in transcript.modes))
+    if transcript.config_options:
+        names = (str(getattr(option, "id", "?")) for option in transcript.config_options)
+        extras.append("config options: " + ", ".join(names))
+    print("session/new: works" + (f" ({'; '.join(extras)})" if extras else ""), file=out)
+    return True
+
+
+async def doctor(args: argparse.Namespace) -> int:
+    """The report on stdout; the exit code."""
+    out = sys.stdout
+    try:
+        spec = resolve_agent(args.agent)
+    except AgentNotFound as exc:
+        print(f"Agent: {args.agent}\nProblem: {exc}", file=out)
+        return EXIT_AGENT_FAILED
+    print(f"Agent: {spec.display_name}", file=out)
+    print(f"Command: {spec.command_line}  (via {spec.method})", file=out)
+    started = time.monotonic()
+    try:
+        async with ClientConnection.spawn(
+            spec.argv, env={**spec.env, **dict(args.env)}, name=spec.name, cancel_grace=2.0
+        ) as conn:
+            print(f"Started: yes (pid {conn.process.pid if conn.process else '?'})", file=out)
+            try:
+                with anyio.fail_after(args.timeout):
+                    response = await conn.initialize()
+            except TimeoutError:
+                print(f"initialize: no answer within {args.timeout:g} s", file=out)
+                _stderr_hint(conn, out, "its last stderr lines")
+                return EXIT_AGENT_FAILED
+            print(f"initialize: answered in {time.monotonic() - started:.2f} s", file=out)
+            print(f"Protocol version: {response.protocol_version}", file=out)
+            print(f"Agent info: {_agent_info(response)}", file=out)
+            print(f"Capabilities: {capability_summary(response.agent_capabilities)}", file=out)
+            methods = [_auth_method(method) for method in response.auth_methods]
+            print("Auth methods: " + (", ".join(methods) if methods else "none"), file=out)
+            ok = await _check_new_session(conn, args, out)
+    except AgentStartError as exc:
+        print(f"Started: no. {exc}", file=out)
+        return EXIT_AGENT_FAILED
+    except ConnectionClosed as exc:
+        print(f"Problem: {exc}", file=out)
+        print(
+            "Hint: the agent exited early; its last stderr lines (in the problem above) usually say "
+            "why — a missing model, key or configuration is common.",
+            file=out,
+        )
+        return EXIT_AGENT_FAILED
+    return 0 if ok else EXIT_AGENT_FAILED

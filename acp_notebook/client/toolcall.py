@@ -1,0 +1,117 @@
+"""A tool call as merged from `tool_call`, `tool_call_update` and permission requests, and
+what it runs, touches and fetches.
+
+Those facts are read here once, from the call's fields and its ``rawInput``
+(``rawinput.py``), and every reader uses them: the permission rules, the risk rating, the
+permission prompt and both renderers (Markdown and HTML). So a command that a rule matched
+is the command the prompt shows, and a file the rating warns about is a file the prompt
+names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..protocol import models as m
+from .rawinput import FileDiff, command_of, edits_from_raw_input, paths_of, url_of
+
+if TYPE_CHECKING:
+    from .permissions import PermissionRequest
+
+__all__ = ["CANCELLED", "EDIT_KINDS", "FINISHED_STATUSES", "FileDiff", "ToolCallState"]
+
+#: A tool call that has not finished when the turn is cancelled is shown with this
+#: client-local status (v1 has no `cancelled` tool call status).
+CANCELLED = "cancelled"
+FINISHED_STATUSES = frozenset({"completed", "failed", CANCELLED})
+#: Tool kinds that change files.
+EDIT_KINDS = frozenset({"edit", "delete", "move"})
+
+
+@dataclass
+class ToolCallState:
+    """A tool call as merged from `tool_call`, `tool_call_update` and permission requests."""
+
+    tool_call_id: str
+    turn: int | None
+    title: str = ""
+    kind: str = "other"
+    status: str = "pending"
+    content: list[m.ToolCallContent] = field(default_factory=list)
+    locations: list[m.ToolCallLocation] = field(default_factory=list)
+    raw_input: Any = None
+    raw_output: Any = None
+    meta: dict[str, Any] | None = None
+    #: Permission requests about this call (objects of the permission broker).
+    permissions: list[PermissionRequest] = field(default_factory=list)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED_STATUSES
+
+    def merge(self, update: m.ToolCall | m.ToolCallUpdate) -> None:
+        """spec: present non-null fields replace; `content` and `locations` replace the
+        whole list; absent or null fields stay unchanged."""
+        present = update.model_fields_set
+        if "title" in present and update.title is not None:
+            self.title = update.title
+        if "kind" in present and update.kind is not None:
+            self.kind = str(update.kind)
+        if "status" in present and update.status is not None:
+            self.status = str(update.status)
+        if "content" in present and update.content is not None:
+            self.content = list(update.content)
+        if "locations" in present and update.locations is not None:
+            self.locations = list(update.locations)
+        if "raw_input" in present and update.raw_input is not None:
+            self.raw_input = update.raw_input
+        if "raw_output" in present and update.raw_output is not None:
+            self.raw_output = update.raw_output
+        if update.field_meta is not None:
+            self.meta = update.field_meta
+
+    # ------------------------------------------------------------------ what it does
+
+    @property
+    def command(self) -> str | None:
+        """The shell command the call runs: from rawInput (``command``/``cmd``), else — for
+        kind ``execute`` — its title (agents that name the command only there), without
+        the backticks around it."""
+        command = command_of(self.raw_input)
+        if command is None and self.kind == "execute":
+            command = self.title.strip().strip("`").strip()
+        return command or None
+
+    @property
+    def url(self) -> str | None:
+        """The URL the call fetches, from rawInput (never its title: a title is a
+        description the agent chose, not what is fetched)."""
+        return url_of(self.raw_input)
+
+    @property
+    def diffs(self) -> list[FileDiff]:
+        """Every diff to show: the agent's own `diff` contents, in order; when it sent
+        none, the edits its rawInput describes (``derived``), so a prompt never hides
+        what is approved (agent-shell#123)."""
+        own = [FileDiff.of(c) for c in self.content if isinstance(c, m.DiffToolCallContent)]
+        if own or self.raw_input is None:
+            return own
+        return edits_from_raw_input(self.raw_input, self.kind)
+
+    @property
+    def paths(self) -> list[str]:
+        """Every file path the call names, each once, in this order: its diffs, its
+        locations, rawInput's paths, and the files of every edit rawInput describes
+        (patches included) — also when the agent sent diffs of its own."""
+        paths = [c.path for c in self.content if isinstance(c, m.DiffToolCallContent)]
+        paths += [loc.path for loc in self.locations]
+        paths += paths_of(self.raw_input)
+        for edit in edits_from_raw_input(self.raw_input, self.kind):
+            paths += edit.paths
+        return list(dict.fromkeys(p for p in paths if p))
+
+    @property
+    def terminal_ids(self) -> list[str]:
+        """The client terminals embedded in the call's content."""
+        return [c.terminal_id for c in self.content if isinstance(c, m.TerminalToolCallContent)]

@@ -1,0 +1,111 @@
+"""What a control answers: a sentence (:class:`Text`) or rows (:class:`Table`).
+
+Both are plain values, safe on any thread, that show themselves: ``%acp`` prints a
+:class:`Text` and displays a :class:`Table` (Markdown in a notebook, aligned text in a
+terminal); from Python, a :class:`Text` is a ``str`` and a :class:`Table` iterates over
+its rows (snapshots such as :class:`~acp_notebook.notebook.snapshots.SessionSnapshot`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+R = TypeVar("R")
+
+
+class Text(str):
+    """A control's answer in words; its repr is the text itself, so it reads well as a
+    cell's result."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str.__str__(self)
+
+
+def md_cell(text: str) -> str:
+    """``text`` inside a Markdown table cell: one line, no column break."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def md_code(text: str) -> str:
+    """``text`` as a code span, whatever backticks it holds."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+@dataclass(frozen=True)
+class Column(Generic[R]):
+    title: str
+    value: Callable[[R], object]
+    #: Shown as code in Markdown (ids, commands, paths).
+    code: bool = False
+
+    def text(self, row: R) -> str:
+        value = self.value(row)
+        return "" if value is None else str(value)
+
+    def markdown(self, row: R) -> str:
+        text = self.text(row)
+        return md_cell(md_code(text) if self.code and text else text)
+
+
+class Table(Generic[R]):
+    """Rows with named columns; ``empty`` is the sentence shown when there is none,
+    ``note`` a line shown under the rows (what to do next)."""
+
+    def __init__(
+        self,
+        rows: Iterable[R],
+        columns: Sequence[Column[R]],
+        *,
+        empty: str,
+        note: str = "",
+    ) -> None:
+        self.rows = tuple(rows)
+        self.columns = tuple(columns)
+        self.empty = empty
+        self.note = note
+
+    def __iter__(self) -> Iterator[R]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: int) -> R:
+        return self.rows[index]
+
+    def _repr_markdown_(self) -> str:
+        if not self.rows:
+            return self.empty
+        lines = [
+            "| " + " | ".join(md_cell(c.title) for c in self.columns) + " |",
+            "|" + "---|" * len(self.columns),
+        ]
+        for row in self.rows:
+            lines.append("| " + " | ".join(c.markdown(row) for c in self.columns) + " |")
+        if self.note:
+            lines.append(f"\n{self.note}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        if not self.rows:
+            return self.empty.replace("`", "")
+        cells = [[c.title for c in self.columns]]
+        cells += [[c.text(row).replace("\n", " ") for c in self.columns] for row in self.rows]
+        widths = [max(len(line[i]) for line in cells) for i in range(len(self.columns))]
+        lines = [
+            "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+            for line in cells
+        ]
+        if self.note:
+            lines.append(self.note.replace("`", ""))
+        return "\n".join(lines)
+
+    __str__ = __repr__

@@ -1,0 +1,168 @@
+"""The ``%acp`` configuration: ``%config AcpMagics.agent = "claude"``, ``ipython_config.py``,
+each with an environment variable that sets its default.
+
+==================  ==============================  =====================
+trait               environment variable            default
+==================  ==============================  =====================
+agent               ACP_NOTEBOOK_AGENT              demo
+permissions         ACP_NOTEBOOK_PERMISSIONS        ask
+wait                ACP_NOTEBOOK_WAIT               true
+headless            ACP_NOTEBOOK_HEADLESS           auto (allow_stdin)
+timeout             ACP_NOTEBOOK_TIMEOUT            none
+permission_rules    ACP_NOTEBOOK_PERMISSION_RULES   none (rules separated by ;)
+mcp_servers         ACP_NOTEBOOK_MCP_SERVERS        none (a JSON file)
+==================  ==============================  =====================
+
+A setting that is refused (a malformed rule, an unreadable MCP file) says so in one line
+on stderr and leaves what was in force.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from typing import Any
+
+from traitlets import Bool, Dict, Enum, Float, List, Unicode, Union, default, observe, validate
+from traitlets.config import Configurable
+from traitlets.utils.bunch import Bunch
+
+from ..agents.presets import DEMO
+from ..client.mcp import McpConfigError, normalise
+from ..client.permissions import POLICIES
+from ..client.rules import PermissionRules, split_rules
+from .headless import env_flag
+from .manager import NotebookAgents
+
+#: MCP servers as configured: the usual ``mcpServers`` mapping, or ACP's list (JSON values).
+McpServers = dict[str, Any] | list[Any]
+
+
+def _refused(what: str, exc: Exception) -> None:
+    print(f"acp_notebook: {what}: {exc}", file=sys.stderr)
+
+
+class AcpConfig(Configurable):
+    """The configurable part of :class:`~.magics.AcpMagics`; it applies the shared
+    settings (MCP servers, permission rules) to ``agents``."""
+
+    agents: NotebookAgents
+
+    agent = Unicode(
+        help="The default agent: a preset name (see `%acp --agents`) or a command line."
+    ).tag(config=True)
+    permissions = Enum(
+        list(POLICIES),
+        help="Who answers permission requests: ask (buttons; deny when headless), allow, deny.",
+    ).tag(config=True)
+    wait = Bool(
+        help="Keep a prompt cell busy until its turn ends (buttons keep working on ipykernel >= 7.4)."
+    ).tag(config=True)
+    headless = Enum(
+        ["auto", "yes", "no"],
+        help="Plain-text output without widgets: auto = when no one can click.",
+    ).tag(config=True)
+    timeout = Float(
+        None, allow_none=True, help="Cancel a turn after this many seconds (none: no limit)."
+    ).tag(config=True)
+    coalesce_ms = Float(
+        75.0, help="At most one widget update per view per this many milliseconds."
+    ).tag(config=True)
+    mcp_servers = Union(
+        [Dict(), List()],
+        help="MCP servers passed to every new session: the usual {name: {command, args, env} | "
+        "{type: http|sse, url, headers}} mapping, or ACP's list. ACP_NOTEBOOK_MCP_SERVERS may name a JSON file.",
+    ).tag(config=True)
+    permission_rules = List(
+        Unicode(),
+        help="Permission rules, tried in order before the policy, in every session: "
+        '"allow read", "allow edit *.py", "allow execute pytest*", "deny execute rm *", '
+        '"ask *"… (see %acp --rules). ACP_NOTEBOOK_PERMISSION_RULES sets them, separated by ;.',
+    ).tag(config=True)
+
+    def apply_to_agents(self) -> None:
+        """Hand the shared settings to ``agents`` (once it exists; later, on change)."""
+        self._apply_mcp_servers(self.mcp_servers)
+        self.agents.permission_rules.replace(self.permission_rules)
+
+    # ------------------------------------------------------------------ defaults
+
+    @default("agent")
+    def _default_agent(self) -> str:
+        return os.environ.get("ACP_NOTEBOOK_AGENT", DEMO)
+
+    @default("permissions")
+    def _default_permissions(self) -> str:
+        value = os.environ.get("ACP_NOTEBOOK_PERMISSIONS", "ask")
+        return value if value in POLICIES else "ask"
+
+    @default("wait")
+    def _default_wait(self) -> bool:
+        return env_flag("ACP_NOTEBOOK_WAIT") is not False
+
+    @default("headless")
+    def _default_headless(self) -> str:
+        flag = env_flag("ACP_NOTEBOOK_HEADLESS")
+        return "auto" if flag is None else ("yes" if flag else "no")
+
+    @default("timeout")
+    def _default_timeout(self) -> float | None:
+        value = os.environ.get("ACP_NOTEBOOK_TIMEOUT")
+        try:
+            return float(value) if value else None
+        except ValueError:
+            return None
+
+    @default("mcp_servers")
+    def _default_mcp_servers(self) -> McpServers:
+        path = os.environ.get("ACP_NOTEBOOK_MCP_SERVERS")
+        if not path:
+            return {}
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return json.load(handle)
+        except (OSError, ValueError) as exc:
+            _refused(f"ignoring ACP_NOTEBOOK_MCP_SERVERS ({path})", exc)
+            return {}
+
+    @default("permission_rules")
+    def _default_permission_rules(self) -> list[str]:
+        rules = split_rules(os.environ.get("ACP_NOTEBOOK_PERMISSION_RULES", ""))
+        try:
+            PermissionRules.parse(rules)
+        except ValueError as exc:
+            _refused("ignoring ACP_NOTEBOOK_PERMISSION_RULES", exc)
+            return []
+        return rules
+
+    # ------------------------------------------------------------------ changes
+
+    @validate("permission_rules")
+    def _validate_permission_rules(self, proposal: Bunch) -> list[str]:
+        try:
+            PermissionRules.parse(proposal["value"])
+        except ValueError as exc:
+            _refused("permission rules not changed", exc)
+            return list(self._trait_values.get("permission_rules", []))
+        return list(proposal["value"])
+
+    @observe("permission_rules")
+    def _permission_rules_changed(self, change: Bunch) -> None:
+        if hasattr(self, "agents"):  # config is applied before __init__ made them
+            # `%config` holds notifications: this may run before the validator refused
+            # the value (said there), so a malformed one leaves the rules in force.
+            with contextlib.suppress(ValueError):
+                self.agents.permission_rules.replace(self.permission_rules)
+
+    @observe("mcp_servers")
+    def _mcp_servers_changed(self, change: Bunch) -> None:
+        if hasattr(self, "agents"):  # config is applied before __init__ made them
+            self._apply_mcp_servers(change["new"])
+
+    def _apply_mcp_servers(self, value: McpServers) -> None:
+        try:
+            self.agents.mcp_servers = normalise(value) if value else []
+        except McpConfigError as exc:
+            _refused("MCP servers not used", exc)

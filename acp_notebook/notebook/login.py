@@ -1,0 +1,137 @@
+"""Logging in during a turn.
+
+When the agent answers `auth_required`, a live cell shows the agent's own message and
+one way in per auth method (``ui.auth.AuthPrompt``), and the turn goes on once the
+person logged in; headless, the turn fails with the control that logs in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import anyio
+
+from ..client.errors import AcpClientError, AuthRequired
+from ..client.session import Session
+from ..protocol.errors import RpcError
+from ..protocol.models import AuthMethodAgent
+from .runtime import AgentFailed, AgentRuntime
+
+if TYPE_CHECKING:
+    from .cell import LiveCell
+    from .turns import TurnSettings
+
+WAITING = "Waiting for you to log in"
+
+
+class LoginFailed(Exception):
+    """The agent needs a login that did not happen; the message is one sentence."""
+
+
+@dataclass(frozen=True)
+class UseMethod:
+    """Log in with an auth method; ``env``: the variables it needs (the agent restarts
+    with them; kept in memory only, never shown, never traced)."""
+
+    method_id: str
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Try again without logging in here (the person logged in elsewhere)."""
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """Give up: the turn fails with the agent's message."""
+
+
+LoginChoice = UseMethod | Retry | Cancel
+
+# ui.auth.AuthPrompt reports its Retry button as no method and Cancel as this key.
+_PROMPT_CANCEL = "__cancel__"
+
+
+def _choice(method_id: str | None, env: dict[str, str]) -> LoginChoice:
+    """What a click on the login prompt chose."""
+    if method_id is None:
+        return Retry()
+    if method_id == _PROMPT_CANCEL:
+        return Cancel()
+    return UseMethod(method_id, env)
+
+
+async def open_session(
+    runtime: AgentRuntime, settings: TurnSettings, cell: LiveCell | None
+) -> Session:
+    """The turn's session; when the agent wants a login and someone can click, ask for
+    it in the cell and try again."""
+    while True:
+        try:
+            return await runtime.session(
+                settings.session, policy=settings.permissions, interactive=cell is not None
+            )
+        except AuthRequired as exc:
+            if cell is None:
+                raise LoginFailed(f"{exc}{login_hint(exc)}") from None
+            if not await log_in(runtime, cell, exc):
+                raise LoginFailed(str(exc)) from None
+
+
+def login_hint(exc: AuthRequired) -> str:
+    """How to log in from code, when no one can click."""
+    ids = [mm.id for mm in exc.auth_methods if isinstance(mm, AuthMethodAgent)]
+    return f" Log in with `%acp --login {ids[0]}`, then run the cell again." if ids else ""
+
+
+async def log_in(runtime: AgentRuntime, cell: LiveCell, exc: AuthRequired) -> bool:
+    """Show the agent's message and its auth methods in ``cell``; True once logged in
+    (or Retry), False when the person cancels."""
+    from ..ui.auth import AuthPrompt
+    from ..ui.style import ERROR, esc
+
+    sender, choices = anyio.create_memory_object_stream[LoginChoice](math.inf)
+
+    def choose(method_id: str | None, env: dict[str, str]) -> None:  # agent loop thread
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            sender.send_nowait(_choice(method_id, env))
+
+    prompt = AuthPrompt(
+        runtime.name,
+        exc.message,
+        exc.auth_methods,
+        post=cell.post,
+        choose=choose,
+        command_line=runtime.spec.command_line,
+    )
+    cell.show_login(prompt)
+    cell.view.set_status(WAITING)
+    async with sender, choices:
+        async for choice in choices:
+            if isinstance(choice, Cancel):
+                prompt.close("Cancelled.")
+                return False
+            if isinstance(choice, Retry):
+                prompt.close("Retrying…")
+                return True
+            try:
+                if choice.env:
+                    # The agent reads its credentials at start: restart it with them.
+                    runtime.env.update(choice.env)
+                    await runtime.stop()
+                cell.view.set_status("Logging in…")
+                await runtime.authenticate(choice.method_id)
+            except (RpcError, AgentFailed, AcpClientError) as error:
+                # The agent's message, as text: it is untrusted and this is HTML.
+                prompt.status.value = f"<span style='color: {ERROR}'>{esc(error)}</span>"
+                cell.view.set_status(WAITING)
+                continue
+            prompt.close(f"Logged in with {choice.method_id}.")
+            cell.view.set_status("Starting…")
+            return True
+    return False

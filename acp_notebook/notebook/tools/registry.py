@@ -1,0 +1,125 @@
+"""The notebook tools: what one is, and the registry the MCP server lists and calls.
+
+A tool is a name, a description, a JSON schema for its arguments and an async
+function. Tools return :class:`ToolResult` (text and PNG blocks), not MCP types, so a
+tool never needs the ``mcp`` package; the server converts. The registry can change
+while agents are connected — the live-notebook tools are registered when the
+JupyterLab extension connects, one ``register`` call each — and every server built on
+it tells its connected agents that the tool list changed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .approval import Approve
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from .execute import CodeResult
+    from .runner import MainThreadRunner
+
+
+@dataclass(frozen=True)
+class ToolImage:
+    png: bytes
+
+
+#: One content block of a result: text, or an image.
+ToolContent = str | ToolImage
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    content: tuple[ToolContent, ...]
+    #: The call failed (denied, bad arguments, the code raised); the agent is told so.
+    is_error: bool = False
+
+    @classmethod
+    def text(cls, text: str) -> ToolResult:
+        return cls((text,))
+
+    @classmethod
+    def error(cls, text: str) -> ToolResult:
+        return cls((text,), is_error=True)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool call may use: which session calls, the user's shell, the main thread,
+    approval, and where to show what the call did."""
+
+    session: str
+    #: The kernel's IPython shell (``user_ns``, ``In``/``Out``, formatters).
+    shell: InteractiveShell
+    runner: MainThreadRunner
+    approve: Approve
+    #: Shows run_code's output in the turn; called on the agent loop thread.
+    show: Callable[[CodeResult], None] | None = None
+
+
+@dataclass(frozen=True)
+class NotebookTool:
+    name: str
+    description: str
+    #: JSON Schema of the arguments (an object).
+    input_schema: Mapping[str, Any]
+    call: Callable[[ToolContext, Mapping[str, Any]], Awaitable[ToolResult]]
+    #: The tool only reads (an MCP hint for agents that auto-approve reads).
+    read_only: bool = True
+
+
+@dataclass
+class ToolRegistry:
+    """The tools by name; safe to change from any thread while agents are connected."""
+
+    _tools: dict[str, NotebookTool] = field(default_factory=dict)
+    _listeners: list[Callable[[], None]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def of(cls, tools: Iterable[NotebookTool]) -> ToolRegistry:
+        registry = cls()
+        for tool in tools:
+            registry._tools[tool.name] = tool
+        return registry
+
+    def register(self, tool: NotebookTool) -> Callable[[], None]:
+        """Add (or replace) a tool; returns the function that removes it again."""
+        with self._lock:
+            self._tools = {**self._tools, tool.name: tool}
+        self._changed()
+        return lambda: self.unregister(tool.name)
+
+    def unregister(self, name: str) -> None:
+        with self._lock:
+            if name not in self._tools:
+                return
+            self._tools = {k: v for k, v in self._tools.items() if k != name}
+        self._changed()
+
+    def get(self, name: str) -> NotebookTool | None:
+        return self._tools.get(name)
+
+    def tools(self) -> list[NotebookTool]:
+        return list(self._tools.values())
+
+    def on_change(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener()`` (on the changing thread) after every change; returns the
+        function that stops it."""
+        with self._lock:
+            self._listeners = [*self._listeners, listener]
+
+        def stop() -> None:
+            with self._lock:
+                self._listeners = [entry for entry in self._listeners if entry is not listener]
+
+        return stop
+
+    def _changed(self) -> None:
+        for listener in self._listeners:
+            listener()

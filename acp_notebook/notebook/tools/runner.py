@@ -1,0 +1,123 @@
+"""Running work on the kernel's main thread, which owns the user's namespace.
+
+Tool calls arrive on the agent loop thread; the code they run (the user's objects,
+matplotlib, IPython's display machinery) is only safe on the main thread, where the
+user's own cells run. :class:`MainThreadRunner` queues each job and gets it run there
+in whichever state the main thread is in:
+
+- **idle kernel**: the kernel's asyncio loop, captured when the runner is made (on the
+  main thread, inside a cell), runs the queue from a ``call_soon_threadsafe`` callback;
+- **a cell awaiting** (``await acp.ask(...)``, any top-level ``await``): ipykernel runs
+  such a cell as a task on that same loop, so every ``await`` lets the callback run —
+  nothing more is needed;
+- **a cell blocked in a synchronous wait** (headless ``TurnHandle.wait()``): the loop
+  is not running, so that wait must call :meth:`MainThreadRunner.wait` (or
+  :meth:`MainThreadRunner.drain` at every wake-up) to run the queue.
+
+A job never runs on the agent loop thread; while a synchronous cell computes, jobs
+wait for it to finish, as a cell queued behind it would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _Job(Generic[T]):
+    func: Callable[..., T]
+    args: tuple[Any, ...]
+    future: concurrent.futures.Future[T]
+
+    def run(self) -> None:
+        if not self.future.set_running_or_notify_cancel():
+            return  # the tool call was cancelled before its turn came
+        try:
+            result = self.func(*self.args)
+        except BaseException as exc:
+            # Even a KeyboardInterrupt (the user interrupting this job) ends only the
+            # job: raised out of a loop callback it would stop the kernel's loop.
+            self.future.set_exception(exc)
+        else:
+            self.future.set_result(result)
+
+
+class MainThreadRunner:
+    """Runs jobs submitted from any thread on the main thread (see the module docstring)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Make it on the main thread; ``loop`` defaults to the running loop (the kernel's,
+        inside a cell). Without a loop, jobs run only in :meth:`drain` and :meth:`wait`."""
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError("A MainThreadRunner must be made on the main thread.")
+        if loop is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+        self.loop = loop
+        #: Jobs, and ``None`` wake-ups for :meth:`wait`.
+        self._jobs: queue.SimpleQueue[_Job[Any] | None] = queue.SimpleQueue()
+
+    def submit(self, func: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
+        """Queue ``func(*args)`` for the main thread (from any thread); a future of its result."""
+        job = _Job(func, args, concurrent.futures.Future())
+        self._jobs.put(job)
+        loop = self.loop
+        if loop is not None:
+            try:
+                loop.call_soon_threadsafe(self.drain)
+            except RuntimeError:  # the kernel's loop is closed: only a wait() can run it now
+                log.debug("the kernel loop is closed; job left for drain()")
+        return job.future
+
+    async def run(self, func: Callable[..., T], *args: Any) -> T:
+        """``func(*args)`` on the main thread, awaited from another thread's asyncio loop.
+
+        Cancelling the await before the job started means it never runs."""
+        return await asyncio.wrap_future(self.submit(func, *args))
+
+    def drain(self) -> int:
+        """Run every queued job now (main thread only); how many ran."""
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError("MainThreadRunner.drain() runs jobs on the main thread only.")
+        ran = 0
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                return ran
+            if job is not None:
+                job.run()
+                ran += 1
+
+    def wait(self, future: concurrent.futures.Future[Any], timeout: float | None = None) -> bool:
+        """Block the main thread until ``future`` is done, running jobs as they arrive;
+        False if ``timeout`` passed first. A kernel interrupt raises KeyboardInterrupt."""
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError("MainThreadRunner.wait() blocks the main thread only.")
+        future.add_done_callback(lambda _: self._jobs.put(None))
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not future.done():
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return False
+            try:
+                job = self._jobs.get(timeout=remaining)
+            except queue.Empty:
+                return future.done()
+            if job is not None:
+                job.run()
+        return True

@@ -1,0 +1,249 @@
+"""The ``notebook`` MCP server of one ACP session, inside the user's kernel.
+
+    server = NotebookToolsServer(loop, runner, shell, session="default", approve=approve)
+    spec = server.start()      # the mcpServers entry for session/new (a stdio relay)
+    ...
+    server.close()
+
+It listens on its own :class:`~.endpoint.RelayEndpoint` and serves every relay that
+says the secret with one MCP session, on the agent loop thread. Built on the official
+``mcp`` package's low-level ``Server`` rather than FastMCP: the tools come from a
+registry that changes at run time (one registration each, announced to connected
+agents with ``notifications/tools/list_changed``), take their schemas as data, and
+return text and images the way we build them — there is nothing for FastMCP's
+decorators and signature introspection to do. ``mcp`` is imported on first use, in a
+worker thread, so neither ``%load_ext`` nor the agent loop waits for it.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextvars
+import functools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+
+from ..loop import AgentLoop
+from .approval import Approve
+from .endpoint import McpServerSpec, RelayEndpoint
+from .execute import CodeResult
+from .kernel_tools import kernel_tools
+from .registry import ToolContext, ToolImage, ToolRegistry, ToolResult
+from .runner import MainThreadRunner
+
+if TYPE_CHECKING:
+    import mcp_types
+    from IPython.core.interactiveshell import InteractiveShell
+    from mcp.server.lowlevel import Server
+    from mcp.server.models import InitializationOptions
+
+log = logging.getLogger(__name__)
+
+#: The server's name in ``mcpServers`` (a rule or the inspector names it so).
+SERVER_NAME = "notebook"
+
+
+@dataclass(eq=False)
+class _Connection:
+    """One relay's MCP session. ``session`` is the ``ServerSession`` of its latest request:
+    mcp makes one per request, but its notifications go out on the connection."""
+
+    session: Any = None
+
+
+#: The connection a handler serves (set per connection task; handlers inherit it).
+_current: contextvars.ContextVar[_Connection] = contextvars.ContextVar("notebook_tools_connection")
+
+
+class NotebookToolsServer:
+    """The notebook tools for one ACP session, offered to its agent through a relay."""
+
+    def __init__(
+        self,
+        loop: AgentLoop,
+        runner: MainThreadRunner,
+        shell: InteractiveShell,
+        session: str,
+        approve: Approve,
+        show: Callable[[CodeResult], None] | None = None,
+        registry: ToolRegistry | None = None,
+    ) -> None:
+        self._loop = loop
+        self.registry = registry if registry is not None else kernel_tools()
+        self.context = ToolContext(session, shell, runner, approve, show)
+        self._endpoint: RelayEndpoint | None = None
+        self._spec: McpServerSpec | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._closed = False
+        self._stop_watching: Callable[[], None] | None = None
+        #: Connected relays, told when the tool list changes.
+        self._connections: set[_Connection] = set()
+        #: Connections refused for a wrong secret.
+        self.refused = 0
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> McpServerSpec:
+        """Open the endpoint and serve it; the stdio entry for ``mcpServers``. Idempotent;
+        safe on any thread (it does not wait for the loop)."""
+        if self._spec is None:
+            self._endpoint = RelayEndpoint()
+            self._spec = self._endpoint.spec(SERVER_NAME)
+            self._stop_watching = self.registry.on_change(self._tools_changed)
+            self._loop.submit(self._serve)
+        return self._spec
+
+    def close(self) -> None:
+        """Stop serving (connected relays see their socket close and exit) and remove the
+        endpoint. Safe on any thread, more than once."""
+        if self._stop_watching is not None:
+            self._stop_watching()
+        self._loop.post(self._cancel)
+        if self._endpoint is not None:
+            self._endpoint.close()
+
+    def _cancel(self) -> None:
+        self._closed = True
+        if self._scope is not None:
+            self._scope.cancel()
+
+    # ------------------------------------------------------------------ serving
+
+    async def _serve(self) -> None:
+        endpoint = self._endpoint
+        assert endpoint is not None
+        listener: anyio.abc.SocketListener | None = None
+        try:
+            with anyio.CancelScope() as self._scope:
+                if self._closed:
+                    return
+                server = await anyio.to_thread.run_sync(self._mcp_server)
+                from mcp.server.lowlevel import NotificationOptions
+
+                options = server.create_initialization_options(
+                    NotificationOptions(tools_changed=True)
+                )
+                listener = await anyio.abc.SocketListener.from_socket(endpoint.socket)
+                async with listener, anyio.create_task_group() as connections:
+                    serve = functools.partial(self._connection, endpoint, server, options)
+                    await listener.serve(serve, connections)
+        except Exception:
+            log.exception("the notebook tools server stopped")
+        finally:
+            if listener is None:  # closed before the listener took the socket over
+                endpoint.socket.close()
+
+    async def _connection(
+        self,
+        endpoint: RelayEndpoint,
+        server: Server[Any],
+        options: InitializationOptions,
+        stream: anyio.abc.SocketStream,
+    ) -> None:
+        from .transport import message_streams
+
+        async with stream:
+            received = await endpoint.hello(stream)
+            if received is None:
+                self.refused += 1
+                log.warning("refused a notebook tools connection with a wrong secret")
+                return
+            connection = _Connection()
+            _current.set(connection)
+            self._connections.add(connection)
+            try:
+                async with message_streams(stream, received) as (read, write):
+                    await server.run(read, write, options)
+            finally:
+                self._connections.discard(connection)
+
+    def _mcp_server(self) -> Server[Any]:
+        """The MCP server (built in a worker thread: importing ``mcp`` takes a while)."""
+        from mcp.server.lowlevel import Server
+
+        return Server(
+            SERVER_NAME,
+            instructions="The user's live Jupyter notebook: its variables, cells and last "
+            "error, and running code in its kernel (after the user approves).",
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    # ------------------------------------------------------------------ MCP handlers
+
+    async def _list_tools(self, ctx: Any, params: Any) -> mcp_types.ListToolsResult:
+        import mcp_types
+
+        self._seen(ctx)
+        return mcp_types.ListToolsResult(
+            tools=[
+                mcp_types.Tool(
+                    name=tool.name,
+                    description=tool.description,
+                    input_schema=dict(tool.input_schema),
+                    annotations=mcp_types.ToolAnnotations(
+                        read_only_hint=tool.read_only, destructive_hint=not tool.read_only
+                    ),
+                )
+                for tool in self.registry.tools()
+            ]
+        )
+
+    async def _call_tool(self, ctx: Any, params: Any) -> mcp_types.CallToolResult:
+        import jsonschema
+        import mcp_types
+        from mcp.shared.exceptions import MCPError
+
+        self._seen(ctx)
+        tool = self.registry.get(params.name)
+        if tool is None:
+            raise MCPError(mcp_types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        arguments = params.arguments or {}
+        try:
+            jsonschema.validate(arguments, dict(tool.input_schema))
+        except jsonschema.ValidationError as exc:
+            return _to_mcp(ToolResult.error(f"Invalid arguments for {tool.name}: {exc.message}"))
+        try:
+            result = await tool.call(self.context, arguments)
+        except Exception as exc:
+            log.exception("the notebook tool %s failed", tool.name)
+            result = ToolResult.error(f"The tool {tool.name} failed: {type(exc).__name__}: {exc}")
+        return _to_mcp(result)
+
+    def _seen(self, ctx: Any) -> None:
+        connection = _current.get(None)
+        if connection is not None:
+            connection.session = ctx.session
+
+    def _tools_changed(self) -> None:
+        """Tell every connected agent (from any thread; the loop does the telling)."""
+
+        async def announce() -> None:
+            for connection in list(self._connections):
+                if connection.session is None:
+                    continue  # it has not listed the tools yet
+                try:
+                    await connection.session.send_tool_list_changed()
+                except Exception:  # that connection is closing
+                    log.debug("could not announce a tool change", exc_info=True)
+
+        self._loop.submit(announce)
+
+
+def _to_mcp(result: ToolResult) -> mcp_types.CallToolResult:
+    import mcp_types
+
+    content: list[mcp_types.ContentBlock] = [
+        mcp_types.ImageContent(
+            data=base64.b64encode(block.png).decode("ascii"), mime_type="image/png"
+        )
+        if isinstance(block, ToolImage)
+        else mcp_types.TextContent(text=block)
+        for block in result.content
+    ]
+    return mcp_types.CallToolResult(content=content, is_error=result.is_error)

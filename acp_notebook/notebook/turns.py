@@ -1,0 +1,190 @@
+"""A ``%acp`` turn: what it needs (:class:`TurnSettings`), how the kernel's main thread
+holds it (:class:`TurnHandle`), and how it runs on the agent loop (:func:`run_turn`) —
+into a live cell, or headless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import time
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..client.errors import TurnTimeout
+from ..client.permissions import Policy
+from ..client.session import PromptInput, PromptTurn, prompt_blocks
+from .context import inline_resources
+from .login import LoginFailed, open_session
+from .loop import AgentLoop
+from .runtime import EXPECTED_FAILURES
+
+if TYPE_CHECKING:
+    from .cell import LiveCell
+    from .manager import NotebookAgents
+
+log = logging.getLogger(__name__)
+
+#: How long an interrupted cell waits for the agent to confirm the cancellation.
+INTERRUPT_GRACE = 10.0
+#: A waiting main thread wakes this often: a SIGINT that the OS delivered to another
+#: thread only runs its Python handler when the main thread runs bytecode (measured:
+#: without it the kernel interrupt was seen only when the turn ended).
+_WAKE_INTERVAL = 0.1
+
+
+@dataclass
+class TurnSettings:
+    """Everything one ``%acp`` needs, resolved from options, config and environment."""
+
+    #: Text, or content blocks (the text plus the variables it names, see ``context``).
+    prompt: PromptInput
+    agent: str
+    session: str = "default"
+    permissions: Policy = "ask"
+    timeout: float | None = None
+    headless: bool = False
+    wait: bool = True
+    coalesce: float = 0.075
+
+
+def error_bundle(message: str) -> dict[str, str]:
+    return {"text/markdown": f"**Error:** {message}\n", "text/plain": f"Error: {message}\n"}
+
+
+class TurnHandle:
+    """A ``%acp`` turn seen from the kernel's main thread: wait for it, cancel it.
+
+    ``await handle`` (top-level await) keeps the cell busy while button clicks are
+    still processed (ipykernel >= 7.4); ``handle.wait()`` blocks (headless runs).
+    A kernel interrupt during either cancels the turn cleanly, then re-raises.
+    """
+
+    def __init__(self, loop: AgentLoop, settings: TurnSettings) -> None:
+        self._loop = loop
+        self.settings = settings
+        #: Set on the agent loop once the prompt is queued.
+        self.turn: PromptTurn | None = None
+        #: Why the turn could not run (one sentence), if it could not.
+        self.error: str | None = None
+        self.future: concurrent.futures.Future[None] | None = None
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def done(self) -> bool:
+        return self.future is not None and self.future.done()
+
+    @property
+    def stop_reason(self) -> str | None:
+        return self.turn.stop_reason if self.turn else None
+
+    def bundle(self) -> dict[str, str]:
+        if self.turn is not None and self.turn.record is not None:
+            return self.turn.bundle()
+        return error_bundle(self.error or "The turn did not start.")
+
+    def __repr__(self) -> str:
+        state = self.turn.state if self.turn else ("failed" if self.error else "starting")
+        return f"<acp turn in session {self.settings.session!r}: {state}>"
+
+    # ------------------------------------------------------------------ control
+
+    def start(self, future: concurrent.futures.Future[None]) -> None:
+        """Follow the task that runs the turn; a task that could not run records why."""
+        self.future = future
+
+        def failed(done: concurrent.futures.Future[None]) -> None:
+            error = None if done.cancelled() else done.exception()
+            if error is not None and self.error is None:
+                self.error = str(error) or type(error).__name__
+
+        future.add_done_callback(failed)
+
+    def cancel(self) -> None:
+        """Cancel the turn (from any thread)."""
+        turn = self.turn
+        if turn is not None:
+            self._loop.submit(turn.cancel)
+
+    def wait(self, timeout: float | None = None) -> TurnHandle:
+        """Block until the turn ends; an interrupt cancels it, then re-raises.
+
+        Raises :class:`TimeoutError` when the turn has not ended within ``timeout``
+        seconds; it goes on (``cancel()`` it, or wait again).
+        """
+        assert self.future is not None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while not self.future.done():
+                wake = _WAKE_INTERVAL
+                if deadline is not None:
+                    wake = min(wake, deadline - time.monotonic())
+                    if wake <= 0:
+                        raise TimeoutError(
+                            f"The turn did not end within {timeout:g} s; it goes on "
+                            "(cancel() stops it)."
+                        )
+                concurrent.futures.wait([self.future], wake)
+        except KeyboardInterrupt:
+            self.cancel()
+            with contextlib.suppress(BaseException):
+                self.future.result(INTERRUPT_GRACE)
+            raise
+        return self
+
+    def __await__(self) -> Generator[Any, None, TurnHandle]:
+        return self._wait_async().__await__()
+
+    async def _wait_async(self) -> TurnHandle:
+        assert self.future is not None
+        waiting = asyncio.wrap_future(self.future)
+        try:
+            while not waiting.done():
+                await asyncio.wait([waiting], timeout=_WAKE_INTERVAL)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # The kernel interrupt reaches an awaiting cell as a cancellation.
+            self.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(waiting), INTERRUPT_GRACE)
+            raise KeyboardInterrupt("the kernel interrupt cancelled the agent's turn") from None
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            waiting.result()  # a task that could not run: recorded by start()
+        return self
+
+
+async def run_turn(agents: NotebookAgents, handle: TurnHandle, cell: LiveCell | None) -> None:
+    """Run the turn of ``handle`` on the agent loop: open its session (logging in where
+    someone can click), send the prompt, wait for the end. With a ``cell`` (someone is
+    watching) it streams there and ends as the static transcript."""
+    settings = handle.settings
+    try:
+        runtime = agents.runtime(settings.agent)
+        if cell is not None:
+            cell.starting(runtime.status)
+        session = await open_session(runtime, settings, cell)
+        blocks = prompt_blocks(settings.prompt)
+        if not session.connection.agent_capabilities.prompt_capabilities.embedded_context:
+            blocks = inline_resources(blocks)
+        turn = session.submit(blocks, timeout=settings.timeout)
+        handle.turn = turn
+        if cell is not None:
+            cell.follow(session, turn)
+        await turn.wait()
+        if turn.error is not None and turn.record is None:
+            handle.error = turn.error
+        if isinstance(turn.exception, TurnTimeout):
+            # The agent ignored session/cancel: stop it, so the next prompt gets a
+            # fresh one instead of an agent still busy with this turn.
+            await runtime.stop()
+        agents.remember(runtime, settings.session, session)
+    except (*EXPECTED_FAILURES, LoginFailed) as exc:
+        handle.error = str(exc)
+    except Exception as exc:  # the kernel must survive anything an agent does
+        log.exception("turn failed")
+        handle.error = f"{type(exc).__name__}: {exc}"
+    if cell is not None:
+        cell.end(handle.bundle(), handle.error)

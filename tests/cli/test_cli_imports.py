@@ -1,0 +1,37 @@
+"""The command line and the demo agent start without Jupyter: ``acp-notebook run`` in a
+plain shell must not pay for (or depend on) IPython, ipykernel or ipywidgets."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+#: Top-level packages of the Jupyter and widget stack, and the layers built on them.
+JUPYTER = {"IPython", "ipykernel", "ipywidgets", "jupyter_client", "comm", "traitlets"}
+ABOVE_THE_CLIENT = ("acp_notebook.ui", "acp_notebook.notebook")
+
+
+def imported_by(module: str) -> set[str]:
+    """Every module ``python -X importtime -c "import MODULE"`` reports."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+@pytest.mark.parametrize("module", ["acp_notebook.cli", "acp_notebook.agents.demo"])
+def test_importing_it_loads_no_jupyter_or_widget_code(module: str) -> None:
+    modules = imported_by(module)
+    assert module in modules  # the report is read right
+    assert {name for name in modules if name.split(".")[0] in JUPYTER} == set()
+    assert [name for name in modules if name.startswith(ABOVE_THE_CLIENT)] == []

@@ -1,0 +1,39 @@
+"""What every test layer shares.
+
+:func:`skip_or_fail`: the browser layer and the real-agent layer need setup the machine
+may lack (chromium, Playwright, npm, a Python ≥ 3.12, the network). On a developer's
+machine they skip and say why; under ``CI=true`` the same reason fails the test, so CI
+cannot go green with a whole layer missing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+from typing import NoReturn
+
+import pytest
+
+
+def in_ci() -> bool:
+    """``CI`` is set to something true (``true``, ``1``, ``yes``), as CI services do."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def skip_or_fail(reason: str, *, allow_module_level: bool = False) -> NoReturn:
+    """This layer cannot run here: skip, saying ``reason``; under CI, fail with it."""
+    if in_ci():
+        pytest.fail(
+            f"{reason} (CI=true: this layer must run in CI, so its setup must work)",
+            pytrace=False,
+        )
+    pytest.skip(reason, allow_module_level=allow_module_level)
+
+
+def import_or_skip(name: str, reason: str) -> ModuleType:
+    """``pytest.importorskip`` that fails under CI (see :func:`skip_or_fail`)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        skip_or_fail(f"{reason} ({exc})", allow_module_level=True)
