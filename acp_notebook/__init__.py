@@ -14,8 +14,6 @@ import logging as _logging
 from importlib.util import find_spec as _find_spec
 from typing import Any
 
-from ._version import __version__ as __version__
-
 # A library must not print through logging's last-resort handler: in a kernel that
 # lands in the notebook as red stderr. Users opt in by configuring the logger.
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())
@@ -34,6 +32,13 @@ def unload_ipython_extension(shell: Any) -> None:
 
 
 def __getattr__(name: str) -> Any:
+    # Even the version is read when asked: `import acp_notebook` imports nothing of its
+    # own, so the MCP relay (`python -m acp_notebook.mcp_relay`) starts on the standard
+    # library alone.
+    if name == "__version__":
+        from ._version import __version__
+
+        return __version__
     # The notebook API (every %acp control, ask, messages, session), imported only when
     # used: importing acp_notebook stays cheap. A submodule is not an API name, so
     # `from acp_notebook import cli` imports the submodule without loading Jupyter.
