@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import frontend
 from .magics import AcpMagics, register, unregister
 
 _magics: AcpMagics | None = None
@@ -15,11 +16,13 @@ def load(shell: Any) -> None:
     if _magics is not None:
         return
     _magics = register(shell)
+    frontend.install(shell)
 
 
 def unload(shell: Any) -> None:
     """Stop every agent and terminal, and remove the magics."""
     global _magics
+    frontend.uninstall(shell)
     unregister(shell, _magics)
     _magics = None
 
