@@ -184,8 +184,13 @@ class LiveNotebookPage:
         self.nb.page.keyboard.press("Escape")
 
     def saved_when(self, ready: Callable[[Any], bool], what: str) -> Any:
-        """Save, then the notebook on disk once ``ready(nb)`` holds (the save is written)."""
-        self.nb.save()
+        """Save, then the notebook on disk once ``ready(nb)`` holds (the save is written).
+
+        With real-time collaboration the server saves the shared document by itself, and
+        a Ctrl+S racing that save can raise JupyterLab's "File Changed" dialog, so the
+        test waits for the server's save instead."""
+        if not self.collaborative:
+            self.nb.save()
         deadline = time.monotonic() + UI_TIMEOUT_MS / 1000
         while True:
             try:
