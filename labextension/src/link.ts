@@ -322,9 +322,10 @@ export class LiveLink {
     const proposal = new Proposal(change, label, before);
     proposal.showIn(anchor);
     this._proposals.set(id, proposal);
-    // Bring it into view (with windowing, the cell may not even be in the DOM yet).
+    // Bring it into view (with windowing, the cell may not be in the DOM yet), without
+    // selecting or focusing anything: the user may be typing elsewhere.
     void this._panel.content
-      .scrollToCell(anchor, 'smart')
+      .scrollToItem(anchorIndex, 'smart')
       .then(() => proposal.node.scrollIntoView({ block: 'nearest' }))
       .catch(() => undefined);
 

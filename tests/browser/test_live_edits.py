@@ -77,6 +77,8 @@ def test_reject_leaves_the_cell_and_the_file_and_accept_changes_both(
     expect(shown.locator(".acp-live-count-added")).to_have_text("+3")
     expect(shown.locator(".acp-live-count-removed")).to_have_text("−3")
     expect(live.nb.prompt(3)).to_have_text("[*]:")  # the caller waits for the review
+    # Shown without taking the user's place: the running cell is still the active one.
+    expect(live.nb.cell(3)).to_have_class(re.compile(r"\bjp-mod-active\b"))
     live.expect_source(1, FUNCTION)  # nothing changed yet
     live.nb.shot("proposed-edit")
 
