@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from IPython.core.interactiveshell import InteractiveShell
 
+from . import frontend
 from .magics import AcpMagics, register, unregister
 
 _magics: AcpMagics | None = None
@@ -15,11 +16,13 @@ def load(shell: InteractiveShell) -> None:
     if _magics is not None:
         return
     _magics = register(shell)
+    frontend.install(shell)
 
 
 def unload(shell: InteractiveShell) -> None:
     """Stop every agent and terminal, and remove the magics."""
     global _magics
+    frontend.uninstall(shell)
     unregister(shell, _magics)
     _magics = None
 

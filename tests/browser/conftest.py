@@ -146,7 +146,15 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+def lab_args() -> list[str]:
+    """Extra server options; a module overrides this fixture to start another server.
+    Real-time collaboration (jupyter-collaboration, installed for the live-edit tests) is
+    off unless a module turns it on."""
+    return ["--YDocExtension.disable_rtc=True"]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory, lab_args: list[str]) -> Iterator[Lab]:
     base_dir = tmp_path_factory.mktemp("jupyterlab")
     root = base_dir / "root"
     dirs = {
@@ -174,7 +182,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     )
     port = free_port()
     token = secrets.token_hex(16)
-    cmd = lab_command(root, port, token)
+    cmd = [*lab_command(root, port, token), *lab_args]
     log_path = base_dir / "jupyterlab.log"
     with log_path.open("wb") as log_file:
         process = subprocess.Popen(

@@ -1,9 +1,6 @@
-"""The kernelspecs install and start from a fresh virtual environment.
-
-The environment is new and holds our package installed from a freshly built wheel (so
-the wheel's shared data is what puts the kernelspecs in place); its dependencies come
-from the test environment through a .pth file, which keeps the test offline and fast.
-"""
+"""The kernelspecs install and start from a fresh virtual environment (``fresh_env`` in
+conftest.py: the package installed from a freshly built wheel, so the wheel's shared data
+is what puts the kernelspecs in place)."""
 
 from __future__ import annotations
 
@@ -11,10 +8,7 @@ import json
 import os
 import queue
 import subprocess
-import sys
-import sysconfig
 import time
-import venv
 from pathlib import Path
 
 import pytest
@@ -22,51 +16,6 @@ from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
 pytestmark = [pytest.mark.kernel, pytest.mark.slow]
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def fresh_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.mktemp("fresh")
-    wheels = base / "wheels"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            str(wheels),
-            str(ROOT),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    prefix = base / "venv"
-    venv.EnvBuilder(with_pip=False).create(prefix)
-    python = prefix / "bin" / "python"
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    # Dependencies from the test environment; acp_notebook itself only from the wheel.
-    Path(site, "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    wheel = next(wheels.glob("acp_notebook-*.whl"))
-    # The new environment's own python runs pip (borrowed through the .pth file), with
-    # --ignore-installed: pip must not touch the test environment's own acp-notebook.
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "--no-deps", "--ignore-installed", str(wheel)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    return prefix
 
 
 def _python(prefix: Path) -> Path:

@@ -1,0 +1,203 @@
+"""The live-notebook comm protocol, version 1, between this kernel and the ``acp-notebook``
+JupyterLab / Notebook 7 extension (``labextension/src/protocol.ts`` is its other half).
+
+Connecting, whichever side starts first:
+
+* The kernel registers the comm target ``acp_notebook.live`` when ``%load_ext
+  acp_notebook`` runs, and opens one comm to the frontend target
+  ``acp_notebook.live.announce`` that it keeps open (the *beacon*).
+* The extension registers ``acp_notebook.live.announce`` on every kernel of a notebook
+  panel. When the beacon arrives, or when a ``comm_info_request`` for that target finds it
+  (the notebook was opened, the page reloaded or the kernel restarted after the extension
+  loaded), the extension opens its own comm to ``acp_notebook.live``, one per notebook
+  document, with ``hello`` as the open data. The kernel answers ``welcome``.
+* Either side closing the comm ends the connection; a kernel restart ends it too, and the
+  extension then withdraws every proposal it shows.
+
+Every message is a JSON object with ``"v": 1`` and ``"type"``. Requests carry an integer
+``id`` that their reply repeats.
+
+=================  ==========  ==========================================================
+message            direction   fields
+=================  ==========  ==========================================================
+``announce``       k → f       beacon open data: ``version`` (acp_notebook's)
+``hello``          f → k       live comm open data: ``path`` (server-relative),
+                               ``extension_version``, ``app`` ("JupyterLab", "Notebook")
+``welcome``        k → f       ``version``; the connection is up
+``unsupported``    k → f       ``message``; the kernel then closes the comm
+``path``           f → k       ``path``: the notebook was renamed
+``list_cells``     k → f       ``id``, ``max_output_chars`` → ``{cells: [cell]}``
+``read_cell``      k → f       ``id``, ``cell_id``, ``max_output_chars`` → ``{cell}``
+``propose``        k → f       ``id``, ``change``, ``label``: shown in the cell until the user
+                               clicks → ``{status: accepted|rejected|stale, cell}``
+``apply``          k → f       ``id``, ``change``: applied without asking
+                               → ``{status: applied|stale, cell}``
+``run_cell``       k → f       ``id``, ``cell_id``, ``wait``, ``max_output_chars``
+                               → ``{status: ok|error|aborted|started, cell}``
+``cancel``         k → f       ``id``: the caller stopped waiting; a proposal is withdrawn
+``reply``          f → k       ``id`` and ``result`` (above), or ``error``:
+                               ``{code: not_found|invalid|failed, message}``
+=================  ==========  ==========================================================
+
+``change`` is ``{op: "edit", cell_id, source, expected_source}``,
+``{op: "insert", after_id (null: at the top), source, cell_type}`` or
+``{op: "delete", cell_id, expected_source}``. ``cell`` is ``{id, index, cell_type, source,
+execution_count, outputs_text, truncated}`` (the cell after an accepted edit or insert;
+the cell as it is now when stale; null after a delete or a rejection).
+
+Staleness: an edit or a delete carries the source the agent read. If the cell's source
+differs when it is proposed, while it is shown, or when Accept is clicked, the answer is
+``stale`` and nothing changes — never a merge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+PROTOCOL_VERSION = 1
+#: Registered by the kernel; the extension opens one comm per notebook here.
+KERNEL_TARGET = "acp_notebook.live"
+#: Registered by the extension; the kernel's beacon comm.
+FRONTEND_TARGET = "acp_notebook.live.announce"
+
+CellType = Literal["code", "markdown", "raw"]
+
+
+class _Reply(BaseModel):
+    # Lenient in: a newer extension may add fields.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class LiveCell(_Reply):
+    """A cell of the live document (unsaved edits included), outputs as bounded text."""
+
+    id: str
+    index: int
+    cell_type: CellType
+    source: str
+    execution_count: int | None = None
+    outputs_text: str = ""
+    #: The outputs were longer than ``max_output_chars`` and were cut.
+    truncated: bool = False
+
+
+class EditOutcome(_Reply):
+    """What became of a proposed or applied change."""
+
+    status: Literal["accepted", "rejected", "stale", "applied"]
+    #: The cell after the change (edit, insert); as it is now when stale; else None.
+    cell: LiveCell | None = None
+
+
+class RunOutcome(_Reply):
+    status: Literal["ok", "error", "aborted", "started"]
+    cell: LiveCell
+
+
+class CellList(_Reply):
+    cells: list[LiveCell]
+
+
+class CellRead(_Reply):
+    cell: LiveCell
+
+
+class Hello(_Reply):
+    v: int
+    path: str
+    extension_version: str = "unknown"
+    app: str = "unknown"
+
+
+@dataclass(frozen=True)
+class CellEdit:
+    """Replace a cell's source; ``expected_source`` is the source the agent read."""
+
+    cell_id: str
+    source: str
+    expected_source: str
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            "op": "edit",
+            "cell_id": self.cell_id,
+            "source": self.source,
+            "expected_source": self.expected_source,
+        }
+
+
+@dataclass(frozen=True)
+class CellInsert:
+    """A new cell below ``after_id`` (None: at the top)."""
+
+    after_id: str | None
+    source: str
+    cell_type: CellType = "code"
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            "op": "insert",
+            "after_id": self.after_id,
+            "source": self.source,
+            "cell_type": self.cell_type,
+        }
+
+
+@dataclass(frozen=True)
+class CellDelete:
+    cell_id: str
+    expected_source: str
+
+    def wire(self) -> dict[str, Any]:
+        return {"op": "delete", "cell_id": self.cell_id, "expected_source": self.expected_source}
+
+
+CellChange = CellEdit | CellInsert | CellDelete
+
+
+class LiveNotebookError(RuntimeError):
+    """A live-notebook call failed; the message is one sentence for the user or agent."""
+
+
+class NotebookDisconnected(LiveNotebookError):
+    """The notebook's comm closed (page closed, kernel restarted, extension unloaded)."""
+
+
+class LiveTimeout(LiveNotebookError):
+    """The notebook did not answer in time."""
+
+
+class CellNotFound(LiveNotebookError):
+    """No cell with that id in the live document."""
+
+
+def message(type_: str, **fields: Any) -> dict[str, Any]:
+    return {"v": PROTOCOL_VERSION, "type": type_, **fields}
+
+
+def reply_error(data: dict[str, Any], path: str) -> LiveNotebookError:
+    """The exception for a ``reply`` carrying ``error``."""
+    error = data.get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    text = error.get("message") if isinstance(error, dict) else None
+    text = text if isinstance(text, str) and text else "the notebook could not do it"
+    if code == "not_found":
+        return CellNotFound(text)
+    return LiveNotebookError(f"{path}: {text}")
+
+
+Reply = TypeVar("Reply", bound=_Reply)
+
+
+def parse(model: type[Reply], result: Any, path: str) -> Reply:
+    """``result`` validated as ``model``; a malformed reply is one clear error."""
+    try:
+        return model.model_validate(result)
+    except ValidationError as exc:
+        raise LiveNotebookError(
+            f"The notebook {path} sent a malformed reply ({exc.error_count()} problems); "
+            "update the acp-notebook extension and reload the page."
+        ) from None

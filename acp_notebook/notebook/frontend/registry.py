@@ -1,0 +1,89 @@
+"""The live notebooks connected to this kernel, and the comm endpoints that connect them."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any
+
+import comm
+from comm.base_comm import BaseComm
+from pydantic import ValidationError
+
+from ... import __version__
+from .live import LiveNotebook
+from .protocol import FRONTEND_TARGET, KERNEL_TARGET, PROTOCOL_VERSION, Hello, message
+
+
+class Frontends:
+    """Every live notebook connected to this kernel, in the order they said hello."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._live: list[LiveNotebook] = []
+        self._beacon: BaseComm | None = None
+
+    def current(self) -> LiveNotebook | None:
+        """The most recently connected notebook; None when no extension is connected
+        (VS Code, classic Notebook, nbclient, a page without the extension)."""
+        with self._lock:
+            return self._live[-1] if self._live else None
+
+    def connected(self) -> list[LiveNotebook]:
+        with self._lock:
+            return list(self._live)
+
+    @property
+    def installed(self) -> bool:
+        return self._beacon is not None
+
+    def install(self) -> None:
+        """Accept connections, and announce this kernel to extensions already listening."""
+        if self._beacon is not None:
+            return
+        comm.get_comm_manager().register_target(KERNEL_TARGET, self._on_open)
+        # Kept open: an extension that connects later finds it with comm_info_request.
+        self._beacon = comm.create_comm(
+            target_name=FRONTEND_TARGET, data=message("announce", version=__version__)
+        )
+
+    def uninstall(self) -> None:
+        """Close every connection (pending calls fail) and stop accepting new ones."""
+        beacon, self._beacon = self._beacon, None
+        if beacon is None:
+            return
+        with contextlib.suppress(Exception):
+            comm.get_comm_manager().unregister_target(KERNEL_TARGET, self._on_open)
+        with contextlib.suppress(Exception):
+            beacon.close()
+        for live in self.connected():
+            live.close("acp_notebook was unloaded from this kernel; %load_ext acp_notebook again.")
+
+    def _on_open(self, channel: BaseComm, msg: dict[str, Any]) -> None:
+        data = msg.get("content", {}).get("data")
+        try:
+            hello = Hello.model_validate(data)
+        except ValidationError:
+            hello = None
+        if hello is None or hello.v != PROTOCOL_VERSION:
+            spoken = hello.v if hello is not None else "an unknown version"
+            channel.send(
+                message(
+                    "unsupported",
+                    message=(
+                        f"This kernel's acp_notebook {__version__} speaks live-notebook protocol "
+                        f"{PROTOCOL_VERSION}, the extension {spoken}: install the same "
+                        "acp-notebook in the kernel's and in JupyterLab's environment."
+                    ),
+                )
+            )
+            channel.close()
+            return
+        live = LiveNotebook(channel, hello, on_closed=self._drop)
+        with self._lock:
+            self._live.append(live)
+        live.send("welcome", version=__version__)
+
+    def _drop(self, live: LiveNotebook) -> None:
+        with self._lock, contextlib.suppress(ValueError):
+            self._live.remove(live)
