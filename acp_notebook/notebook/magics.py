@@ -26,8 +26,9 @@ from ..agents.presets import DEMO
 from ..client.permissions import Policy
 from .completion import install as install_completion
 from .config import AcpConfig
-from .context import prompt_with_context
+from .context import NoError, NotebookPrompt, notebook_prompt
 from .controls import REGISTRY, ControlContext, ControlFailed, run
+from .dryrun import dry_run_bundle
 from .headless import detect_headless
 from .manager import NotebookAgents
 from .options import AcpOptions, OptionError, parse_line
@@ -130,11 +131,14 @@ class AcpMagics(AcpConfig, Magics):
         if options.control is not None:
             self._control(options)
             return None
-        if not options.prompt.strip():
+        if not options.prompt.strip() and not options.fix:
             raise UsageError(
                 "Give a prompt after %acp (or a cell body after %%acp); %acp --help lists the options."
             )
         settings = self.turn_settings(options, awaited=awaited)
+        if options.dry_run:
+            display(dry_run_bundle(self.agents, settings), raw=True)
+            return None
         if settings.headless:
             return self.agents.start_turn(settings)
         from ..ui.turn import TurnView
@@ -182,7 +186,7 @@ class AcpMagics(AcpConfig, Magics):
                     file=sys.stderr,
                 )
         return TurnSettings(
-            prompt=prompt_with_context(options.prompt, getattr(self.shell, "user_ns", None)),
+            prompt=self.prompt(options),
             agent=options.agent or self.agent,
             session=options.session,
             permissions=self.policy(options.permissions),
@@ -191,6 +195,16 @@ class AcpMagics(AcpConfig, Magics):
             wait=wait,
             coalesce=self.coalesce_ms / 1000,
         )
+
+    def prompt(self, options: AcpOptions) -> NotebookPrompt:
+        """The line's words with the notebook as context (``context.py``)."""
+        with_cells = self.context if options.context is None else options.context
+        try:
+            return notebook_prompt(
+                self.shell, options.prompt, cells_too=with_cells, fix=options.fix
+            )
+        except NoError as exc:
+            raise UsageError(str(exc)) from None
 
     def control_context(
         self, agent: str | None, session: str | None, given: AcpOptions | None = None

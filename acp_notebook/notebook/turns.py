@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from ..client.errors import TurnTimeout
 from ..client.permissions import Policy
 from ..client.session import PromptInput, PromptTurn, prompt_blocks
-from .context import inline_resources
+from ..protocol import models as m
+from .context import NotebookPrompt
 from .login import LoginFailed, open_session
 from .loop import AgentLoop
 from .runtime import EXPECTED_FAILURES
@@ -40,8 +41,9 @@ _WAKE_INTERVAL = 0.1
 class TurnSettings:
     """Everything one ``%acp`` needs, resolved from options, config and environment."""
 
-    #: Text, or content blocks (the text plus the variables it names, see ``context``).
-    prompt: PromptInput
+    #: Text or content blocks as given, or the notebook's prompt (its blocks follow the
+    #: agent's prompt capabilities, see ``context``).
+    prompt: PromptInput | NotebookPrompt
     agent: str
     session: str = "default"
     permissions: Policy = "ask"
@@ -49,6 +51,12 @@ class TurnSettings:
     headless: bool = False
     wait: bool = True
     coalesce: float = 0.075
+
+    def blocks(self, accepts: m.PromptCapabilities) -> list[m.ContentBlock]:
+        """The content blocks to send to an agent that accepts ``accepts``."""
+        if isinstance(self.prompt, NotebookPrompt):
+            return self.prompt.blocks(accepts)
+        return prompt_blocks(self.prompt)
 
 
 def error_bundle(message: str) -> dict[str, str]:
@@ -166,9 +174,7 @@ async def run_turn(agents: NotebookAgents, handle: TurnHandle, cell: LiveCell | 
         if cell is not None:
             cell.starting(runtime.status)
         session = await open_session(runtime, settings, cell)
-        blocks = prompt_blocks(settings.prompt)
-        if not session.connection.agent_capabilities.prompt_capabilities.embedded_context:
-            blocks = inline_resources(blocks)
+        blocks = settings.blocks(session.connection.agent_capabilities.prompt_capabilities)
         turn = session.submit(blocks, timeout=settings.timeout)
         handle.turn = turn
         if cell is not None:
