@@ -97,6 +97,8 @@ class AcpConfig(Configurable):
         """Hand the shared settings to ``agents`` (once it exists; later, on change)."""
         self._apply_mcp_servers(self.mcp_servers)
         self.agents.permission_rules.replace(self.permission_rules)
+        if self.agents.tools is not None:
+            self.agents.tools.enabled = self.tools
 
     # ------------------------------------------------------------------ defaults
 
@@ -174,6 +176,11 @@ class AcpConfig(Configurable):
             # the value (said there), so a malformed one leaves the rules in force.
             with contextlib.suppress(ValueError):
                 self.agents.permission_rules.replace(self.permission_rules)
+
+    @observe("tools")
+    def _tools_changed(self, change: Bunch) -> None:
+        if hasattr(self, "agents") and self.agents.tools is not None:
+            self.agents.tools.enabled = bool(change["new"])
 
     @observe("mcp_servers")
     def _mcp_servers_changed(self, change: Bunch) -> None:

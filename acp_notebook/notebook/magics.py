@@ -32,6 +32,7 @@ from .dryrun import dry_run_bundle
 from .headless import detect_headless
 from .manager import NotebookAgents
 from .options import AcpOptions, OptionError, parse_line
+from .tool_calls import KernelTools
 from .turns import TurnHandle, TurnSettings
 
 AWAIT_HELPER = "__acp_notebook_await__"
@@ -94,6 +95,8 @@ class AcpMagics(AcpConfig, Magics):
     def __init__(self, shell: InteractiveShell | None = None, **kwargs: object) -> None:
         super().__init__(shell=shell, **kwargs)
         self.agents = NotebookAgents()
+        if self.shell is not None:
+            self.agents.tools = KernelTools(self.shell, lambda: self.agents.loop)
         self._fallback_said = False
         self.apply_to_agents()
 
@@ -136,6 +139,8 @@ class AcpMagics(AcpConfig, Magics):
                 "Give a prompt after %acp (or a cell body after %%acp); %acp --help lists the options."
             )
         settings = self.turn_settings(options, awaited=awaited)
+        if settings.tools and self.agents.tools is not None:
+            self.agents.tools.prepare()  # here: on the main thread, inside a cell
         if options.dry_run:
             display(dry_run_bundle(self.agents, settings), raw=True)
             return None
@@ -194,6 +199,7 @@ class AcpMagics(AcpConfig, Magics):
             headless=headless,
             wait=wait,
             coalesce=self.coalesce_ms / 1000,
+            tools=self.tools and options.tools is not False,
         )
 
     def prompt(self, options: AcpOptions) -> NotebookPrompt:

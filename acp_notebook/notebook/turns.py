@@ -26,6 +26,7 @@ from .runtime import EXPECTED_FAILURES
 if TYPE_CHECKING:
     from .cell import LiveCell
     from .manager import NotebookAgents
+    from .tools import MainThreadRunner
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,8 @@ class TurnSettings:
     headless: bool = False
     wait: bool = True
     coalesce: float = 0.075
+    #: Offer the notebook tools to a session this turn opens.
+    tools: bool = True
 
     def blocks(self, accepts: m.PromptCapabilities) -> list[m.ContentBlock]:
         """The content blocks to send to an agent that accepts ``accepts``."""
@@ -71,9 +74,13 @@ class TurnHandle:
     A kernel interrupt during either cancels the turn cleanly, then re-raises.
     """
 
-    def __init__(self, loop: AgentLoop, settings: TurnSettings) -> None:
+    def __init__(
+        self, loop: AgentLoop, settings: TurnSettings, runner: MainThreadRunner | None = None
+    ) -> None:
         self._loop = loop
         self.settings = settings
+        #: Runs the notebook tools' work on the main thread while :meth:`wait` blocks it.
+        self._runner = runner
         #: Set on the agent loop once the prompt is queued.
         self.turn: PromptTurn | None = None
         #: Why the turn could not run (one sentence), if it could not.
@@ -136,7 +143,10 @@ class TurnHandle:
                             f"The turn did not end within {timeout:g} s; it goes on "
                             "(cancel() stops it)."
                         )
-                concurrent.futures.wait([self.future], wake)
+                if self._runner is not None:
+                    self._runner.wait(self.future, wake)  # run_code runs meanwhile
+                else:
+                    concurrent.futures.wait([self.future], wake)
         except KeyboardInterrupt:
             self.cancel()
             with contextlib.suppress(BaseException):

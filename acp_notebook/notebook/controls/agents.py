@@ -105,15 +105,26 @@ def log(ctx: ControlContext) -> MessageTable:
     return ctx.agents.message_table().filter(agent=ctx.agent, last=LOG_LAST)
 
 
+def _notebook_tools(ctx: ControlContext) -> str:
+    """What the notebook's own server is, and whether new sessions get it."""
+    tools = ctx.agents.tools
+    if tools is None:
+        return "notebook: not offered (no kernel)"
+    if not tools.enabled:
+        return "notebook: off (%config AcpMagics.tools = True offers it to new sessions)"
+    names = ", ".join(tool.name for tool in tools.registry.tools())
+    return f"notebook: this kernel's tools, offered to every new session ({names}); --no-tools: not"
+
+
 async def mcp(ctx: ControlContext) -> Text:
     """The MCP servers configured, and what the agent's last session was given."""
     configured = ctx.agents.all_mcp_servers()
+    lines = [_notebook_tools(ctx)]
     if not configured:
-        return Text(
-            "No MCP servers configured. Set %config AcpMagics.mcp_servers = {...} (the usual "
+        lines.append(
+            "No other MCP servers configured. Set %config AcpMagics.mcp_servers = {...} (the usual "
             'mcpServers mapping), or add "mcpServers" to .acp-notebook.json next to the notebook.'
         )
-    lines = []
     for entry in configured:
         kind = entry.get("type", "stdio")
         where = entry.get("url") or " ".join(
