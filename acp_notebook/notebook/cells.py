@@ -54,13 +54,17 @@ def _typed(shell: InteractiveShell) -> list[str]:
     return list(typed) if isinstance(typed, list) else []
 
 
-def is_prompt_only(source: str) -> bool:
-    """A cell of ``%acp`` prompts (and blank lines) only: not code the user means."""
+def holds_no_code(source: str) -> bool:
+    """A cell of ``%acp`` prompts and other line magics (``%load_ext``, ``%config``) and
+    comments only: not code the user means by "the code above"."""
     stripped = source.strip()
     if stripped.startswith("%%acp"):
         return True
-    lines = [line for line in stripped.splitlines() if line.strip()]
-    return all(_PROMPT_LINE.match(line) for line in lines)
+    lines = [line for line in stripped.splitlines() if line.strip() and not line.startswith("#")]
+    return all(
+        _PROMPT_LINE.match(line) or (line.startswith("%") and not line.startswith("%%"))
+        for line in lines
+    )
 
 
 def running_cell(shell: InteractiveShell) -> str | None:
@@ -100,16 +104,20 @@ def _traceback(shell: InteractiveShell, error: BaseException) -> tuple[str, str 
     while tb is not None and tb.tb_frame.f_code.co_filename not in cells:
         tb = tb.tb_next
     text = "".join(traceback.format_exception(type(error), error, tb or error.__traceback__))
+    # A cell's code is compiled under a temporary file name: say "Cell In[4]" as IPython
+    # does (the name means nothing to the agent, and is this machine's path).
+    for filename, n in cells.items():
+        text = text.replace(f'File "{filename}"', f"Cell In[{n}]")
     return cut_head(text.rstrip(), TRACEBACK_CHARS)
 
 
 def last_code_cell(shell: InteractiveShell) -> CellText | None:
-    """The most recently executed cell before the running one that is not only prompts:
+    """The most recently executed cell before the running one that holds code:
     its source, its result (bounded) or the error it raised."""
     typed = _typed(shell)
     for n in range(len(typed) - 2, 0, -1):
         source = typed[n]
-        if source.strip() and not is_prompt_only(source):
+        if source.strip() and not holds_no_code(source):
             return _cell(shell, n, source)
     return None
 

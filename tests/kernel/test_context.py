@@ -149,6 +149,7 @@ def test_fix_sends_the_last_traceback_and_its_cell(kernel: Kernel) -> None:
     assert "ZeroDivisionError: division by zero" in error["text"]
     assert "total / 0" in error["text"] and "total = 1" in error["text"]
     assert "interactiveshell.py" not in error["text"], "IPython's own frames were sent"
+    assert "Cell In[" in error["text"] and "/tmp/" not in error["text"]
     assert "error ZeroDivisionError" in markdown
 
 

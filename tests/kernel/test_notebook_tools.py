@@ -142,3 +142,48 @@ def test_no_relay_is_left_after_the_kernel_shuts_down(fresh_kernel: Kernel) -> N
     while socket.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not socket.exists(), "the kernel left its tools socket behind"
+
+
+def test_a_blocking_wait_runs_the_code_on_the_main_thread(kernel: Kernel) -> None:
+    # Not at the top level of the cell, so not awaited: the cell blocks in TurnHandle.wait,
+    # which must run the tool's work meanwhile (else the turn would wait for itself).
+    turn = kernel.execute(
+        "if True:\n    %acp -s blocking -p allow /tools blocked_var = 5", allow_stdin=False
+    )
+    assert not turn.errors, turn.describe()
+    assert kernel.text("print(blocked_var)").strip() == "5"
+
+
+def test_a_headless_notebook_run_by_nbclient(tmp_path: Path) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from .conftest import ROOT
+
+    cells = [
+        "%load_ext acp_notebook",
+        "import pandas as pd\nframe = pd.DataFrame({'a': [1, 2]})",
+        "%acp -p allow /tools total = int(frame['a'].sum())",
+        "print(total)",
+        "%acp -s other -p deny /tools refused = 1",
+        "print('refused' in globals())",
+    ]
+    notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
+    env_path = str(ROOT)
+    client = NotebookClient(
+        notebook,
+        timeout=int(SAFETY),
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", env_path)
+        client.execute()
+
+    outputs = ["".join(str(o.get("text", "")) for o in cell.outputs) for cell in notebook.cells]
+    assert outputs[3].strip() == "3"
+    assert outputs[5].strip() == "False"
+    transcript = notebook.cells[4].outputs[0]["data"]["text/plain"]
+    assert "The code did not run: denied by policy deny" in transcript
+    nbformat.validate(notebook)
