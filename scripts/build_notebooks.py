@@ -404,6 +404,21 @@ NOTEBOOK_BUILDERS = {
 def execute(path: Path) -> None:
     from nbclient import NotebookClient
 
+    class AsNbval(NotebookClient):  # type: ignore[misc]
+        """Runs every cell as nbval does, without storing history (no ``In``/``Out``, no
+        new execution count): the stored outputs are what nbval's own run produces."""
+
+        async def async_execute_cell(
+            self,
+            cell: nbformat.NotebookNode,
+            cell_index: int,
+            execution_count: int | None = None,
+            store_history: bool = True,
+        ) -> nbformat.NotebookNode:
+            return await super().async_execute_cell(
+                cell, cell_index, execution_count, store_history=False
+            )
+
     nb = nbformat.read(path, as_version=4)
     # nbval never runs NBVAL_SKIP cells (they need a real agent): neither do we.
     skipped = {
@@ -413,7 +428,7 @@ def execute(path: Path) -> None:
     }
     for i in skipped:
         nb.cells[i].source = ""
-    NotebookClient(
+    AsNbval(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     ).execute()
     for i, source in skipped.items():

@@ -2,29 +2,28 @@
 recently executed code cell (with its result or error), the last error, and the path of
 the open notebook.
 
-Read on the main thread from the kernel's own records: the cells as typed
-(``history_manager.input_hist_raw``, indexed by execution count; the running cell is
-already stored there when its ``%acp`` runs), their results (``Out``) and the last
-exception IPython showed (``sys.last_value``). Output a cell printed or displayed is not
-recorded by the kernel, so it is not sent; the agent can read a result with the notebook
-tools.
+Cells are followed as they run (:class:`CellLog`, on IPython's ``pre_run_cell`` and
+``post_run_cell`` events, main thread), not read back from ``In``/``Out``: a cell run
+without storing history (nbval does) is context too. A cell is numbered by its execution
+count when it has one. Output a cell printed or displayed is not recorded by the kernel,
+so it is not sent; the agent can read a result with the notebook tools.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
 import traceback
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .summaries import Limits, summarise
 from .summaries.model import count, cut_head, cut_text, fence
-from .tools.history import cell_of_error
 
 if TYPE_CHECKING:
-    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult, InteractiveShell
 
 #: A cell's source and result as context: enough for "this function", not a whole module.
 CELL_CHARS = 20_000
@@ -33,6 +32,50 @@ TRACEBACK_CHARS = 10_000
 
 #: A top-level prompt line: ``%acp …`` or ``name = %acp …``.
 _PROMPT_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*\s*=\s*)?%acp(\s|$)")
+
+
+@dataclass(frozen=True)
+class RanCell:
+    """A cell that ran: its source as typed, execution count, value and exception."""
+
+    source: str
+    number: int | None
+    result: Any = None
+    error: BaseException | None = None
+
+
+class CellLog:
+    """The cell running now, the last cell that held code, and the last cell that raised."""
+
+    def __init__(self, shell: InteractiveShell) -> None:
+        self.shell = shell
+        self.running: str | None = None
+        self.last_code: RanCell | None = None
+        self.raised: RanCell | None = None
+
+    def install(self) -> None:
+        self.shell.events.register("pre_run_cell", self._pre)
+        self.shell.events.register("post_run_cell", self._post)
+
+    def uninstall(self) -> None:
+        for event, callback in (("pre_run_cell", self._pre), ("post_run_cell", self._post)):
+            with contextlib.suppress(ValueError):  # not registered
+                self.shell.events.unregister(event, callback)
+
+    def _pre(self, info: ExecutionInfo) -> None:
+        self.running = info.raw_cell
+
+    def _post(self, result: ExecutionResult) -> None:
+        source = result.info.raw_cell if result.info is not None else self.running
+        self.running = None
+        if not source or holds_no_code(source):
+            return
+        number = result.execution_count if result.info and result.info.store_history else None
+        error = result.error_in_exec or result.error_before_exec
+        ran = RanCell(source, number, result.result, error)
+        self.last_code = ran
+        if error is not None:
+            self.raised = ran
 
 
 @dataclass(frozen=True)
@@ -48,12 +91,6 @@ class CellText:
     notes: tuple[str, ...] = ()
 
 
-def _typed(shell: InteractiveShell) -> list[str]:
-    history = getattr(shell, "history_manager", None)
-    typed = getattr(history, "input_hist_raw", None)
-    return list(typed) if isinstance(typed, list) else []
-
-
 def holds_no_code(source: str) -> bool:
     """A cell of ``%acp`` prompts and other line magics (``%load_ext``, ``%config``) and
     comments only: not code the user means by "the code above"."""
@@ -65,13 +102,6 @@ def holds_no_code(source: str) -> bool:
         _PROMPT_LINE.match(line) or (line.startswith("%") and not line.startswith("%%"))
         for line in lines
     )
-
-
-def running_cell(shell: InteractiveShell) -> str | None:
-    """The source of the cell running now: the last one stored (IPython stores a cell
-    before running it)."""
-    typed = _typed(shell)
-    return typed[-1] if len(typed) > 1 else None
 
 
 def code_above(source: str | None) -> CellText | None:
@@ -89,13 +119,6 @@ def code_above(source: str | None) -> CellText | None:
     return CellText(None, body, len(above.splitlines()), notes=notes)
 
 
-def _last_error(shell: InteractiveShell) -> tuple[BaseException, int | None] | None:
-    error = getattr(sys, "last_value", None)
-    if not isinstance(error, BaseException):
-        return None
-    return error, cell_of_error(shell, error)
-
-
 def _traceback(shell: InteractiveShell, error: BaseException) -> tuple[str, str | None]:
     """The traceback from the first frame in a cell (IPython's own frames above it say
     nothing about the user's code, and name this machine's paths)."""
@@ -111,60 +134,55 @@ def _traceback(shell: InteractiveShell, error: BaseException) -> tuple[str, str 
     return cut_head(text.rstrip(), TRACEBACK_CHARS)
 
 
-def last_code_cell(shell: InteractiveShell) -> CellText | None:
-    """The most recently executed cell before the running one that holds code:
-    its source, its result (bounded) or the error it raised."""
-    typed = _typed(shell)
-    for n in range(len(typed) - 2, 0, -1):
-        source = typed[n]
-        if source.strip() and not holds_no_code(source):
-            return _cell(shell, n, source)
-    return None
-
-
-def _cell(shell: InteractiveShell, n: int, source: str) -> CellText:
-    code, note = cut_text(source.rstrip(), CELL_CHARS)
+def last_code_cell(log: CellLog) -> CellText | None:
+    """The most recently executed cell before the running one that holds code: its
+    source, its value (bounded) or the error it raised."""
+    ran = log.last_code
+    if ran is None:
+        return None
+    code, note = cut_text(ran.source.rstrip(), CELL_CHARS)
     notes = [f"the cell was cut to its {note}"] if note else []
-    parts = [f"Cell [{n}], the most recently executed:\n{fence(code, 'python')}"]
-    outputs = shell.user_ns.get("Out", {})
-    if isinstance(outputs, dict) and n in outputs:
-        summary = summarise(outputs[n], f"Out[{n}]", RESULT_LIMITS)
-        parts.append(f"Its result, Out[{n}] ({summary.label}):\n{summary.text}")
-        notes += [f"Out[{n}]: {note}" for note in summary.notes]
-    raised = _last_error(shell)
+    where = f"Cell [{ran.number}]" if ran.number is not None else "The cell"
+    parts = [f"{where}, the most recently executed:\n{fence(code, 'python')}"]
+    if ran.result is not None:
+        name = f"Out[{ran.number}]" if ran.number is not None else "its value"
+        summary = summarise(ran.result, name, RESULT_LIMITS)
+        parts.append(f"Its result, {name} ({summary.label}):\n{summary.text}")
+        notes += [f"{name}: {note}" for note in summary.notes]
     error = None
-    if raised is not None and raised[1] == n:
-        error = type(raised[0]).__name__
-        text, cut = _traceback(shell, raised[0])
+    if ran.error is not None:
+        error = type(ran.error).__name__
+        text, cut = _traceback(log.shell, ran.error)
         parts.append(f"It raised:\n{fence(text)}")
         if cut:
             notes.append(f"the traceback was cut to its {cut}")
-    return CellText(n, "\n\n".join(parts), len(source.splitlines()), error, tuple(notes))
+    lines = len(ran.source.splitlines())
+    return CellText(ran.number, "\n\n".join(parts), lines, error, tuple(notes))
 
 
-def last_error(shell: InteractiveShell) -> CellText | None:
+def last_error(log: CellLog) -> CellText | None:
     """The last exception's traceback and the code of the cell that raised it."""
-    raised = _last_error(shell)
-    if raised is None:
+    error = getattr(sys, "last_value", None)
+    if not isinstance(error, BaseException):
         return None
-    error, n = raised
-    text, cut = _traceback(shell, error)
+    text, cut = _traceback(log.shell, error)
     notes = [f"the traceback was cut to its {cut}"] if cut else []
     parts = [f"The last error:\n{fence(text)}"]
-    typed = _typed(shell)
-    lines = 0
-    if n is not None and n < len(typed):
-        code, note = cut_text(typed[n].rstrip(), CELL_CHARS)
-        lines = len(typed[n].splitlines())
-        parts.append(f"It was raised in cell [{n}]:\n{fence(code, 'python')}")
+    ran = log.raised if log.raised is not None and log.raised.error is error else None
+    number, lines = None, 0
+    if ran is not None:
+        number, lines = ran.number, len(ran.source.splitlines())
+        code, note = cut_text(ran.source.rstrip(), CELL_CHARS)
+        where = f"cell [{number}]" if number is not None else "this cell"
+        parts.append(f"It was raised in {where}:\n{fence(code, 'python')}")
         if note:
             notes.append(f"the cell was cut to its {note}")
-    return CellText(n, "\n\n".join(parts), lines, type(error).__name__, tuple(notes))
+    return CellText(number, "\n\n".join(parts), lines, type(error).__name__, tuple(notes))
 
 
-def cell_label(cell: CellText) -> str:
-    """How the turn lists it: "cell [4] (5 lines)", "code above (2 lines)"."""
-    where = "code above" if cell.number is None else f"cell [{cell.number}]"
+def cell_label(cell: CellText, where: str | None = None) -> str:
+    """How the turn lists it: "cell [4] (5 lines)", "last cell (2 lines)"."""
+    where = where or ("last cell" if cell.number is None else f"cell [{cell.number}]")
     return f"{where} ({count(cell.lines, 'line')})"
 
 

@@ -23,16 +23,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..client.sent import ATTACHMENT_META
 from ..protocol import models as m
 from . import cells
 from .summaries import NOT_FOUND, Summary, resolve, summarise
 from .summaries.model import fence
-
-if TYPE_CHECKING:
-    from IPython.core.interactiveshell import InteractiveShell
 
 #: ``{{``, ``}}`` (literal braces), or ``{expression}`` without braces inside it.
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}\n]+)\}")
@@ -164,26 +161,26 @@ class NoError(Exception):
 
 
 def notebook_prompt(
-    shell: InteractiveShell | None,
+    log: cells.CellLog | None,
     text: str,
     *,
     cells_too: bool = True,
     fix: bool = False,
 ) -> NotebookPrompt:
-    """The prompt ``text`` with its context from ``shell``: the variables it names, and
-    (``cells_too``) the code above it, the last code cell and the notebook's path;
-    ``fix`` adds the last error and its cell (raises :class:`NoError` without one)."""
+    """The prompt ``text`` with its context from the kernel whose cells ``log`` follows:
+    the variables it names, and (``cells_too``) the code above it, the last code cell and
+    the notebook's path; ``fix`` adds the last error and its cell (raises
+    :class:`NoError` without one)."""
     if fix and not text.strip():
         text = FIX_PROMPT
-    if shell is None:
+    if log is None:
         return NotebookPrompt(text)
+    shell = log.shell
     attachments: list[Attachment] = []
-    error_cell: int | None = None
     if fix:
-        error = cells.last_error(shell)
+        error = cells.last_error(log)
         if error is None:
             raise NoError("No cell has raised an error yet, so --fix has nothing to send.")
-        error_cell = error.number
         where = f" in cell [{error.number}]" if error.number is not None else ""
         attachments.append(
             _cell_attachment(error, "notebook://error", f"error {error.error}{where}")
@@ -191,13 +188,14 @@ def notebook_prompt(
     words, variables, unknown = attach_variables(text, shell.user_ns)
     notebook = None
     if cells_too:
-        running = cells.running_cell(shell)
-        above = cells.code_above(running)
+        above = cells.code_above(log.running)
         if above is not None:
-            attachments.append(_cell_attachment(above, "notebook://cells/current"))
-        last = cells.last_code_cell(shell)
-        if last is not None and last.number != error_cell:
+            label = cells.cell_label(above, "code above")
+            attachments.append(_cell_attachment(above, "notebook://cells/current", label))
+        last = cells.last_code_cell(log)
+        if last is not None and not (fix and log.last_code is log.raised):  # sent already
             label = cells.cell_label(last) + (f", raised {last.error}" if last.error else "")
-            attachments.append(_cell_attachment(last, f"notebook://cells/{last.number}", label))
+            where = str(last.number) if last.number is not None else "last"
+            attachments.append(_cell_attachment(last, f"notebook://cells/{where}", label))
         notebook = cells.notebook_path(shell)
     return NotebookPrompt(words, (*attachments, *variables), notebook, tuple(unknown))

@@ -24,6 +24,7 @@ from IPython.display import display
 
 from ..agents.presets import DEMO
 from ..client.permissions import Policy
+from .cells import CellLog
 from .completion import install as install_completion
 from .config import AcpConfig
 from .context import NoError, NotebookPrompt, notebook_prompt
@@ -95,8 +96,11 @@ class AcpMagics(AcpConfig, Magics):
     def __init__(self, shell: InteractiveShell | None = None, **kwargs: object) -> None:
         super().__init__(shell=shell, **kwargs)
         self.agents = NotebookAgents()
+        #: The cells as they run: the prompt's context (``cells.py``).
+        self.cells: CellLog | None = None
         if self.shell is not None:
             self.agents.tools = KernelTools(self.shell, lambda: self.agents.loop)
+            self.cells = CellLog(self.shell)
         self._fallback_said = False
         self.apply_to_agents()
 
@@ -207,7 +211,7 @@ class AcpMagics(AcpConfig, Magics):
         with_cells = self.context if options.context is None else options.context
         try:
             return notebook_prompt(
-                self.shell, options.prompt, cells_too=with_cells, fix=options.fix
+                self.cells, options.prompt, cells_too=with_cells, fix=options.fix
             )
         except NoError as exc:
             raise UsageError(str(exc)) from None
@@ -253,6 +257,8 @@ def show(answer: object) -> None:
 def register(shell: InteractiveShell) -> AcpMagics:
     magics = AcpMagics(shell=shell)
     shell.register_magics(magics)
+    if magics.cells is not None:
+        magics.cells.install()
     shell.user_ns[AWAIT_HELPER] = magics.acp_awaited
     shell.user_ns_hidden[AWAIT_HELPER] = magics.acp_awaited
     install_completion(shell, magics.agents.slash_commands)
@@ -271,6 +277,8 @@ def unregister(shell: InteractiveShell, magics: AcpMagics | None) -> None:
     shell.user_ns.pop(AWAIT_HELPER, None)
     shell.user_ns_hidden.pop(AWAIT_HELPER, None)
     if magics is not None:
+        if magics.cells is not None:
+            magics.cells.uninstall()
         magics.agents.shutdown()
         shell.magics_manager.magics["line"].pop("acp", None)
         shell.magics_manager.magics["cell"].pop("acp", None)
