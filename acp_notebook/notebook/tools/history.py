@@ -94,7 +94,7 @@ def read_cell(shell: InteractiveShell, n: int) -> tuple[str, Summary | None]:
     return f"{text}\n\nOut [{n}] ({summary.label}):\n{summary.text}{notes}", summary
 
 
-def cell_of_error(shell: InteractiveShell, error: BaseException) -> int | None:
+def _cell_of(shell: InteractiveShell, error: BaseException) -> int | None:
     """The execution count of the cell the traceback started in."""
     names = getattr(getattr(shell, "compile", None), "_filename_map", {})
     tb = error.__traceback__
@@ -116,7 +116,7 @@ def last_error(shell: InteractiveShell) -> str | None:
     parts = [f"The last error:\n{fence(text.rstrip())}"]
     if note:
         parts.append(f"(note: the {note} of the traceback are given)")
-    n = cell_of_error(shell, error)
+    n = _cell_of(shell, error)
     inputs, _ = _cells(shell)
     if n is not None and n < len(inputs):
         parts.append(f"It was raised in cell [{n}]:\n{fence(inputs[n].rstrip(), 'python')}")
