@@ -33,7 +33,7 @@ from .approval import Approve
 from .endpoint import McpServerSpec, RelayEndpoint
 from .execute import CodeResult
 from .kernel_tools import kernel_tools
-from .registry import ToolContext, ToolImage, ToolRegistry, ToolResult
+from .registry import CellChangeReport, ToolContext, ToolImage, ToolRegistry, ToolResult
 from .runner import MainThreadRunner
 
 if TYPE_CHECKING:
@@ -72,10 +72,11 @@ class NotebookToolsServer:
         approve: Approve,
         show: Callable[[CodeResult], None] | None = None,
         registry: ToolRegistry | None = None,
+        report: Callable[[CellChangeReport], None] | None = None,
     ) -> None:
         self._loop = loop
         self.registry = registry if registry is not None else kernel_tools()
-        self.context = ToolContext(session, shell, runner, approve, show)
+        self.context = ToolContext(session, shell, runner, approve, show, report)
         self._endpoint: RelayEndpoint | None = None
         self._spec: McpServerSpec | None = None
         self._scope: anyio.CancelScope | None = None
