@@ -212,7 +212,12 @@ class LiveTools:
         self._withdraw()
 
     def sync(self) -> None:
-        """Offer the live tools while a notebook is connected; otherwise the kernel's."""
+        """Offer the live tools while a notebook is connected; otherwise the kernel's.
+
+        What the agents read is forgotten: it may be of another notebook now, and an edit
+        is made only against a read of the notebook it lands in."""
+        with self._lock:
+            self._read.clear()
         if self.frontends.current() is not None:
             self._offer()
         else:
