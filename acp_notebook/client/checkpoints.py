@@ -100,6 +100,8 @@ class Change:
     #: ``anchor`` (None: at the top).
     notebook: str | None = None
     anchor: str | None = None
+    #: A cell's type (code, markdown, raw): a deleted cell comes back as what it was.
+    cell_type: str = "code"
 
     @property
     def reverted(self) -> bool:
@@ -196,6 +198,7 @@ class TurnChanges:
             return change
         known.after = change.after
         known.label = change.label
+        known.anchor = change.anchor
         return known
 
     def summary(self) -> str:
@@ -259,9 +262,11 @@ class Checkpoints:
         *,
         notebook: str,
         anchor: str | None = None,
+        cell_type: str = "code",
     ) -> Change | None:
         """A cell tool changed a cell of ``notebook`` (ignored outside a turn)."""
-        return self._record(Change("cell", cell_id, label, before, after, False, notebook, anchor))
+        change = Change("cell", cell_id, label, before, after, False, notebook, anchor, cell_type)
+        return self._record(change)
 
     def _record(self, change: Change) -> Change | None:
         current = self._current

@@ -63,6 +63,21 @@ NO_NOTEBOOK = (
 )
 
 
+def offered_line(frontends: Frontends) -> str:
+    """Whether the live tools are offered, and why not (``%acp --status``)."""
+    live = frontends.current()
+    if live is not None:
+        return (
+            f"Notebook tools: the live cell tools are offered ({live.app}, {live.path}), "
+            "with the kernel's tools."
+        )
+    return (
+        "Notebook tools: the kernel's tools only; the live cell tools (edit_cell …) need "
+        "JupyterLab 4 or Notebook 7 with the acp-notebook extension (not VS Code, the "
+        "classic Notebook, nbclient or jupyter console)."
+    )
+
+
 class CellActivity:
     """Whether the kernel is running a cell now (IPython's ``pre_run_cell`` and
     ``post_run_cell`` events): a cell the agent runs waits behind it."""
@@ -299,7 +314,9 @@ class LiveTools:
             if read.source == source:
                 return ToolResult.text(f"Cell {read.index + 1} already has that source.")
             change = CellEdit(cell_id, source, read.source)
-            report = CellChangeReport("edit", cell_id, read.index, "denied", "", live.path)
+            report = CellChangeReport(
+                "edit", cell_id, read.index, "denied", "", live.path, cell_type=read.cell_type
+            )
             return await self._change(ctx, live, change, report, arguments, "edit", read.source)
 
         return await _guarded(edit)
@@ -316,7 +333,9 @@ class LiveTools:
             if above is not None:
                 index = (await live.read_cell(above, max_output_chars=0)).index + 1
             change = CellInsert(above, source, cell_type)  # type: ignore[arg-type]
-            report = CellChangeReport("insert", "", index, "denied", "", live.path, above_id=above)
+            report = CellChangeReport(
+                "insert", "", index, "denied", "", live.path, above_id=above, cell_type=cell_type
+            )
             return await self._change(ctx, live, change, report, arguments, "edit", None)
 
         return await _guarded(insert)
@@ -332,7 +351,15 @@ class LiveTools:
             above = cells[index - 1].id if 0 < index <= len(cells) else None
             change = CellDelete(cell_id, read.source)
             report = CellChangeReport(
-                "delete", cell_id, index, "denied", "", live.path, read.source, above_id=above
+                "delete",
+                cell_id,
+                index,
+                "denied",
+                "",
+                live.path,
+                read.source,
+                above_id=above,
+                cell_type=read.cell_type,
             )
             return await self._change(ctx, live, change, report, arguments, "delete", read.source)
 

@@ -79,6 +79,7 @@ class CellChangeReport:
     after: str | None = None
     #: The cell above (where a deleted cell goes back; None: at the top).
     above_id: str | None = None
+    cell_type: str = "code"
 
     @property
     def applied(self) -> bool:
