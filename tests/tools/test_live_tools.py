@@ -51,12 +51,20 @@ async def _live_approve(request):
         return _Denied("denied by rule `deny edit_cell`")
     return _Review()
 
+_live_session = []
+
+def _live_report(report):
+    _live_reported.append(report)
+    if _live_session:  # the demo agent's turn: its session keeps the change
+        from acp_notebook.notebook.revert import record_cell_change
+        record_cell_change(_live_session[0], report)
+
 _live_registry = _kernel_tools()
 _live_tools = _LiveTools(_live_registry, _frontends, get_ipython())
 _live_tools.install()
 _live_server = _NotebookToolsServer(
     _AgentLoop("live-tools-test"), _MainThreadRunner(), get_ipython(), "s1", _live_approve,
-    registry=_live_registry, report=_live_reported.append,
+    registry=_live_registry, report=_live_report,
 )
 print(json.dumps(_live_server.start()))
 """
@@ -64,9 +72,37 @@ print(json.dumps(_live_server.start()))
 LIVE_ONLY = ["edit_cell", "insert_cell", "delete_cell", "run_cell"]
 
 
+#: A turn of the demo agent given the tools server (as %acp gives it), on an agent loop,
+#: awaited by the cell so the fake frontend's answers reach the kernel meanwhile.
+DEMO_TURN = """
+import asyncio, os, sys
+from acp_notebook.client import ClientConnection
+from acp_notebook.notebook.loop import AgentLoop
+
+async def _demo_turn(prompt):
+    async with ClientConnection.spawn([sys.executable, "-m", "acp_notebook.agents.demo"]) as conn:
+        await conn.initialize()
+        session = await conn.new_session(os.getcwd(), mcp_servers=[_live_spec], policy="allow")
+        _live_session[:] = [session]
+        try:
+            return await session.prompt(prompt)
+        finally:
+            _live_session.clear()
+
+_turn = await asyncio.wrap_future(AgentLoop().submit(_demo_turn, {prompt!r}))
+print(_turn.bundle()["text/markdown"])
+"""
+
+
 @pytest.fixture(scope="module")
-def agent(kernel: Kernel) -> Iterator[McpAgent]:
-    spec = json.loads(kernel.text(SETUP).strip().splitlines()[-1])
+def spec(kernel: Kernel) -> dict[str, Any]:
+    spec: dict[str, Any] = json.loads(kernel.text(SETUP).strip().splitlines()[-1])
+    kernel.text(f"_live_spec = {spec!r}")
+    return spec
+
+
+@pytest.fixture(scope="module")
+def agent(spec: dict[str, Any]) -> Iterator[McpAgent]:
     agent = McpAgent(spec)
     try:
         yield agent
@@ -307,3 +343,38 @@ def test_when_the_notebook_goes_the_kernel_tools_answer_again(
     wait_until(lambda: "edit_cell" not in agent.tool_names(), "the live tools to be withdrawn")
     kernel.text("after_the_notebook = 1")
     assert "after_the_notebook = 1" in text_of(agent.call("list_cells"))
+
+
+# ------------------------------------------------------------------------------- the demo agent
+
+
+def demo_turn(
+    kernel: Kernel, frontend: FakeFrontend, prompt: str, answer: Answer | None = None
+) -> str:
+    """The demo agent's turn given the tools server; its transcript as Markdown."""
+    execution = kernel.execute(DEMO_TURN.format(prompt=prompt), until=None)
+    frontend.serve(execution, answer)
+    assert not execution.errors, execution.describe()
+    return execution.stdout
+
+
+def test_the_demo_agents_rename_is_an_edit_the_user_accepts_in_the_cell(
+    kernel: Kernel, frontend: FakeFrontend
+) -> None:
+    transcript = demo_turn(kernel, frontend, "/rename result acc")
+    assert frontend.cells[1]["source"] == RENAMED
+    (proposal,) = [r for r in frontend.requests if r["type"] == "propose"]
+    assert proposal["label"] == "Rename result to acc"
+    assert "Renamed `result` to `acc` in cell 2." in transcript
+    assert "Edit of cell 2 of work/analysis.ipynb: accepted by you." in transcript
+    assert "Changed in this turn: cell 2 (+3 −3)." in transcript
+
+
+def test_a_rename_the_user_rejects_is_reported_by_the_agent_and_changes_nothing(
+    kernel: Kernel, frontend: FakeFrontend
+) -> None:
+    transcript = demo_turn(kernel, frontend, "/rename result acc", rejecting(frontend))
+    assert frontend.cells[1]["source"] == FUNCTION
+    assert "The rename did not happen: The user rejected the change to cell 2" in transcript
+    assert "rejected by you; the notebook is unchanged." in transcript
+    assert "Changed in this turn" not in transcript

@@ -14,8 +14,7 @@ async def undo(ctx: ControlContext) -> Text:
     turn = session.checkpoints.last() if session is not None else None
     if turn is None:
         return Text(
-            "Nothing to undo: no turn of this session changed a file or a cell that is "
-            "still kept."
+            "Nothing to undo: no turn of this session changed a file or a cell that is still kept."
         )
     if not ctx.awaited and any(change.target == "cell" for change in turn.revertible):
         raise ControlFailed(

@@ -1,0 +1,106 @@
+"""The demonstration that edits the open notebook: ``/rename OLD NEW`` renames a name in
+the cell above the prompt through the ``notebook`` MCP server's ``edit_cell`` (the user
+reviews it in the cell), the way a real agent uses the tools a client gives it.
+
+The session must have been given that server (acp_notebook does in JupyterLab 4 and
+Notebook 7 with its extension); without it, or without its live cell tools, the reply
+says what is missing. Deterministic: the cell is the nearest code cell above the one
+holding the prompt that uses OLD as a word (or the last such cell), and the edit is a
+whole-word replacement.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .content import text_content
+from .mcp_client import McpTools, connect
+from .replies import StopReason, usage
+from .turn import Turn
+
+__all__ = ["NOTEBOOK_SERVER", "Cell", "parse_cells", "scene_rename"]
+
+#: The MCP server acp_notebook gives its agents.
+NOTEBOOK_SERVER = "notebook"
+
+_CELL = re.compile(
+    r"^cell (?P<number>\d+) · id `(?P<id>[^`]+)` · (?P<type>\w+)[^\n]*\n"
+    r"(?P<fence>`{3,})[^\n]*\n(?P<source>.*?)\n(?P=fence)$",
+    re.MULTILINE | re.DOTALL,
+)
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+@dataclass(frozen=True)
+class Cell:
+    number: int
+    id: str
+    cell_type: str
+    source: str
+
+
+def parse_cells(text: str) -> list[Cell]:
+    """The cells in a ``list_cells`` or ``read_cell`` answer."""
+    return [
+        Cell(int(match["number"]), match["id"], match["type"], match["source"])
+        for match in _CELL.finditer(text)
+    ]
+
+
+def _uses(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w.]){re.escape(name)}\b")
+
+
+def pick_cell(cells: list[Cell], prompt: str, old: str) -> Cell | None:
+    """The nearest code cell above the prompt's cell that uses ``old``."""
+    holding = [i for i, cell in enumerate(cells) if prompt and prompt in cell.source]
+    above = cells[: holding[-1]] if holding else cells
+    uses = _uses(old)
+    return next(
+        (c for c in reversed(above) if c.cell_type == "code" and uses.search(c.source)), None
+    )
+
+
+async def scene_rename(turn: Turn, argument: str) -> StopReason:
+    names = argument.split()
+    if len(names) != 2 or not all(_NAME.fullmatch(n) for n in names):
+        return await usage(turn, "/rename OLD NEW")
+    old, new = names
+    server = turn.session.mcp_stdio.get(NOTEBOOK_SERVER)
+    if server is None:
+        return await turn.reply(
+            f"I edit cells through the client's `{NOTEBOOK_SERVER}` MCP server, and this "
+            "session was not given one. acp_notebook gives it to its agents in a notebook."
+        )
+    async with connect(server) as tools:
+        if "edit_cell" not in await tools.names():
+            return await turn.reply(
+                "The notebook's live cell tools are not offered here: they need JupyterLab 4 "
+                "or Notebook 7 with the acp-notebook extension. Nothing was changed."
+            )
+        return await _rename(turn, tools, old, new)
+
+
+async def _rename(turn: Turn, tools: McpTools, old: str, new: str) -> StopReason:
+    listed = await tools.call("list_cells", {})
+    cell = pick_cell(parse_cells(listed.text), turn.first_text.strip(), old)
+    if listed.is_error or cell is None:
+        why = listed.text if listed.is_error else f"No code cell above this one uses `{old}`."
+        return await turn.reply(f"{why} Nothing was changed.")
+    read = await tools.call("read_cell", {"id": cell.id})
+    [current] = parse_cells(read.text) or [cell]
+    source = _uses(old).sub(new, current.source)
+    call = await turn.start_tool_call(
+        f"Rename `{old}` to `{new}` in cell {cell.number}",
+        "edit",
+        raw_input={"server": NOTEBOOK_SERVER, "tool": "edit_cell", "id": cell.id},
+    )
+    await call.update(status="in_progress")
+    arguments = {"id": cell.id, "source": source, "description": f"Rename {old} to {new}"}
+    answer = await tools.call("edit_cell", arguments)
+    if answer.is_error:
+        await call.fail(answer.text)
+        return await turn.reply(f"The rename did not happen: {answer.text}")
+    await call.update(status="completed", content=[text_content(answer.text)])
+    return await turn.reply(f"Renamed `{old}` to `{new}` in cell {cell.number}.")
