@@ -55,6 +55,7 @@ def test_the_cell_renamed_is_the_nearest_code_cell_above_the_prompt_using_the_na
             ("old", "code", "result = 1"),
             ("func", "code", FUNCTION),
             ("note", "markdown", "result"),
+            ("earlier", "code", "%acp /rename result acc"),
             ("prompt", "code", "%acp /rename result acc"),
             ("after", "code", "result = 2"),
         )

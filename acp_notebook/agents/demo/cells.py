@@ -53,12 +53,18 @@ def _uses(name: str) -> re.Pattern[str]:
 
 
 def pick_cell(cells: list[Cell], prompt: str, old: str) -> Cell | None:
-    """The nearest code cell above the prompt's cell that uses ``old``."""
+    """The nearest code cell above the prompt's cell that uses ``old`` (a cell holding
+    the same prompt is never one)."""
     holding = [i for i, cell in enumerate(cells) if prompt and prompt in cell.source]
     above = cells[: holding[-1]] if holding else cells
     uses = _uses(old)
     return next(
-        (c for c in reversed(above) if c.cell_type == "code" and uses.search(c.source)), None
+        (
+            c
+            for c in reversed(above)
+            if c.cell_type == "code" and uses.search(c.source) and prompt not in c.source
+        ),
+        None,
     )
 
 
