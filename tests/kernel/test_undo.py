@@ -117,3 +117,23 @@ def test_a_cell_changed_after_the_turn_stops_the_whole_revert(
     assert [r["type"] for r in fake.requests] == ["list_cells"]
     assert written.read_text() == "after\n"
     fake.close()
+
+
+def test_the_changes_list_reverts_one_hunk_then_all_that_is_left(
+    kernel: Kernel, utils_py: Path
+) -> None:
+    edit_turn(kernel, utils_py)
+    edited = utils_py.read_text()
+    view = kernel.execute("%acp --changes", until="idle")
+    assert view.widget_display is not None, view.describe()
+    reverts = view.buttons("Revert")
+    assert len(reverts) >= 2, "the demo's edit of utils.py has a hunk per function"
+
+    kernel.click("Revert", within=view)  # the last hunk only
+    kernel.wait_for(lambda: utils_py.read_text() != edited, "the hunk to be reverted")
+    partly = utils_py.read_text()
+    assert partly != UTILS_PY
+    assert partly.splitlines()[:3] == edited.splitlines()[:3]  # the first hunk stays
+
+    kernel.click("Revert all")
+    kernel.wait_for(lambda: utils_py.read_text() == UTILS_PY, "the rest to be reverted")
