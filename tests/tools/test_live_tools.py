@@ -378,3 +378,15 @@ def test_a_rename_the_user_rejects_is_reported_by_the_agent_and_changes_nothing(
     assert "The rename did not happen: The user rejected the change to cell 2" in transcript
     assert "rejected by you; the notebook is unchanged." in transcript
     assert "Changed in this turn" not in transcript
+
+
+def test_refactor_with_the_functions_code_attached_edits_the_cell_holding_it(
+    kernel: Kernel, frontend: FakeFrontend
+) -> None:
+    prompt = f"refactor this function\n```python\n{FUNCTION}\n```"
+    transcript = demo_turn(kernel, frontend, prompt)
+    edited = frontend.cells[1]["source"]
+    assert edited.startswith("from typing import Any\n\ndef total(values: Any) -> Any:\n")
+    assert '"""TODO: describe total.' in edited
+    assert edited.endswith("    return result")
+    assert "Cell 2 now has the change (add docstring and type-hint placeholders)." in transcript
