@@ -14,9 +14,14 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import TURN_TIMEOUT_MS, NotebookPage
+from . import test_live_edits
+from .conftest import TURN_TIMEOUT_MS
 from .live_helpers import FUNCTION, RENAMED, LiveNotebookPage, expect, printed
-from .test_live_edits import FLAVOURS
+
+# The same three flavours, their servers and pages as the live edits' tests.
+flavour = test_live_edits.flavour
+lab_args = test_live_edits.lab_args
+live = test_live_edits.live
 
 pytestmark = pytest.mark.browser
 
@@ -59,24 +64,6 @@ print(sorted(tool.name for tool in registry.tools()))"""
 RENAME = "print(await on_agent_loop(lambda: demo_turn('/rename result acc')))"
 UNDO = "print((await on_agent_loop(lambda: revert(sessions[-1].checkpoints.last()))).sentence())"
 INSERT = "answer = await on_agent_loop(lambda: insert_below(function.id, 'total([1, 2, 3])'))\nprint(answer.is_error)"
-
-
-@pytest.fixture(scope="module", params=list(FLAVOURS))
-def flavour(request: pytest.FixtureRequest) -> tuple[str, bool]:
-    ui, collaborative = FLAVOURS[request.param]
-    if collaborative:
-        pytest.importorskip("jupyter_server_ydoc", reason="jupyter-collaboration is not installed")
-    return ui, collaborative
-
-
-@pytest.fixture(scope="module")
-def lab_args(flavour: tuple[str, bool]) -> list[str]:
-    return [f"--YDocExtension.disable_rtc={not flavour[1]}"]
-
-
-@pytest.fixture
-def live(notebook: NotebookPage, flavour: tuple[str, bool]) -> LiveNotebookPage:
-    return LiveNotebookPage(notebook, *flavour)
 
 
 def start(live: LiveNotebookPage, *calls: str) -> None:

@@ -38,13 +38,13 @@ from acp_notebook.notebook.tools import (
 )
 from acp_notebook.notebook.tools.approval import Review as _Review
 from acp_notebook.notebook.tools.live_tools import LiveTools as _LiveTools
-_live_policy = {"answer": "review"}
+_tools_policy = {"answer": "review"}
 _live_asked = []
 _live_reported = []
 
 async def _live_approve(request):
     _live_asked.append(request)
-    answer = _live_policy["answer"]
+    answer = _tools_policy["answer"]
     if answer == "allow":
         return _Approved(by="rule `allow edit_cell`")
     if answer == "deny":
@@ -70,6 +70,8 @@ print(json.dumps(_live_server.start()))
 """
 
 LIVE_ONLY = ["edit_cell", "insert_cell", "delete_cell", "run_cell"]
+#: What the approval answers when a test sets nothing (the ``policy`` fixture).
+DEFAULT_ANSWER = "review"
 
 
 #: A turn of the demo agent given the tools server (as %acp gives it), on an agent loop,
@@ -99,24 +101,6 @@ def spec(kernel: Kernel) -> dict[str, Any]:
     spec: dict[str, Any] = json.loads(kernel.text(SETUP).strip().splitlines()[-1])
     kernel.text(f"_live_spec = {spec!r}")
     return spec
-
-
-@pytest.fixture(scope="module")
-def agent(spec: dict[str, Any]) -> Iterator[McpAgent]:
-    agent = McpAgent(spec)
-    try:
-        yield agent
-    finally:
-        agent.close()
-
-
-@pytest.fixture
-def policy(kernel: Kernel) -> Iterator[Callable[[str], None]]:
-    def set_answer(answer: str) -> None:
-        kernel.text(f"_live_policy['answer'] = {answer!r}")
-
-    yield set_answer
-    set_answer("review")
 
 
 @pytest.fixture
