@@ -374,3 +374,17 @@ def test_refactor_with_the_functions_code_attached_edits_the_cell_holding_it(
     assert '"""TODO: describe total.' in edited
     assert edited.endswith("    return result")
     assert "Cell 2 now has the change (add docstring and type-hint placeholders)." in transcript
+
+
+def test_status_says_whether_the_live_cell_tools_are_offered(
+    kernel: Kernel, agent: McpAgent
+) -> None:
+    without = kernel.text("%acp --status")
+    assert "Notebook tools: the kernel's tools only;" in without
+    fake = FakeFrontend(kernel)
+    fake.connect()
+    try:
+        with_page = kernel.text("%acp --status")
+        assert "the live cell tools are offered (FakeLab, work/analysis.ipynb)" in with_page
+    finally:
+        fake.close()
