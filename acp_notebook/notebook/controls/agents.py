@@ -6,7 +6,6 @@ from __future__ import annotations
 import shlex
 
 from ...agents.presets import PresetStatus, install_hint, preset_table
-from ...protocol import models as m
 from ..answers import Column, Table, Text
 from ..inspector import MessageTable
 from ..snapshots import SessionSnapshot
@@ -132,9 +131,10 @@ async def login(ctx: ControlContext, method_id: str | None = None) -> Text:
     runtime = ctx.runtime()
     conn = await runtime.ensure_started()
     if method_id is None:
-        agent_methods = [mm for mm in conn.auth_methods if isinstance(mm, m.AuthMethodAgent)]
+        offered_methods = conn.auth_method_infos
+        agent_methods = [mm for mm in offered_methods if mm.type == "agent"]
         if len(agent_methods) != 1:
-            offered = ", ".join(f"`{getattr(mm, 'id', '?')}`" for mm in conn.auth_methods) or "none"
+            offered = ", ".join(f"`{mm.id}`" for mm in offered_methods) or "none"
             raise ControlFailed(
                 f"Name the auth method: `%acp --login METHOD` (the agent offers: {offered})."
             )
