@@ -23,7 +23,7 @@ from pygments.formatters import TerminalFormatter
 from pygments.lexers import BashSessionLexer, DiffLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from ..client.display import STATUS_ICONS
+from ..client.display import rejected_by, status_text
 from ..client.render import Renderer
 from ..client.session import Session
 from ..client.toolcall import CANCELLED
@@ -173,10 +173,9 @@ class TerminalPrinter:
                 f"{self._style('bold', '▶ ' + title)} {self._style('faint', f'· {call.kind}')}"
             )
         if call.status in _FINAL and seen.status not in _FINAL:
-            icon = STATUS_ICONS.get(call.status, "")
-            outcome = self._style(
-                "red" if call.status == "failed" else "green", f"{icon} {title} · {call.status}"
-            )
+            failed = call.status == "failed" and rejected_by(call) is None
+            outcome = self._style("red" if failed else "green", f"{status_text(call)} · {title}")
+
             body = self.renderer.tool_call(call).split("\n\n", 1)
             details = self._blocks(body[1]) if len(body) > 1 else ""
             self._line(outcome + ("\n" + _indent(details) if details else ""))

@@ -199,3 +199,32 @@ def test_agents_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     os.close(write)
     assert process.returncode == 0
     assert process.stderr == b""
+
+
+# --- what the transcript teaches ------------------------------------------------------------------
+
+
+def test_a_rejected_call_reads_as_rejected_and_by_whom_not_as_failed(tmp_path: Path) -> None:
+    by_policy = cli("run", "/write x.txt hi", "--permissions", "deny", cwd=tmp_path)
+    by_rule = cli(
+        "run",
+        "/write x.txt hi",
+        "--permissions",
+        "allow",
+        "--rule",
+        "deny edit *.txt",
+        cwd=tmp_path,
+    )
+    assert "✏️ **Write x.txt** · edit · 🚫 rejected by policy deny" in by_policy.stdout
+    assert "· 🚫 rejected by rule `deny edit *.txt`" in by_rule.stdout
+    assert "❌" not in by_policy.stdout + by_rule.stdout
+    # A tool that really failed still reads as failed.
+    failed = cli("run", "/fail", cwd=tmp_path)
+    assert "· ❌ failed" in failed.stdout
+
+
+def test_the_demo_shows_no_pretend_cost(tmp_path: Path) -> None:
+    result = cli("run", "hello", cwd=tmp_path)
+    assert (
+        "Context: " in result.stdout and "Cost" not in result.stdout and "USD" not in result.stdout
+    )
