@@ -26,7 +26,7 @@ from ..protocol.process import AgentStartError
 from .exits import EXIT_USAGE, fail
 from .hints import auth_hint, missing_vars
 from .prompts import elicitation_asker, permission_asker
-from .terminal_render import TerminalPrinter, use_color
+from .terminal_render import StartProgress, TerminalPrinter, use_color
 
 __all__ = ["TraceWriter", "run"]
 
@@ -58,6 +58,7 @@ async def run(args: argparse.Namespace) -> int:
     trace_file = open(args.trace, "w", encoding="utf-8") if args.trace else None  # noqa: SIM115
     observers = [TraceWriter(trace_file)] if trace_file else []
     interactive = policy == "ask" and sys.stdin.isatty()
+    progress = StartProgress(sys.stderr)
     try:
         async with ClientConnection.spawn(
             spec.argv,
@@ -65,9 +66,13 @@ async def run(args: argparse.Namespace) -> int:
             cwd=cwd,
             name=spec.name,
             observers=observers,
+            on_stderr=progress,
             cancel_grace=args.cancel_grace,
         ) as conn:
-            await conn.initialize()
+            try:
+                await conn.initialize()
+            finally:
+                progress.done()
             if args.auth:
                 problem = _auth_problem(conn, args.auth, env)
                 if problem:

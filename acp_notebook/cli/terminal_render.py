@@ -35,7 +35,7 @@ from ..client.transcript import (
     TurnRecord,
 )
 
-__all__ = ["TerminalPrinter", "use_color"]
+__all__ = ["StartProgress", "TerminalPrinter", "use_color"]
 
 #: Tool call statuses after which it does not change any more.
 _FINAL = frozenset({"completed", "failed", CANCELLED})
@@ -47,6 +47,35 @@ _FENCE = re.compile(r"^([ \t]*)```([\w+-]*)\n(.*?)^\1```$", re.MULTILINE | re.DO
 def use_color(stream: IO[str]) -> bool:
     """ANSI styles on a terminal, unless ``NO_COLOR`` is set (https://no-color.org)."""
     return stream.isatty() and not os.environ.get("NO_COLOR")
+
+
+class StartProgress:
+    """While the agent starts, its stderr lines (``npx``/``uvx`` download progress) as one
+    status line on a terminal, rewritten in place and cleared once it answered."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.active = stream.isatty()
+
+    def __call__(self, line: str) -> None:
+        line = line.strip()
+        if self.active and line:
+            width = max(20, _columns() - 20)
+            self.stream.write(f"\r\x1b[2Kstarting the agent… {line[:width]}")
+            self.stream.flush()
+
+    def done(self) -> None:
+        if self.active:
+            self.active = False
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+
+
+def _columns() -> int:
+    try:
+        return os.get_terminal_size().columns
+    except OSError:
+        return 80
 
 
 @dataclass

@@ -5,6 +5,7 @@ the agent offers (codex's ``env_var`` ones too), a refused login says how to log
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pty
@@ -12,6 +13,8 @@ import select
 import subprocess
 import sys
 from pathlib import Path
+
+from acp_notebook.cli.terminal_render import StartProgress
 
 from .test_cli import CLI, DEMO, SAFETY, cli, one_error_line, scripted
 
@@ -228,3 +231,24 @@ def test_the_demo_shows_no_pretend_cost(tmp_path: Path) -> None:
     assert (
         "Context: " in result.stdout and "Cost" not in result.stdout and "USD" not in result.stdout
     )
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_start_up_lines_are_one_status_line_cleared_once_the_agent_answers() -> None:
+    tty = _Tty()
+    progress = StartProgress(tty)
+    progress("npm http fetch GET 200 https://registry.npmjs.org/x")
+    progress("")
+    progress.done()
+    progress("a line after the start is the agent's own: not shown")
+    assert tty.getvalue() == (
+        "\r\x1b[2Kstarting the agent… npm http fetch GET 200 https://registry.npmjs.org/x"
+        "\r\x1b[2K"
+    )
+    piped = io.StringIO()
+    StartProgress(piped)("npm http fetch GET 200 …")
+    assert piped.getvalue() == ""
