@@ -5,6 +5,7 @@ the agent offers (codex's ``env_var`` ones too), a refused login says how to log
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -12,6 +13,7 @@ import pty
 import select
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from acp_notebook.cli.terminal_render import StartProgress
@@ -46,30 +48,41 @@ def read_until(fd: int, marker: bytes, seen: bytearray) -> None:
 # --- streaming on a terminal ----------------------------------------------------------------------
 
 
-def test_on_a_terminal_the_reply_streams_before_the_turn_ends(tmp_path: Path) -> None:
-    gate = tmp_path / "gate"
+@contextlib.contextmanager
+def on_a_tty(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """``acp-notebook ARGS`` with stdout a terminal: the process and the terminal's reading
+    end; on exit the process is ended (if still running) and the terminal closed."""
     controller, terminal = pty.openpty()
     process = subprocess.Popen(
-        [*CLI, "run", "--agent", scripted(), f"gate {gate}"],
-        cwd=tmp_path,
+        [*CLI, *args],
+        cwd=cwd,
         stdin=subprocess.DEVNULL,
         stdout=terminal,
         stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {})},
     )
     os.close(terminal)
-    seen = bytearray()
     try:
-        read_until(controller, b"first", seen)
-        # The turn is still running (the agent waits for the gate): it was streamed.
-        assert process.poll() is None and b"second" not in seen
-        gate.touch()
-        read_until(controller, b"Stop reason: end_turn", seen)
-        process.wait(SAFETY)
+        yield process, controller
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
         os.close(controller)
+
+
+def test_on_a_terminal_the_reply_streams_before_the_turn_ends(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    seen = bytearray()
+    with on_a_tty(["run", "--agent", scripted(), f"gate {gate}"], tmp_path) as (process, tty):
+        read_until(tty, b"first", seen)
+        # The turn is still running (the agent waits for the gate): it was streamed.
+        assert process.poll() is None and b"second" not in seen
+        gate.touch()
+        read_until(tty, b"Stop reason: end_turn", seen)
+        process.wait(SAFETY)
     assert process.returncode == 0
     text = seen.decode()
     assert "first second" in text
@@ -94,30 +107,16 @@ def test_on_a_terminal_tool_calls_are_lines_and_nothing_is_html(tmp_path: Path) 
 
 
 def test_styles_are_ansi_on_a_terminal_and_absent_with_no_color(tmp_path: Path) -> None:
-    def run_on_a_tty(env: dict[str, str]) -> str:
-        controller, terminal = pty.openpty()
-        process = subprocess.Popen(
-            [*CLI, "run", "--agent", DEMO, "/plan"],
-            cwd=tmp_path,
-            stdin=subprocess.DEVNULL,
-            stdout=terminal,
-            stderr=subprocess.PIPE,
-            env={**os.environ, **env},
-        )
-        os.close(terminal)
+    def styled(no_color: str) -> str:
         seen = bytearray()
-        try:
-            read_until(controller, b"Stop reason", seen)
+        args = ["run", "--agent", DEMO, "/plan"]
+        with on_a_tty(args, tmp_path, {"NO_COLOR": no_color}) as (process, tty):
+            read_until(tty, b"Stop reason", seen)
             process.wait(SAFETY)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            os.close(controller)
         return seen.decode()
 
-    assert "\x1b[" in run_on_a_tty({"NO_COLOR": ""})
-    assert "\x1b[" not in run_on_a_tty({"NO_COLOR": "1"})
+    assert "\x1b[" in styled("")
+    assert "\x1b[" not in styled("1")
 
 
 def test_a_pipe_still_gets_the_markdown_transcript_and_the_stop_line(tmp_path: Path) -> None:
@@ -246,8 +245,7 @@ def test_start_up_lines_are_one_status_line_cleared_once_the_agent_answers() -> 
     progress.done()
     progress("a line after the start is the agent's own: not shown")
     assert tty.getvalue() == (
-        "\r\x1b[2Kstarting the agent… npm http fetch GET 200 https://registry.npmjs.org/x"
-        "\r\x1b[2K"
+        "\r\x1b[2Kstarting the agent… npm http fetch GET 200 https://registry.npmjs.org/x\r\x1b[2K"
     )
     piped = io.StringIO()
     StartProgress(piped)("npm http fetch GET 200 …")

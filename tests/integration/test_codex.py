@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,41 +19,16 @@ from typing import Any
 
 import pytest
 
-from ..conftest import skip_or_fail
+from .npm import npm_agents
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
-CACHE = ROOT / ".cache" / "npm-codex"
 PACKAGE = "@zed-industries/codex-acp@0.16.0"
 
 
 @pytest.fixture(scope="module")
 def codex_acp() -> Path:
-    npm = shutil.which("npm")
-    if npm is None:
-        skip_or_fail("npm is not installed, so codex-acp cannot be installed here")
-    binary = CACHE / "node_modules" / ".bin" / "codex-acp"
-    if not binary.exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        result = subprocess.run(
-            [
-                npm,
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--loglevel=error",
-                "--prefix",
-                str(CACHE),
-                PACKAGE,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if result.returncode != 0 or not binary.exists():
-            skip_or_fail(f"npm could not install {PACKAGE}: {result.stderr.strip()[-300:]}")
-    return binary
+    return npm_agents("npm-codex", [PACKAGE], ["codex-acp"]) / "codex-acp"
 
 
 def answers(trace: Path, method: str) -> list[dict[str, Any]]:
