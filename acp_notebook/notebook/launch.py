@@ -110,7 +110,7 @@ def run_headless(notebooks: Path, notebook: str, output: Path, timeout: int) -> 
         skip_cells_with_tag=SKIP_TAG,
     )
     print(
-        f"acp_notebook: executing {source.relative_to(ROOT)} headless (the demo agent answers every prompt)…",
+        f"acp_notebook: executing {_shown(source)} headless (the demo agent answers every prompt)…",
         flush=True,
     )
     failed = None
@@ -162,6 +162,11 @@ def main(argv: list[str] | None = None) -> int:
         print("acp_notebook: JupyterLab is not installed; run ./dev setup", file=sys.stderr)
         return 2
     return run_lab(notebooks, args.notebook, args.port, collaborative=args.collaborative)
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the checkout when inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def _has_module(name: str) -> bool:
