@@ -49,6 +49,8 @@ async def run(args: argparse.Namespace) -> int:
     except AgentNotFound as exc:
         return fail(str(exc))
     env = {**spec.env, **dict(args.env)}
+    #: The agent as the user named it (a preset, or a command line): what hints repeat.
+    agent = args.agent or spec.name
     cwd = os.path.abspath(args.cwd)
     policy = args.permissions
     try:
@@ -99,14 +101,14 @@ async def run(args: argparse.Namespace) -> int:
             )
             turn = await session.prompt(args.prompt, timeout=args.timeout)
             if isinstance(turn.exception, AuthRequired):
-                hint = auth_hint(spec.name, spec.command_line, turn.exception.auth_methods)
+                hint = auth_hint(agent, spec.command_line, turn.exception.auth_methods)
                 turn.error = f"{turn.error} To log in, {hint}."
             if printer is not None:
                 printer.close()
                 return _report_streamed(printer, turn, args.timeout)
             return _report(turn, args.timeout)
     except AuthRequired as exc:
-        return fail(f"{exc} To log in, {auth_hint(spec.name, spec.command_line, exc.auth_methods)}.")
+        return fail(f"{exc} To log in, {auth_hint(agent, spec.command_line, exc.auth_methods)}.")
     except (AgentStartError, ConnectionClosed, AcpClientError) as exc:
         return fail(str(exc))
     except RpcError as exc:
