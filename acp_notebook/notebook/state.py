@@ -12,7 +12,8 @@ environment; without it (a console, nbclient) it is ``default`` in the kernel's 
 
 ``.acp-notebook.json`` beside the notebook, where earlier versions wrote, is still read
 (never written): its sessions when this notebook has none here yet, and its MCP servers
-(``{"mcpServers": {name: {"command": …}}}``), which the user may keep writing there.
+(``{"mcpServers": {name: {"command": …}}}``), which the user may keep writing there — used
+only once confirmed (:meth:`NotebookState.trust_mcp_servers`), since they name commands.
 
 Every file is opened safely — a regular file only (no symlink, no FIFO: opened
 non-blocking, checked with ``fstat`` before reading), at most :data:`MAX_BYTES` — and read
@@ -169,6 +170,31 @@ class NotebookState:
             _warn(f"acp_notebook could not remember the session in {self.path}: {exc}")
 
     # ------------------------------------------------------------------ MCP servers
+
+    def folder_servers_fingerprint(self) -> str | None:
+        """What the servers of ``.acp-notebook.json`` are, as one hash (None: there are none)."""
+        servers = self.mcp_servers()
+        if not servers:
+            return None
+        canonical = json.dumps(servers, sort_keys=True, ensure_ascii=True)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def mcp_servers_trusted(self) -> bool:
+        """Whether the person confirmed the folder's MCP servers as they are now: a file
+        beside a notebook (a cloned repository's) names commands the agent would start,
+        so they are used only once confirmed (``%acp --mcp trust``), and again after any
+        change to them."""
+        fingerprint = self.folder_servers_fingerprint()
+        trusted = self.load().get("trustedMcpServers")
+        return fingerprint is not None and isinstance(trusted, list) and fingerprint in trusted
+
+    def trust_mcp_servers(self) -> None:
+        """Confirm the folder's MCP servers as they are now."""
+        fingerprint = self.folder_servers_fingerprint()
+        if fingerprint is None or self.mcp_servers_trusted():
+            return
+        data = self.load()
+        self.save({**data, "trustedMcpServers": [fingerprint]})
 
     def mcp_servers(self) -> dict[str, dict[str, Any]]:
         """The MCP servers in ``.acp-notebook.json`` beside the notebook, by name; an entry
