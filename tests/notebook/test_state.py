@@ -24,6 +24,14 @@ def state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+def old_state(work: Path, session_id: object, servers: dict[str, object]) -> None:
+    """An `.acp-notebook.json` as earlier versions wrote it, beside ``analysis.ipynb``."""
+    notebooks = {"analysis.ipynb": {"demo": {"default": {"sessionId": session_id}}}}
+    (work / ".acp-notebook.json").write_text(
+        json.dumps({"notebooks": notebooks, "mcpServers": servers})
+    )
+
+
 def test_a_remembered_session_goes_to_the_state_dir_not_beside_the_notebook(
     tmp_path: Path, state_home: Path
 ) -> None:
@@ -53,14 +61,7 @@ def test_an_old_state_file_beside_the_notebook_is_still_read(
     tmp_path: Path, state_home: Path
 ) -> None:
     work = tmp_path / "work"
-    (work / ".acp-notebook.json").write_text(
-        json.dumps(
-            {
-                "notebooks": {"analysis.ipynb": {"demo": {"default": {"sessionId": "old-1"}}}},
-                "mcpServers": {"files": {"command": "mcp-files", "args": []}},
-            }
-        )
-    )
+    old_state(work, "old-1", {"files": {"command": "mcp-files", "args": []}})
     state = NotebookState(str(work))
     assert state.last_session("demo", "default") == {"sessionId": "old-1"}
     assert state.mcp_servers() == {"files": {"command": "mcp-files", "args": []}}
@@ -115,14 +116,7 @@ def test_entries_of_the_wrong_type_are_skipped_and_the_rest_kept(
     tmp_path: Path, state_home: Path
 ) -> None:
     work = tmp_path / "work"
-    (work / ".acp-notebook.json").write_text(
-        json.dumps(
-            {
-                "notebooks": {"analysis.ipynb": {"demo": {"default": {"sessionId": 7}}}},
-                "mcpServers": {"good": {"command": "ok"}, "bad": "rm -rf ~"},
-            }
-        )
-    )
+    old_state(work, 7, {"good": {"command": "ok"}, "bad": "rm -rf ~"})
     state = NotebookState(str(work))
     with pytest.warns(StateFileWarning, match="no string sessionId"):
         assert state.last_session("demo", "default") is None
