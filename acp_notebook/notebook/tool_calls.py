@@ -32,7 +32,9 @@ from ..client.formatting import fence
 from ..client.session import Session
 from ..client.toolcall import ToolCallState
 from ..protocol import models as m
+from .frontend import frontends
 from .loop import AgentLoop
+from .revert import record_cell_change
 from .tools import (
     Approved,
     CodeResult,
@@ -47,7 +49,8 @@ from .tools import (
 )
 from .tools.approval import Review
 from .tools.kernel_tools import code_content
-from .tools.registry import ToolImage
+from .tools.live_tools import LiveTools
+from .tools.registry import CellChangeReport, ToolImage
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -81,7 +84,7 @@ class SessionTools:
         #: The ACP session, once ``session/new`` (or load, resume) answered.
         self.session: Session | None = None
         self.server = NotebookToolsServer(
-            loop, runner, shell, name, self.approve, self.show, registry
+            loop, runner, shell, name, self.approve, self.show, registry, self.report
         )
         #: Tool calls approved and not yet shown, by the code they run (in order).
         self._running: defaultdict[str, deque[str]] = defaultdict(deque)
@@ -155,6 +158,11 @@ class SessionTools:
 
     # ------------------------------------------------------------------ output
 
+    def report(self, change: CellChangeReport) -> None:
+        """What a cell tool changed: in the turn, and kept for undo (``revert.py``)."""
+        if self.session is not None:
+            record_cell_change(self.session, change)
+
     def show(self, result: CodeResult) -> None:
         """What approved code did, in its tool call (agent loop thread)."""
         session = self.session
@@ -227,6 +235,8 @@ class KernelTools:
         self.shell = shell
         self._loop = loop
         self.registry = kernel_tools()
+        #: The live-notebook tools join the registry while a notebook is connected.
+        self.live = LiveTools(self.registry, frontends, shell)
         self.runner: MainThreadRunner | None = None
         self.enabled = True
 
@@ -235,6 +245,7 @@ class KernelTools:
         kernel's asyncio loop)."""
         if self.runner is None:
             self.runner = MainThreadRunner()
+            self.live.install()
         return self.runner
 
     def for_session(self, name: str) -> SessionTools | None:

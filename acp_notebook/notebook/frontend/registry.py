@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -13,10 +12,9 @@ from comm.base_comm import BaseComm
 from pydantic import ValidationError
 
 from ... import __version__
+from ..listeners import Listeners
 from .live import LiveNotebook
 from .protocol import FRONTEND_TARGET, KERNEL_TARGET, PROTOCOL_VERSION, Hello, message
-
-log = logging.getLogger(__name__)
 
 
 class Frontends:
@@ -26,7 +24,7 @@ class Frontends:
         self._lock = threading.Lock()
         self._live: list[LiveNotebook] = []
         self._beacon: BaseComm | None = None
-        self._listeners: list[Callable[[], None]] = []
+        self._listeners = Listeners("the live notebooks")
 
     def current(self) -> LiveNotebook | None:
         """The most recently connected notebook; None when no extension is connected
@@ -41,21 +39,7 @@ class Frontends:
     def on_change(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener()`` after a notebook connects or disconnects (on the thread
         that handled the comm message); returns the function that stops it."""
-        with self._lock:
-            self._listeners = [*self._listeners, listener]
-
-        def stop() -> None:
-            with self._lock:
-                self._listeners = [entry for entry in self._listeners if entry is not listener]
-
-        return stop
-
-    def _changed(self) -> None:
-        for listener in self._listeners:
-            try:
-                listener()
-            except Exception:  # one listener failing must not stop a connection
-                log.exception("a live-notebook listener failed")
+        return self._listeners.add(listener)
 
     @property
     def installed(self) -> bool:
@@ -107,9 +91,9 @@ class Frontends:
         with self._lock:
             self._live.append(live)
         live.send("welcome", version=__version__)
-        self._changed()
+        self._listeners.notify()
 
     def _drop(self, live: LiveNotebook) -> None:
         with self._lock, contextlib.suppress(ValueError):
             self._live.remove(live)
-        self._changed()
+        self._listeners.notify()

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..listeners import Listeners
 from .approval import Approve
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ class CellChangeReport:
     after: str | None = None
     #: The cell above (where a deleted cell goes back; None: at the top).
     above_id: str | None = None
+    cell_type: str = "code"
 
     @property
     def applied(self) -> bool:
@@ -142,7 +144,7 @@ class ToolRegistry:
     """The tools by name; safe to change from any thread while agents are connected."""
 
     _tools: dict[str, NotebookTool] = field(default_factory=dict)
-    _listeners: list[Callable[[], None]] = field(default_factory=list)
+    _listeners: Listeners = field(default_factory=lambda: Listeners("the notebook tools"))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -175,15 +177,7 @@ class ToolRegistry:
     def on_change(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener()`` (on the changing thread) after every change; returns the
         function that stops it."""
-        with self._lock:
-            self._listeners = [*self._listeners, listener]
-
-        def stop() -> None:
-            with self._lock:
-                self._listeners = [entry for entry in self._listeners if entry is not listener]
-
-        return stop
+        return self._listeners.add(listener)
 
     def _changed(self) -> None:
-        for listener in self._listeners:
-            listener()
+        self._listeners.notify()

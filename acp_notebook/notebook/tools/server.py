@@ -21,6 +21,7 @@ import base64
 import contextvars
 import functools
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,10 @@ if TYPE_CHECKING:
     from mcp.server.models import InitializationOptions
 
 log = logging.getLogger(__name__)
+
+#: mcp's package is not safe to import from two threads at once (its modules import each
+#: other: "partially initialized module"), and two sessions' servers start together.
+_IMPORTING = threading.Lock()
 
 #: The server's name in ``mcpServers`` (a rule or the inspector names it so).
 SERVER_NAME = "notebook"
@@ -165,7 +170,8 @@ class NotebookToolsServer:
 
     def _mcp_server(self) -> Server[Any]:
         """The MCP server (built in a worker thread: importing ``mcp`` takes a while)."""
-        from mcp.server.lowlevel import Server
+        with _IMPORTING:
+            from mcp.server.lowlevel import Server
 
         return Server(
             SERVER_NAME,
