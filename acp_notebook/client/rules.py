@@ -10,6 +10,8 @@ before the session's policy does.
     allow execute "git status"    exactly `git status`
     deny execute rm *             commands where any part matches `rm *`
     ask execute git push*         always ask (even when a later rule or the policy would allow)
+    allow notebook run_code       the notebook tool run_code (Python in the user's kernel)
+    deny notebook                 every notebook tool that asks (run_code, cell edits, …)
     allow *                       anything (but see the safeguard)
 
 A rule is ``ACTION KIND [PATTERN]``: the action ``allow``, ``deny`` or ``ask``; a tool
@@ -17,6 +19,13 @@ kind (``read``, ``edit``, ``delete``, ``move``, ``search``, ``execute``, ``think
 ``fetch``, ``switch_mode``, ``other``) or ``*`` for any; then an optional glob. Rules are
 tried in order and the first that matches decides; when none does, the session's policy
 decides as before.
+
+``notebook`` is not a tool kind: it names the client's own notebook tools (the
+``notebook`` MCP server in the user's kernel), by tool name (``allow notebook run_code``,
+``allow notebook edit_*``). A notebook tool call also has its tool kind (``run_code`` is
+``execute``, a cell edit ``edit``), so a rule of that kind without a pattern, or one with a
+path glob matching its paths (a cell edit: the notebook), matches it too; a command
+pattern never does (it runs Python, not a shell command).
 
 What a pattern is matched against:
 
@@ -68,6 +77,7 @@ KINDS = (
     "fetch",
     "switch_mode",
     "other",
+    "notebook",
 )
 _WILDCARDS = frozenset("*?")
 
@@ -107,6 +117,9 @@ class Rule:
     def explain(self) -> str:
         """What the rule does, in a sentence fragment (for ``%acp --rules``)."""
         verb = {"allow": "allows", "deny": "denies", "ask": "always asks for"}[self.action]
+        if self.kind == "notebook":
+            tools = " or ".join(f"`{p}`" for p in self.patterns)
+            return f"{verb} " + (f"the notebook tool {tools}" if tools else "every notebook tool")
         if not self.patterns or self.wildcard_only:
             what = {"*": "any tool call", "execute": "any command", "fetch": "any fetch"}.get(
                 self.kind, f"every `{self.kind}` tool call"
@@ -129,6 +142,11 @@ class Rule:
     # ------------------------------------------------------------------ matching
 
     def matches(self, call: ToolCallState, cwd: str) -> bool:
+        if self.kind == "notebook":
+            tool = call.notebook_tool
+            return tool is not None and (
+                not self.patterns or any(_fnmatch(tool, p) for p in self.patterns)
+            )
         if self.kind != "*" and call.kind != self.kind:
             return False
         if not self.patterns:
