@@ -23,15 +23,22 @@ What a pattern is matched against:
 * ``execute`` — the shell command (:attr:`ToolCallState.command`: from ``rawInput``; the
   title when there is none). A command made of several (``a && b``, ``a | b``, ``$(…)``,
   ``sh -c '…'``) is allowed only when *every* part matches, and denied or asked when
-  *any* part does: so ``allow execute pytest*`` does not allow ``pytest; rm -rf ~``;
+  *any* part does: so ``allow execute pytest*`` does not allow ``pytest; rm -rf ~``.
+  Deny and ask rules also see each part as it runs, wrappers and assignments looked
+  through (``sudo /bin/rm``, ``FOO=1 rm``, ``env rm``, ``xargs rm`` are all ``rm``);
 * ``fetch`` — the URL (:attr:`ToolCallState.url`, from ``rawInput``): a fetch whose URL
   only its title names matches no fetch pattern (the title is not what is fetched);
 * any other kind — every file path of the call (:attr:`ToolCallState.paths`: diffs,
   locations, ``rawInput``, the files of its patches), each relative to the session's
-  directory. All must match; a call naming no path does not.
+  directory, both as named and with its symlinks resolved. An allow needs all of them
+  to match (a call naming no path matches none); a deny or ask, any one.
   Globs work like ``.gitignore``: without a ``/`` they match the file name at any depth,
   with one they match from the session's directory; ``*`` stays within a directory and
   ``**`` crosses them. Paths outside the session's directory match only absolute globs.
+
+Failing closed: an allow rule never allows a command that :func:`~.shell.uncertain`
+cannot read with certainty (``$'…'`` quoting, a quoted ``#``, heredocs, brace groups,
+functions, ``eval``, writes by redirection, assignments to ``PATH``…): it is asked.
 
 The safeguard: a rule whose pattern is only wildcards (``allow *``, ``allow execute``,
 ``allow execute *``) never allows a command that :func:`~.danger.assess_command` rates
@@ -50,7 +57,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, cast
 
 from .danger import assess_command
-from .shell import command_parts
+from .shell import command_forms, command_parts, uncertain
 
 if TYPE_CHECKING:
     from .toolcall import ToolCallState
@@ -139,17 +146,24 @@ class Rule:
         if self.kind == "fetch":
             url = call.url
             return url is not None and _fnmatch(url, self.patterns[0])
+        # Every path as named and as it resolves (a `.py` link to a file elsewhere is
+        # the file elsewhere): an allow needs all of them, a deny or ask any one.
         paths = call.paths
-        return bool(paths) and all(self._matches_path(p, cwd) for p in paths)
+        real_cwd = _real(cwd)
+        forms = [(p, cwd) for p in paths] + [(_real(p, cwd), real_cwd) for p in paths]
+        if self.action == "allow":
+            return bool(paths) and all(self._matches_path(p, base) for p, base in forms)
+        return any(self._matches_path(p, base) for p, base in forms)
 
     def _matches_command(self, command: str) -> bool:
         pattern = _squash(self.patterns[0])
-        whole = _fnmatch(_squash(command), pattern)
-        parts = [_squash(p) for p in command_parts(command)] or [_squash(command)]
         if self.action == "allow":
-            # Every part, so a wildcard never hides a second command.
+            # Every part as written, so a wildcard never hides a second command.
+            parts = [_squash(p) for p in command_parts(command)] or [_squash(command)]
             return all(_fnmatch(part, pattern) for part in parts)
-        return whole or any(_fnmatch(part, pattern) for part in parts)
+        # Any part, as written or as it runs (`sudo /bin/rm -rf x` is `rm -rf x`).
+        forms = [_squash(command), *(_squash(f) for f in command_forms(command))]
+        return any(_fnmatch(form, pattern) for form in forms)
 
     def _matches_path(self, path: str, cwd: str) -> bool:
         relative = _relative(path, cwd)
@@ -228,8 +242,19 @@ class PermissionRules:
         for rule in self.rules:
             if not rule.matches(call, cwd):
                 continue
+            command = call.command
+            if rule.action == "allow" and command is not None and rule.kind in ("*", "execute"):
+                doubt = uncertain(command)
+                if doubt is not None:
+                    # Fail closed: what cannot be read with certainty is asked.
+                    return RuleMatch(
+                        "ask",
+                        rule.text,
+                        note=f"rule `{rule.text}` does not cover a command it cannot read "
+                        f"with certainty ({doubt})",
+                        safeguard=True,
+                    )
             if rule.action == "allow" and rule.wildcard_only:
-                command = call.command
                 danger = assess_command(command) if command else None
                 if danger is not None and danger.level == "danger":
                     return RuleMatch(
@@ -344,6 +369,14 @@ def _squash(text: str) -> str:
 
 def _fnmatch(text: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(text, pattern)
+
+
+def _real(path: str, cwd: str = "") -> str:
+    """``path`` (relative to ``cwd``) with every symlink resolved; as given when it cannot be."""
+    try:
+        return os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
+    except (OSError, ValueError):
+        return path
 
 
 def _relative(path: str, cwd: str) -> str | None:
