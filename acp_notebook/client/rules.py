@@ -53,7 +53,7 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, cast
 
 from .danger import assess_command
@@ -90,6 +90,9 @@ class RuleMatch:
     note: str | None = None
     #: True when the safeguard turned an ``allow`` into ``ask``.
     safeguard: bool = False
+    #: The rule's pattern is only wildcards (or absent): it names no path or command, so
+    #: it never lets a protected write through (``guard.py``).
+    wildcard: bool = field(default=False, compare=False)
 
     @property
     def by(self) -> str:
@@ -263,7 +266,7 @@ class PermissionRules:
                         note=f"rule `{rule.text}` does not cover risky commands",
                         safeguard=True,
                     )
-            return RuleMatch(rule.action, rule.text)
+            return RuleMatch(rule.action, rule.text, wildcard=rule.wildcard_only)
         return None
 
     def describe(self, policy: str | None = None) -> list[str]:
