@@ -23,7 +23,7 @@ from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import TraceEvent
 from ..protocol.process import AgentStartError
 from .exits import EXIT_USAGE, fail
-from .prompts import elicitation_asker, permission_asker
+from .prompts import Console, elicitation_asker, permission_asker
 
 __all__ = ["TraceWriter", "run"]
 
@@ -75,12 +75,13 @@ async def run(args: argparse.Namespace) -> int:
                 env=env,
             )
             session.permissions.rules = rules or None
-            if interactive or (rules and sys.stdin.isatty()):
-                # An `ask` rule (or the safeguard) asks on the terminal whatever the policy.
-                session.permissions.asker = permission_asker(session)
-            if interactive:
-                session.elicitations.asker = elicitation_asker(session)
-            turn = await session.prompt(args.prompt, timeout=args.timeout)
+            async with Console() as console:
+                if interactive or (rules and sys.stdin.isatty()):
+                    # An `ask` rule (or the safeguard) asks on the terminal whatever the policy.
+                    session.permissions.asker = permission_asker(session, console)
+                if interactive:
+                    session.elicitations.asker = elicitation_asker(session, console)
+                turn = await session.prompt(args.prompt, timeout=args.timeout)
             return _report(turn, args.timeout)
     except AuthRequired as exc:
         return fail(str(exc) + " Pass --auth METHOD_ID.")

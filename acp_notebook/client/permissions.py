@@ -260,7 +260,7 @@ class PermissionBroker(Broker[PermissionRequest]):
         """A person decides (the asker, or the UI's :meth:`choose`); with neither, the
         request is rejected, never silently allowed (``decided_by`` = ``without_ui``)."""
         if self.asker is not None:
-            await self.asker(request)
+            await self._run_asker(request)
         elif not self.interactive:
             option = pick_by_policy(request.options, "deny")
             if option is not None:

@@ -9,6 +9,8 @@ string is replaced by the session's directory. Actions:
   ["write", PATH, CONTENT]        fs/write_text_file
   ["read", PATH]                  fs/read_text_file
   ["terminal", COMMAND, ARGS?]    terminal/create, then terminal/wait_for_exit
+  ["race", SENT, [TOOL_CALL…]]    every request_permission at once, then touch SENT, then
+                                  read the answers (in any order)
 """
 
 import json
@@ -33,11 +35,30 @@ def request(method, params):
     """Send a request and read until its answer (the client sends none of its own here)."""
     mid = next(ids)
     send({"jsonrpc": "2.0", "id": mid, "method": method, "params": params})
+    return answers([mid])[mid]
+
+
+def answers(mids):
+    found = {}
     for line in inbox:
         msg = json.loads(line)
-        if msg.get("id") == mid and "method" not in msg:
-            return msg
+        if msg.get("id") in mids and "method" not in msg:
+            found[msg["id"]] = msg
+            if len(found) == len(mids):
+                return found
     sys.exit(0)
+
+
+def race(sid, sent, tool_calls):
+    mids = []
+    for tool_call in tool_calls:
+        mids.append(next(ids))
+        params = {"sessionId": sid, "toolCall": tool_call, "options": OPTIONS}
+        send({"jsonrpc": "2.0", "id": mids[-1], "method": "session/request_permission", "params": params})
+    with open(sent, "w"):
+        pass
+    found = answers(mids)
+    return " ".join(f"{c['toolCallId']}={outcome(found[i])}" for c, i in zip(tool_calls, mids, strict=True))
 
 
 def fill(value, cwd):
@@ -64,6 +85,9 @@ def run(sid, cwd):
     lines = []
     for action in fill(script, cwd):
         verb, *args = action
+        if verb == "race":
+            lines.append(f"race: {race(sid, args[0], args[1])}")
+            continue
         if verb == "ask":
             answer = request(
                 "session/request_permission",
