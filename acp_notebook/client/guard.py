@@ -12,7 +12,9 @@ A write or a command is served when one of these holds, checked in order:
    parts (``a && b``), or the script of the ``sh -c`` the agent starts. An allow covers
    every use within its turn (not only the first): agents write a file in several steps
    and retry failed commands, and the user approved the call, not one system call of it.
-   A rejected (or cancelled) latest request refuses it: what the user decided binds;
+   A rejected (or cancelled) latest request refuses it: what the user decided binds.
+   Beyond the turn, an "always" answer (``allow_always`` / ``reject_always``: "this and
+   later actions like it") to a request of the same tool kind stands for the session;
 3. the session's policy is ``allow``;
 4. a person allows it when asked: the client asks itself, with a permission request in the
    turn saying the agent did not ask ("The agent wants to write `x.py` without asking
@@ -185,7 +187,7 @@ class Guard:
             raise refuse(f"the permission rule `{rule.rule}` denies it; do not retry it")
         if rule is not None and rule.action == "allow" and protected is None:
             return
-        prior = self._latest_decision(covers)
+        prior = self._latest_decision(covers) or self._standing(call.kind)
         if prior is not None:
             if prior.state != "selected" or prior.chosen is None or not prior.chosen.allows:
                 raise refuse("the user rejected it in this turn; do not retry it")
@@ -229,6 +231,17 @@ class Guard:
             if request.unasked:
                 continue  # the client's own questions cover nothing beyond themselves
             if covers(call):
+                latest = request
+        return latest
+
+    def _standing(self, kind: str) -> PermissionRequest | None:
+        """The latest "always" answer to a request about a tool call of ``kind``."""
+        latest = None
+        for request in self.session.permissions.requests.values():
+            chosen, call = request.chosen, request.call
+            if chosen is None or call is None or call.kind != kind or request.unasked:
+                continue
+            if chosen.kind in ("allow_always", "reject_always"):
                 latest = request
         return latest
 

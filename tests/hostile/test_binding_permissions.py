@@ -19,6 +19,7 @@ from acp_notebook.client.permissions import PermissionRequest, Policy
 from acp_notebook.client.rules import PermissionRules
 from acp_notebook.client.session import Session
 from acp_notebook.client.transcript import MessageEntry
+from acp_notebook.protocol import models as m
 
 pytestmark = pytest.mark.anyio
 
@@ -255,3 +256,23 @@ async def test_policy_allow_still_writes_and_runs_without_asking(tmp_path: Path)
         session, report = await run_turn(conn, tmp_path, policy="allow")
     assert report == [f"write {tmp_path}/src/a.py: ok", "terminal echo hi: ok"]
     assert unasked(session) == []
+
+
+async def test_an_always_answer_stands_for_later_turns_of_its_kind(tmp_path: Path) -> None:
+    always = [
+        {"optionId": "always", "name": "Allow always", "kind": "allow_always"},
+        {"optionId": "never", "name": "Reject always", "kind": "reject_always"},
+    ]
+    actions = [["write", "{cwd}/later.txt", "ok"]]
+    async with connect(argv(actions)) as conn:
+        session = await conn.new_session(tmp_path, policy="ask", interactive=False)
+        # An earlier turn's "Allow always" for an edit (as the demo agent remembers it).
+        request = session.permissions.open({"toolCallId": "e1", "kind": "edit"}, always)
+        request.call = session.transcript.merge_permission_tool_call(
+            m.ToolCallUpdate(tool_call_id="e1", kind="edit"), request
+        )
+        session.permissions.choose(request.key, "always")
+        with anyio.fail_after(SAFETY):
+            turn = await session.prompt("go")
+    assert turn.stop_reason == "end_turn"
+    assert (tmp_path / "later.txt").read_text() == "ok"
