@@ -53,6 +53,7 @@ from ..protocol import models as m
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
 from .beneath import open_parent, root_of
 from .handlers import Params, read_params
+from .lines import read_window
 
 __all__ = [
     "DEFAULT_MAX_READ_BYTES",
@@ -70,7 +71,6 @@ log = logging.getLogger(__name__)
 #: would strain the kernel or the JSON-RPC pipe.
 DEFAULT_MAX_READ_BYTES = 16 * 1024 * 1024
 
-_CHUNK = 1024 * 1024
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -137,7 +137,15 @@ def resolve_inside(value: str, roots: Sequence[str], *, what: str = "path") -> s
             f"The {what} {value!r} is relative, but it must be absolute.",
             {"path": value},
         )
-    resolved = os.path.realpath(value)
+    try:
+        resolved = os.path.realpath(value)
+    except OSError:  # a link swapped for a directory while it was read (EINVAL), a loop
+        raise RpcError(
+            INVALID_PARAMS,
+            f"The {what} {value} changed while it was resolved (a symbolic link on it was "
+            "swapped), so it was not used.",
+            {"path": value},
+        ) from None
     if not any(is_inside(resolved, root) for root in roots):
         raise _outside(value, resolved, roots, what)
     return resolved
@@ -177,50 +185,6 @@ def _at_least(key: str, value: int | None, minimum: int) -> int | None:
             {key: value},
         )
     return value
-
-
-def _read_window(f: BinaryIO, start: int, limit: int | None, max_bytes: int, path: str) -> bytes:
-    """Lines ``start`` .. ``start + limit - 1`` (1-based) of ``f``, terminators included.
-
-    Streams in chunks so a huge file is never held whole, and keeps only the requested
-    lines. Lines end at ``\\n`` (so ``\\r\\n`` stays attached to its line and a lone
-    ``\\r`` does not start a new one): the same numbering as ``grep -n`` / ``wc -l``,
-    which is where agents get line numbers from. ``\\n`` is never part of a multibyte
-    UTF-8 sequence, so splitting raw bytes on it is safe.
-    """
-    stop = None if limit is None else start + limit
-    if stop is not None and stop <= start:
-        return b""
-    out = bytearray()
-    line_no = 1
-    while True:
-        chunk = f.read(_CHUNK)
-        if not chunk:
-            break
-        if line_no < start:
-            newlines = chunk.count(b"\n")
-            if line_no + newlines < start:  # the window starts in a later chunk
-                line_no += newlines
-                continue
-        i = 0
-        while i < len(chunk):
-            nl = chunk.find(b"\n", i)
-            end = len(chunk) if nl < 0 else nl + 1
-            if line_no >= start:
-                out += chunk[i:end]
-                if len(out) > max_bytes:
-                    raise RpcError(
-                        INVALID_PARAMS,
-                        f"The requested lines of {path} exceed {max_bytes} bytes; ask for fewer lines with `limit`.",
-                        {"path": path, "maxBytes": max_bytes},
-                    )
-            if nl < 0:
-                break
-            line_no += 1
-            i = end
-            if stop is not None and line_no >= stop:
-                return bytes(out)
-    return bytes(out)
 
 
 def _open_no_follow(parent: int, name: str, flags: int, mode: int = 0o777) -> int:
@@ -344,7 +308,7 @@ class FileSystem:
                 if line is None and limit is None:
                     data = self._read_whole(f, info.st_size, path)
                 else:
-                    data = _read_window(f, line or 1, limit, self.max_read_bytes, path)
+                    data = read_window(f, line or 1, limit, self.max_read_bytes, path)
             except OSError as exc:
                 raise _os_error("read", path, exc) from None
         try:

@@ -193,7 +193,11 @@ class Guard:
                 raise refuse("the user rejected it in this turn; do not retry it")
             if protected is None or prior.decided_by == "user":
                 return
-        elif protected is None and broker.policy == "allow" and (rule is None or rule.action != "ask"):
+        elif (
+            protected is None
+            and broker.policy == "allow"
+            and (rule is None or rule.action != "ask")
+        ):
             return
         if broker.policy == "deny" or (broker.asker is None and not broker.interactive):
             why = (

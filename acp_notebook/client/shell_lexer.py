@@ -25,6 +25,7 @@ _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 _READ_REDIRECTS = frozenset({"<", "<<", "<<<", "<<-", "<&"})
 _HEREDOCS = frozenset({"<<", "<<-"})
 
+
 @dataclass
 class SimpleCommand:
     """One command of a pipeline: its words, and the files its redirections write."""

@@ -486,9 +486,7 @@ def test_roots_must_be_absolute() -> None:
 
 
 @pytest.fixture
-def swap_after_check(
-    monkeypatch: pytest.MonkeyPatch, root: Path, outside: Path
-) -> Iterator[Path]:
+def swap_after_check(monkeypatch: pytest.MonkeyPatch, root: Path, outside: Path) -> Iterator[Path]:
     """Right after a path is checked, ``root/sub`` becomes a symlink to ``outside`` — the
     worst moment a swapping terminal can hit (check, then use)."""
     sub = root / "sub"

@@ -60,7 +60,9 @@ async def run_turn(
             await anyio.sleep(0.01)
     assert turn.stop_reason == "end_turn", turn.error
     said = "".join(
-        e.text for e in session.transcript.entries if isinstance(e, MessageEntry) and e.role == "agent"
+        e.text
+        for e in session.transcript.entries
+        if isinstance(e, MessageEntry) and e.role == "agent"
     )
     return session, said.splitlines()
 

@@ -83,8 +83,18 @@ class Terminal:
 def test_two_requests_at_once_are_asked_one_at_a_time(tmp_path: Path) -> None:
     sent = tmp_path / "sent"
     calls = [
-        {"toolCallId": "list", "title": "List files", "kind": "execute", "rawInput": {"command": "ls"}},
-        {"toolCallId": "wipe", "title": "Clean up", "kind": "execute", "rawInput": {"command": "rm -rf ~"}},
+        {
+            "toolCallId": "list",
+            "title": "List files",
+            "kind": "execute",
+            "rawInput": {"command": "ls"},
+        },
+        {
+            "toolCallId": "wipe",
+            "title": "Clean up",
+            "kind": "execute",
+            "rawInput": {"command": "rm -rf ~"},
+        },
     ]
     terminal = Terminal(tmp_path, [["race", str(sent), calls]])
     first = terminal.wait_for("Choice: ")

@@ -54,11 +54,20 @@ def race(sid, sent, tool_calls):
     for tool_call in tool_calls:
         mids.append(next(ids))
         params = {"sessionId": sid, "toolCall": tool_call, "options": OPTIONS}
-        send({"jsonrpc": "2.0", "id": mids[-1], "method": "session/request_permission", "params": params})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": mids[-1],
+                "method": "session/request_permission",
+                "params": params,
+            }
+        )
     with open(sent, "w"):
         pass
     found = answers(mids)
-    return " ".join(f"{c['toolCallId']}={outcome(found[i])}" for c, i in zip(tool_calls, mids, strict=True))
+    return " ".join(
+        f"{c['toolCallId']}={outcome(found[i])}" for c, i in zip(tool_calls, mids, strict=True)
+    )
 
 
 def fill(value, cwd):
@@ -106,7 +115,9 @@ def run(sid, cwd):
             answer = request("terminal/create", params)
             if "result" in answer:
                 request("terminal/wait_for_exit", {"sessionId": sid, **answer["result"]})
-        lines.append(f"{verb} {args[0] if verb != 'ask' else args[0]['toolCallId']}: {outcome(answer)}")
+        lines.append(
+            f"{verb} {args[0] if verb != 'ask' else args[0]['toolCallId']}: {outcome(answer)}"
+        )
     return lines
 
 
@@ -115,14 +126,27 @@ for line in inbox:
     msg = json.loads(line)
     method, mid = msg.get("method"), msg.get("id")
     if method == "initialize":
-        send({"jsonrpc": "2.0", "id": mid, "result": {"protocolVersion": 1, "agentCapabilities": {}}})
+        send(
+            {"jsonrpc": "2.0", "id": mid, "result": {"protocolVersion": 1, "agentCapabilities": {}}}
+        )
     elif method == "session/new":
         cwd = msg["params"]["cwd"]
         send({"jsonrpc": "2.0", "id": mid, "result": {"sessionId": "s1"}})
     elif method == "session/prompt":
         lines = run("s1", cwd)
-        update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "\n".join(lines)}}
-        send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": update}})
+        update = {
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": "\n".join(lines)},
+        }
+        send(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": "s1", "update": update},
+            }
+        )
         send({"jsonrpc": "2.0", "id": mid, "result": {"stopReason": "end_turn"}})
     elif mid is not None and method is not None:
-        send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "Method not found"}})
+        send(
+            {"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "Method not found"}}
+        )
