@@ -9,6 +9,7 @@ string is replaced by the session's directory. Actions:
   ["write", PATH, CONTENT]        fs/write_text_file
   ["read", PATH]                  fs/read_text_file
   ["terminal", COMMAND, ARGS?]    terminal/create, then terminal/wait_for_exit
+  ["spawn", COMMAND, ARGS?]       terminal/create, left running
   ["race", SENT, [TOOL_CALL…]]    every request_permission at once, then touch SENT, then
                                   read the answers (in any order)
 """
@@ -84,6 +85,8 @@ def outcome(answer):
     if "error" in answer:
         return f"error {answer['error']['code']} {answer['error']['message']}"
     result = answer.get("result") or {}
+    if "content" in result:
+        return "ok " + json.dumps(result["content"][:40])
     if "outcome" in result:
         chosen = result["outcome"]
         return chosen.get("optionId") or chosen.get("outcome")
@@ -113,7 +116,7 @@ def run(sid, cwd):
             if len(args) > 1:
                 params["args"] = args[1]
             answer = request("terminal/create", params)
-            if "result" in answer:
+            if "result" in answer and verb == "terminal":
                 request("terminal/wait_for_exit", {"sessionId": sid, **answer["result"]})
         lines.append(
             f"{verb} {args[0] if verb != 'ask' else args[0]['toolCallId']}: {outcome(answer)}"
