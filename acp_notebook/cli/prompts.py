@@ -12,7 +12,6 @@ import sys
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from types import TracebackType
 from typing import Any, TextIO
 
 import anyio
@@ -51,16 +50,11 @@ class Console:
         await self._portal.__aenter__()
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: Any) -> None:
         portal, self._portal = self._portal, None
         if portal is not None:
             await portal.stop(cancel_remaining=True)
-            await portal.__aexit__(exc_type, exc, tb)
+            await portal.__aexit__(*exc_info)
 
     @asynccontextmanager
     async def question(self) -> AsyncIterator[None]:
