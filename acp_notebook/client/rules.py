@@ -56,6 +56,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, cast
 
+from wcmatch import glob
+
 from .danger import assess_command
 from .shell import command_forms, command_parts, uncertain
 
@@ -77,6 +79,7 @@ KINDS = (
     "other",
 )
 _WILDCARDS = frozenset("*?")
+_GLOB_FLAGS = glob.GLOBSTAR | glob.DOTGLOB
 
 
 @dataclass(frozen=True)
@@ -396,48 +399,6 @@ def _relative(path: str, cwd: str) -> str | None:
 
 
 def _glob_match(pattern: str, path: str) -> bool:
-    return _glob_regex(pattern).fullmatch(path) is not None
-
-
-_GLOB_CACHE: dict[str, re.Pattern[str]] = {}
-
-
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob as a regular expression: ``*`` and ``?`` stay within one directory, ``**``
-    crosses directories (``a/**`` is everything under ``a``), ``[…]`` is a class."""
-    cached = _GLOB_CACHE.get(pattern)
-    if cached is not None:
-        return cached
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        ch = pattern[i]
-        if pattern.startswith("**", i):
-            at_start = i == 0 or pattern[i - 1] == "/"
-            i += 2
-            if at_start and i < n and pattern[i] == "/":
-                out.append("(?:.*/)?")  # **/ : any directories, or none
-                i += 1
-            else:
-                out.append(".*")  # a/** : everything under a
-            continue
-        if ch == "*":
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        elif ch == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "]") else i + 1)
-            if end == -1:
-                out.append(re.escape(ch))
-            else:
-                body = pattern[i + 1 : end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
-                i = end
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    compiled = re.compile("".join(out), re.DOTALL)
-    _GLOB_CACHE[pattern] = compiled
-    return compiled
+    """``*`` and ``?`` stay within one directory, ``**`` crosses directories (``a/**`` is
+    everything under ``a``), ``[…]`` is a class; dotfiles match like any file."""
+    return glob.globmatch(path, pattern, flags=_GLOB_FLAGS)
