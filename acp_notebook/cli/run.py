@@ -76,8 +76,9 @@ async def run(args: argparse.Namespace) -> int:
             )
             session.permissions.rules = rules or None
             async with Console() as console:
-                if interactive or (rules and sys.stdin.isatty()):
-                    # An `ask` rule (or the safeguard) asks on the terminal whatever the policy.
+                if sys.stdin.isatty():
+                    # Whatever the policy, an `ask` rule (or the safeguard), and a write to a
+                    # protected path (client/guard.py), ask on the terminal.
                     session.permissions.asker = permission_asker(session, console)
                 if interactive:
                     session.elicitations.asker = elicitation_asker(session, console)
