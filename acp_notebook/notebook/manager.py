@@ -20,6 +20,7 @@ from ..agents.presets import resolve_agent
 from ..client.mcp import normalise
 from ..client.rules import PermissionRules
 from ..client.session import PromptTurn, Session
+from .cells import notebook_path
 from .inspector import MessageLog, MessageTable, pair_responses
 from .loop import AgentLoop
 from .runtime import AgentRuntime
@@ -86,6 +87,7 @@ class NotebookAgents:
                 mcp_servers=self.all_mcp_servers,
                 rules=self.permission_rules,
                 session_tools=self._session_tools,
+                notebook_path=self._notebook_path,
             )
             runtime.key = agent
             self.runtimes[agent] = runtime
@@ -93,6 +95,9 @@ class NotebookAgents:
 
     def _session_tools(self, name: str) -> SessionTools | None:
         return self.tools.for_session(name) if self.tools is not None else None
+
+    def _notebook_path(self) -> str | None:
+        return notebook_path(self.tools.shell) if self.tools is not None else None
 
     def _start_task(self, func: Callable[..., Awaitable[object]], *args: object) -> None:
         # Called on the loop thread by a runtime: a task of the loop's root group.

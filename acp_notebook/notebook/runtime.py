@@ -53,6 +53,7 @@ class AgentRuntime:
         rules: PermissionRules | None = None,
         start_task: Callable[..., None],
         session_tools: Callable[[str], SessionTools | None] = lambda name: None,
+        notebook_path: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.spec = spec
         #: The name the notebook used for this agent (a preset or a command line).
@@ -91,6 +92,9 @@ class AgentRuntime:
         #: The permission rules of every session of this agent: the notebook's one
         #: object, shared (changed in place, never copied).
         self.rules = rules if rules is not None else PermissionRules()
+        #: The open notebook's path, when the kernel knows it: its sessions never write
+        #: it as a file (the agent edits cells through the notebook tools instead).
+        self.notebook_path = notebook_path
         #: Makes a session's notebook tools (None: not offered), and those of the open
         #: sessions by name, closed with their session.
         self.session_tools = session_tools
@@ -282,6 +286,7 @@ class AgentRuntime:
                 interactive=interactive,
                 env=self.env or None,
                 mcp_servers=self._mcp_for(conn, offered),
+                notebook_path=self.notebook_path(),
             )
         except BaseException:
             if offered is not None:
