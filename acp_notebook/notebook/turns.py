@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..client.errors import TurnTimeout
 from ..client.permissions import Policy
 from ..client.session import PromptInput, PromptTurn, prompt_blocks
+from . import comm_status
 from .context import inline_resources
 from .login import LoginFailed, open_session
 from .loop import AgentLoop
@@ -143,8 +144,10 @@ class TurnHandle:
         assert self.future is not None
         waiting = asyncio.wrap_future(self.future)
         try:
-            while not waiting.done():
-                await asyncio.wait([waiting], timeout=_WAKE_INTERVAL)
+            # Widget messages sent meanwhile get their status (value widgets keep syncing).
+            with comm_status.awaiting():
+                while not waiting.done():
+                    await asyncio.wait([waiting], timeout=_WAKE_INTERVAL)
         except (asyncio.CancelledError, KeyboardInterrupt):
             # The kernel interrupt reaches an awaiting cell as a cancellation.
             self.cancel()
