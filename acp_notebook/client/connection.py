@@ -1,8 +1,7 @@
 """A connection to one agent: the handshake, sessions, and routing of the agent's
 requests to the session they name.
 
-    async with ClientConnection.spawn("python -m acp_notebook.agents.demo") as conn:
-        await conn.initialize()
+    async with connect([sys.executable, "-m", "acp_notebook.agents.demo"]) as conn:
         session = await conn.new_session(os.getcwd(), policy="allow")
         turn = await session.prompt("/run echo hi")
         print(turn.bundle()["text/markdown"])
@@ -10,40 +9,57 @@ requests to the session they name.
 Every gated method checks the agent's capabilities first and raises
 :class:`UnsupportedByAgent` instead of sending something the agent never offered
 (spec: treat omitted capabilities as unsupported).
+
+The agent's requests are read once and served by the session they name — or, for each
+:class:`~acp_notebook.client.handlers.AgentRequests` method it defines, by the
+``handlers`` object the connection was given (:mod:`~acp_notebook.client.routing`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import anyio
 import anyio.abc
 
-from .. import __version__
+from .._version import __version__
 from ..protocol import models as m
 from ..protocol.errors import AUTH_REQUIRED, INVALID_PARAMS, ConnectionClosed, RpcError
 from ..protocol.jsonrpc import Observer, Peer
+from ..protocol.modelbase import AcpModel
 from ..protocol.process import AgentProcess, open_agent_process
 from ..protocol.tasks import background_tasks
 from .elicitation import ElicitationBroker
 from .errors import AuthRequired, ProtocolVersionMismatch, UnsupportedByAgent
+from .handlers import HANDLER_NAMES
 from .permissions import Policy
+from .routing import Router
 from .session import DEFAULT_CANCEL_GRACE, Session
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = [
+    "CLIENT_INFO",
+    "PROTOCOL_VERSION",
+    "ClientConnection",
+    "SessionOptions",
+    "client_capabilities",
+    "connect",
+]
 
 PROTOCOL_VERSION = 1
 CLIENT_INFO = {"name": "acp-notebook", "title": "acp_notebook", "version": __version__}
 
-#: How long a request naming a session we do not know yet may wait for it: an agent's
-#: first requests can race the `session/new` answer that registers the session.
-_SESSION_WAIT = 2.0
-#: Updates kept per unknown session id until it registers (same race, for notifications).
-_ORPHAN_LIMIT = 10_000
+#: The request and response models of the three ways to open a session.
+_OPENERS: dict[str, tuple[type[AcpModel], type[AcpModel]]] = {
+    "session/new": (m.NewSessionRequest, m.NewSessionResponse),
+    "session/load": (m.LoadSessionRequest, m.LoadSessionResponse),
+    "session/resume": (m.ResumeSessionRequest, m.ResumeSessionResponse),
+}
 
 
 def client_capabilities() -> m.ClientCapabilities:
@@ -56,15 +72,46 @@ def client_capabilities() -> m.ClientCapabilities:
                 boolean=m.BooleanConfigOptionCapabilities()
             )
         ),
-        # elicitation: both modes work end to end (client/elicitation.py, ui/elicitation.py).
+        # Both elicitation modes work end to end (client/elicitation/, ui/elicitation.py).
         elicitation=m.ElicitationCapabilities(
             form=m.ElicitationFormCapabilities(), url=m.ElicitationUrlCapabilities()
         ),
     )
 
 
+class SessionOptions(TypedDict, total=False):
+    """How :meth:`ClientConnection.new_session` (and load, resume) set a session up."""
+
+    #: More directories the session may use (sent only when the agent advertises them;
+    #: roots for files and terminals either way).
+    additional_directories: Sequence[str]
+    #: MCP servers for the agent, as models or in their wire shape.
+    mcp_servers: Sequence[m.McpServer | dict[str, Any]]
+    #: Who answers permission requests no rule decides: ``ask`` (a UI), ``allow``, ``deny``.
+    policy: Policy
+    #: Whether a person can answer (buttons); without one, ``ask`` rejects.
+    interactive: bool
+    #: Environment variables for the session's terminals, over the client's own.
+    env: Mapping[str, str] | None
+
+
+def _checked_handlers(handlers: object | None) -> object | None:
+    if handlers is not None and not any(
+        callable(getattr(handlers, n, None)) for n in HANDLER_NAMES
+    ):
+        raise TypeError(
+            f"The handlers object {handlers!r} defines none of the agent request methods "
+            f"({', '.join(HANDLER_NAMES)})."
+        )
+    return handlers
+
+
 class ClientConnection:
-    """The client side of one agent connection."""
+    """The client side of one agent connection.
+
+    ``handlers`` is any object defining some of the :class:`AgentRequests` methods: each
+    one it defines serves that request for every session, instead of the session's own.
+    """
 
     def __init__(
         self,
@@ -74,22 +121,22 @@ class ClientConnection:
         name: str = "agent",
         task_group: anyio.abc.TaskGroup,
         cancel_grace: float = DEFAULT_CANCEL_GRACE,
+        handlers: object | None = None,
     ) -> None:
         self.peer = peer
         self.process = process
         self.name = name
         self.cancel_grace = cancel_grace
+        self.handlers = _checked_handlers(handlers)
         self.sessions: dict[str, Session] = {}
         self.initialize_response: m.InitializeResponse | None = None
-        self._task_group = task_group
-        self._orphans: dict[str, list[Any]] = {}
-        self._session_registered = anyio.Event()
-        # --- elicitation: what `initialize` advertised (modes not advertised are refused),
-        # and who answers request-scoped elicitations (None: they are declined).
-        self.advertised: m.ClientCapabilities | None = None
+        #: What `initialize` advertised (before it is sent: what it would advertise);
+        #: elicitation modes it did not offer are refused.
+        self.advertised = client_capabilities()
+        #: Who answers request-scoped elicitations (outside any session); None: declined.
         self.elicitations: ElicitationBroker | None = None
-        # --- end elicitation
-        self._register_handlers()
+        self._task_group = task_group
+        self.router = Router(self)
 
     # ------------------------------------------------------------------ construction
 
@@ -105,6 +152,7 @@ class ClientConnection:
         observers: Sequence[Observer] = (),
         on_stderr: Callable[[str], None] | None = None,
         cancel_grace: float = DEFAULT_CANCEL_GRACE,
+        handlers: object | None = None,
     ) -> AsyncIterator[ClientConnection]:
         """Start the agent subprocess and connect to it; on exit every session is
         cleaned up and the agent shut down with all its children."""
@@ -117,7 +165,11 @@ class ClientConnection:
             for observer in observers:
                 peer.add_observer(observer)
             async with cls.over(
-                peer, process=process, name=process.name, cancel_grace=cancel_grace
+                peer,
+                process=process,
+                name=process.name,
+                cancel_grace=cancel_grace,
+                handlers=handlers,
             ) as conn:
                 yield conn
 
@@ -130,11 +182,17 @@ class ClientConnection:
         process: AgentProcess | None = None,
         name: str = "agent",
         cancel_grace: float = DEFAULT_CANCEL_GRACE,
+        handlers: object | None = None,
     ) -> AsyncIterator[ClientConnection]:
         """Connect over an existing peer (in-memory pairs, replays)."""
         async with background_tasks() as task_group:
             conn = cls(
-                peer, process=process, name=name, task_group=task_group, cancel_grace=cancel_grace
+                peer,
+                process=process,
+                name=name,
+                task_group=task_group,
+                cancel_grace=cancel_grace,
+                handlers=handlers,
             )
             task_group.start_soon(peer.run)
             try:
@@ -164,10 +222,14 @@ class ClientConnection:
 
     @property
     def agent_name(self) -> str:
+        """The agent as error messages name it: "The agent `Demo`"."""
+        return f"The agent `{self.agent_label}`"
+
+    @property
+    def agent_label(self) -> str:
+        """The agent's own name for itself (spec: elicitations identify the requesting agent)."""
         info = self.agent_info
-        if info is not None:
-            return f"The agent `{info.title or info.name}`"
-        return f"The agent `{self.name}`"
+        return (info.title or info.name) if info is not None else self.name
 
     async def initialize(
         self, capabilities: m.ClientCapabilities | None = None
@@ -178,7 +240,7 @@ class ClientConnection:
             client_capabilities=capabilities or client_capabilities(),
             client_info=m.Implementation(**CLIENT_INFO),
         )
-        self.advertised = request.client_capabilities  # elicitation: modes we may be sent
+        self.advertised = request.client_capabilities
         result = await self.peer.request("initialize", request)
         response = m.InitializeResponse.parse(result if isinstance(result, dict) else {})
         # spec: the agent answers our version if it supports it, else its latest; a
@@ -214,6 +276,92 @@ class ClientConnection:
 
     # ------------------------------------------------------------------ sessions
 
+    async def new_session(
+        self, cwd: str | os.PathLike[str], **options: Unpack[SessionOptions]
+    ) -> Session:
+        """`session/new` in ``cwd`` (made absolute; spec: cwd MUST be absolute)."""
+        return await self._open_session("session/new", None, cwd, **options)
+
+    async def load_session(
+        self, session_id: str, cwd: str | os.PathLike[str], **options: Unpack[SessionOptions]
+    ) -> Session:
+        """`session/load`: the agent replays the history as updates before answering."""
+        if not self.agent_capabilities.load_session:
+            raise UnsupportedByAgent(
+                "session/load", "agentCapabilities.loadSession", self.agent_name
+            )
+        return await self._open_session("session/load", session_id, cwd, **options)
+
+    async def resume_session(
+        self, session_id: str, cwd: str | os.PathLike[str], **options: Unpack[SessionOptions]
+    ) -> Session:
+        """`session/resume`: continue a session without replaying its history."""
+        if self._session_caps().resume is None:
+            raise UnsupportedByAgent(
+                "session/resume", "sessionCapabilities.resume", self.agent_name
+            )
+        return await self._open_session("session/resume", session_id, cwd, **options)
+
+    async def _open_session(
+        self,
+        method: str,
+        session_id: str | None,
+        cwd: str | os.PathLike[str],
+        *,
+        additional_directories: Sequence[str] = (),
+        mcp_servers: Sequence[m.McpServer | dict[str, Any]] = (),
+        policy: Policy = "ask",
+        interactive: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> Session:
+        """Send ``method`` (new, load or resume) and set up the session it opens."""
+        cwd = os.path.abspath(cwd)
+        directories = [os.path.abspath(d) for d in additional_directories]
+        request_type, response_type = _OPENERS[method]
+        request = request_type.model_validate(
+            {
+                "cwd": cwd,
+                "mcpServers": self._mcp_servers(mcp_servers),
+                # Sent only when advertised; they are roots for fs and terminals either way.
+                "additionalDirectories": directories
+                if directories and self._session_caps().additional_directories is not None
+                else None,
+                **({"sessionId": session_id} if session_id is not None else {}),
+            }
+        )
+
+        session = Session(
+            self,
+            session_id or "",  # a new session's id comes with the answer
+            cwd=cwd,
+            additional_directories=directories,
+            policy=policy,
+            interactive=interactive,
+            env=dict(env) if env else None,
+        )
+        # The connection's task group runs the terminals' helper tasks: it outlives every
+        # session and is exited in the task that entered it.
+        session.terminals.attach(self._task_group)
+        if method == "session/load":
+            # Registered before the request: the replayed history arrives before the answer.
+            self.router.register(session)
+        try:
+            result = await self.peer.request(method, request)
+        except RpcError as exc:
+            if self.sessions.get(session.session_id) is session:
+                del self.sessions[session.session_id]
+            await session._shutdown()
+            raise self._auth_error(exc) from None
+        response = cast(
+            "m.NewSessionResponse | m.LoadSessionResponse | m.ResumeSessionResponse",
+            response_type.parse(result if isinstance(result, dict) else {}),
+        )
+        if isinstance(response, m.NewSessionResponse):
+            session.session_id = response.session_id
+        session.transcript.set_modes(response.modes)
+        session.transcript.set_config_options(response.config_options)
+        return session if method == "session/load" else self.router.register(session)
+
     def _auth_error(self, exc: RpcError) -> RpcError:
         if exc.code != AUTH_REQUIRED:
             return exc
@@ -227,187 +375,6 @@ class ClientConnection:
 
     def _session_caps(self) -> m.SessionCapabilities:
         return self.agent_capabilities.session_capabilities
-
-    def _directories(self, additional_directories: Sequence[str]) -> list[str] | None:
-        dirs = [os.path.abspath(d) for d in additional_directories]
-        if not dirs:
-            return None
-        # Sent only when advertised; they are roots for fs and terminals either way.
-        return dirs if self._session_caps().additional_directories is not None else None
-
-    def _register(self, session: Session) -> Session:
-        self.sessions[session.session_id] = session
-        for update in self._orphans.pop(session.session_id, []):
-            session.transcript.apply(update)
-        self._session_registered.set()
-        self._session_registered = anyio.Event()
-        return session
-
-    def _make_session(
-        self,
-        session_id: str,
-        cwd: str,
-        additional_directories: Sequence[str],
-        policy: Policy,
-        interactive: bool,
-        env: Mapping[str, str] | None,
-    ) -> Session:
-        return Session(
-            self,
-            session_id,
-            cwd=cwd,
-            additional_directories=[os.path.abspath(d) for d in additional_directories],
-            policy=policy,
-            interactive=interactive,
-            env=dict(env) if env else None,
-        )
-
-    def _open_session_services(self, session: Session) -> None:
-        # The connection's task group runs the terminals' helper tasks: it outlives
-        # every session and is exited in the task that entered it.
-        session.terminals.attach(self._task_group)
-
-    async def new_session(
-        self,
-        cwd: str | os.PathLike[str],
-        *,
-        additional_directories: Sequence[str] = (),
-        mcp_servers: Sequence[m.McpServer | dict[str, Any]] = (),
-        policy: Policy = "ask",
-        interactive: bool = False,
-        env: Mapping[str, str] | None = None,
-    ) -> Session:
-        """`session/new` in ``cwd`` (made absolute; spec: cwd MUST be absolute)."""
-        cwd = os.path.abspath(cwd)
-        request = m.NewSessionRequest(
-            cwd=cwd,
-            mcp_servers=self._mcp_servers(mcp_servers),
-            additional_directories=self._directories(additional_directories),
-        )
-        return await self._open_session(
-            "session/new",
-            request,
-            m.NewSessionResponse,
-            None,
-            cwd,
-            additional_directories,
-            policy,
-            interactive,
-            env,
-        )
-
-    async def load_session(
-        self,
-        session_id: str,
-        cwd: str | os.PathLike[str],
-        *,
-        additional_directories: Sequence[str] = (),
-        mcp_servers: Sequence[m.McpServer | dict[str, Any]] = (),
-        policy: Policy = "ask",
-        interactive: bool = False,
-        env: Mapping[str, str] | None = None,
-    ) -> Session:
-        """`session/load`: the agent replays the history as updates before answering."""
-        if not self.agent_capabilities.load_session:
-            raise UnsupportedByAgent(
-                "session/load", "agentCapabilities.loadSession", self.agent_name
-            )
-        cwd = os.path.abspath(cwd)
-        request = m.LoadSessionRequest(
-            session_id=session_id,
-            cwd=cwd,
-            mcp_servers=self._mcp_servers(mcp_servers),
-            additional_directories=self._directories(additional_directories),
-        )
-        return await self._open_session(
-            "session/load",
-            request,
-            m.LoadSessionResponse,
-            session_id,
-            cwd,
-            additional_directories,
-            policy,
-            interactive,
-            env,
-        )
-
-    async def resume_session(
-        self,
-        session_id: str,
-        cwd: str | os.PathLike[str],
-        *,
-        additional_directories: Sequence[str] = (),
-        mcp_servers: Sequence[m.McpServer | dict[str, Any]] = (),
-        policy: Policy = "ask",
-        interactive: bool = False,
-        env: Mapping[str, str] | None = None,
-    ) -> Session:
-        """`session/resume`: continue a session without replaying its history."""
-        if self._session_caps().resume is None:
-            raise UnsupportedByAgent(
-                "session/resume", "sessionCapabilities.resume", self.agent_name
-            )
-        cwd = os.path.abspath(cwd)
-        request = m.ResumeSessionRequest(
-            session_id=session_id,
-            cwd=cwd,
-            mcp_servers=self._mcp_servers(mcp_servers),
-            additional_directories=self._directories(additional_directories),
-        )
-        return await self._open_session(
-            "session/resume",
-            request,
-            m.ResumeSessionResponse,
-            session_id,
-            cwd,
-            additional_directories,
-            policy,
-            interactive,
-            env,
-        )
-
-    async def _open_session(
-        self,
-        method: str,
-        request: Any,
-        response_type: Any,
-        session_id: str | None,
-        cwd: str,
-        additional_directories: Sequence[str],
-        policy: Policy,
-        interactive: bool,
-        env: Mapping[str, str] | None,
-    ) -> Session:
-        """Send ``method`` and set up the session it opens (new, load or resume)."""
-        session: Session | None = None
-        if method == "session/load":
-            # Registered before the request: the replayed history arrives before the answer.
-            assert session_id is not None
-            session = self._make_session(
-                session_id, cwd, additional_directories, policy, interactive, env
-            )
-            self._open_session_services(session)
-            self._register(session)
-        try:
-            result = await self.peer.request(method, request)
-        except RpcError as exc:
-            if session is not None:
-                self.sessions.pop(session.session_id, None)
-                await session._shutdown()
-            raise self._auth_error(exc) from None
-        response = response_type.parse(result if isinstance(result, dict) else {})
-        if session is None:
-            new_id = str(getattr(response, "session_id", None) or session_id)
-            session = self._make_session(
-                new_id, cwd, additional_directories, policy, interactive, env
-            )
-            self._open_session_services(session)
-            session.transcript.set_modes(response.modes)
-            session.transcript.set_config_options(response.config_options)
-            return self._register(session)
-        session.transcript.set_modes(response.modes)
-        session.transcript.set_config_options(response.config_options)
-        return session
 
     async def list_sessions(
         self, *, cwd: str | None = None, cursor: str | None = None
@@ -424,9 +391,7 @@ class ClientConnection:
         if self._session_caps().close is None:
             raise UnsupportedByAgent("session/close", "sessionCapabilities.close", self.agent_name)
         await self.peer.request("session/close", m.CloseSessionRequest(session_id=session_id))
-        session = self.sessions.pop(session_id, None)
-        if session is not None:
-            await session._shutdown()
+        await self._forget(session_id)
 
     async def delete_session(self, session_id: str) -> None:
         if self._session_caps().delete is None:
@@ -434,6 +399,9 @@ class ClientConnection:
                 "session/delete", "sessionCapabilities.delete", self.agent_name
             )
         await self.peer.request("session/delete", m.DeleteSessionRequest(session_id=session_id))
+        await self._forget(session_id)
+
+    async def _forget(self, session_id: str) -> None:
         session = self.sessions.pop(session_id, None)
         if session is not None:
             await session._shutdown()
@@ -453,116 +421,6 @@ class ClientConnection:
                 )
         return parsed
 
-    # ------------------------------------------------------------------ agent → client
-
-    def _register_handlers(self) -> None:
-        peer = self.peer
-        peer.handle_notification("session/update", self._on_session_update)
-        peer.handle_request(
-            "session/request_permission", self._routed(lambda s: s.request_permission)
-        )
-        peer.handle_request("fs/read_text_file", self._routed(lambda s: s.fs.read_text_file))
-        peer.handle_request("fs/write_text_file", self._routed(lambda s: s.fs.write_text_file))
-        peer.handle_request("terminal/create", self._routed(lambda s: s.terminals.create))
-        peer.handle_request("terminal/output", self._routed(lambda s: s.terminals.output))
-        peer.handle_request(
-            "terminal/wait_for_exit", self._routed(lambda s: s.terminals.wait_for_exit)
-        )
-        peer.handle_request("terminal/kill", self._routed(lambda s: s.terminals.kill))
-        peer.handle_request("terminal/release", self._routed(lambda s: s.terminals.release))
-        # --- elicitation
-        peer.handle_request("elicitation/create", self._on_elicitation_create)
-        peer.handle_notification("elicitation/complete", self._on_elicitation_complete)
-        # --- end elicitation
-
-    def _on_session_update(self, params: Any) -> None:
-        try:
-            notification = m.SessionNotification.parse(params)
-        except Exception:
-            log.warning(
-                "%s: a session/update could not be read even leniently: %.300r", self.name, params
-            )
-            return
-        session = self.sessions.get(notification.session_id)
-        if session is not None:
-            session.transcript.apply(notification.update)
-            return
-        # An update can race the answer that creates its session (the reader applies the
-        # lines after a `session/new` answer before the caller resumes): keep it.
-        orphans = self._orphans.setdefault(notification.session_id, [])
-        if len(orphans) < _ORPHAN_LIMIT:
-            orphans.append(notification.update)
-
-    def _routed(
-        self, pick: Callable[[Session], Callable[[dict[str, Any]], Awaitable[Any]]]
-    ) -> Callable[[Any], Awaitable[Any]]:
-        async def handler(params: Any) -> Any:
-            if not isinstance(params, dict) or not isinstance(params.get("sessionId"), str):
-                raise RpcError(INVALID_PARAMS, "The request has no sessionId.")
-            session = await self._session_for(params["sessionId"])
-            return await pick(session)(params)
-
-        return handler
-
-    # --- elicitation (elicitation/create, elicitation/complete) -------------------------
-
-    @property
-    def agent_label(self) -> str:
-        """The agent's own name for itself (spec: elicitations identify the requesting agent)."""
-        info = self.agent_info
-        return (info.title or info.name) if info is not None else self.name
-
-    async def _on_elicitation_create(self, params: Any) -> Any:
-        """Session-scoped requests go to their session; request-scoped ones (``requestId``,
-        outside any session) to :attr:`elicitations`, or are declined when it is None."""
-        if not isinstance(params, dict):
-            raise RpcError(INVALID_PARAMS, "elicitation/create needs an object of params.")
-        mode = params.get("mode")
-        caps = (self.advertised or client_capabilities()).elicitation
-        if mode in ("form", "url") and (caps is None or getattr(caps, mode) is None):
-            # spec: a mode the client never advertised is invalid params.
-            raise RpcError(
-                INVALID_PARAMS,
-                f"acp_notebook did not advertise elicitation.{mode} for this connection.",
-            )
-        if isinstance(params.get("sessionId"), str):
-            session = await self._session_for(params["sessionId"])
-            return await session.create_elicitation(params)
-        if "requestId" not in params:
-            raise RpcError(INVALID_PARAMS, "The elicitation has neither sessionId nor requestId.")
-        broker = self.elicitations
-        if broker is None:
-            log.info("%s: declined a request-scoped elicitation: no one here answers it", self.name)
-            broker = ElicitationBroker()  # not interactive: records and declines it
-        request = broker.open(params, agent=self.agent_label)
-        return (await broker.decide(request)).response()
-
-    def _on_elicitation_complete(self, params: Any) -> None:
-        try:
-            notification = m.CompleteElicitationNotification.parse(params)
-        except Exception:
-            log.info("%s: ignored an unreadable elicitation/complete: %.200r", self.name, params)
-            return
-        brokers = [s.elicitations for s in self.sessions.values()]
-        if self.elicitations is not None:
-            brokers.append(self.elicitations)
-        # spec: unknown or already completed ids are ignored.
-        if not any(b.complete(notification.elicitation_id) for b in brokers):
-            log.debug("%s: elicitation/complete for an unknown id, ignored", self.name)
-
-    # --- end elicitation -----------------------------------------------------------------
-
-    async def _session_for(self, session_id: str) -> Session:
-        with anyio.move_on_after(_SESSION_WAIT):
-            while session_id not in self.sessions:
-                await self._session_registered.wait()
-        session = self.sessions.get(session_id)
-        if session is None or session.closed:
-            raise RpcError(
-                INVALID_PARAMS, f"Unknown session `{session_id}`.", {"sessionId": session_id}
-            )
-        return session
-
     # ------------------------------------------------------------------ closing
 
     async def aclose(self) -> None:
@@ -579,3 +437,39 @@ class ClientConnection:
     def raise_if_closed(self) -> None:
         if self.peer.closed:
             raise ConnectionClosed(self.peer.closed_message or "The agent connection is closed.")
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    command: str | Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    name: str | None = None,
+    handlers: object | None = None,
+    observers: Sequence[Observer] = (),
+    on_stderr: Callable[[str], None] | None = None,
+    capabilities: m.ClientCapabilities | None = None,
+    cancel_grace: float = DEFAULT_CANCEL_GRACE,
+) -> AsyncIterator[ClientConnection]:
+    """Start an agent and `initialize` it: ``async with connect(command) as conn``.
+
+    ``command`` is the agent's command line (a string is split like a shell would), run in
+    ``cwd`` with ``env`` over this process's environment. ``handlers`` defines any of the
+    :class:`~acp_notebook.client.handlers.AgentRequests` methods to serve those requests
+    itself (the sessions serve the rest); ``observers`` see every JSON-RPC message;
+    ``capabilities`` replace what the client advertises. On exit every session is cleaned
+    up and the agent is shut down with all its children.
+    """
+    async with ClientConnection.spawn(
+        command,
+        env=env,
+        cwd=cwd,
+        name=name,
+        observers=observers,
+        on_stderr=on_stderr,
+        cancel_grace=cancel_grace,
+        handlers=handlers,
+    ) as conn:
+        await conn.initialize(capabilities)
+        yield conn

@@ -6,6 +6,15 @@ from typing import Any
 
 from ..protocol.errors import AUTH_REQUIRED, RpcError
 
+__all__ = [
+    "AcpClientError",
+    "AuthRequired",
+    "PromptNotSupported",
+    "ProtocolVersionMismatch",
+    "TurnTimeout",
+    "UnsupportedByAgent",
+]
+
 
 class AcpClientError(Exception):
     """Base of the client's own errors."""

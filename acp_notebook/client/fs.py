@@ -6,11 +6,14 @@ roots SHOULD bound tool file access). Every path is resolved with ``os.path.real
 opened, created, or replaced. All disk work runs in a worker thread so that a huge file
 or a slow disk never stalls the kernel's event loop.
 
+Requests arrive typed (:mod:`~acp_notebook.client.handlers` read them: a value of the
+wrong type never gets here); wire params given directly are read the same way first.
+
 Error codes (one-sentence messages, ``data`` names the path):
 
-* ``-32602`` invalid params: ``path`` not a string, relative, or holding a NUL byte;
-  the resolved path outside the roots (``data.roots`` lists them); ``line`` / ``limit``
-  / ``content`` malformed; the path is a directory or not a regular file; a parent of a
+* ``-32602`` invalid params: ``path`` relative or holding a NUL byte; the resolved path
+  outside the roots (``data.roots`` lists them); ``line`` below 1, ``limit`` below 0,
+  ``content`` not valid Unicode; the path is a directory or not a regular file; a parent of a
   path to write is not a directory; the read would return more than ``max_read_bytes``
   (the message suggests ``line`` / ``limit``). Outside-the-roots is "invalid params"
   rather than a custom code because agents only show the message to the model, and
@@ -38,12 +41,14 @@ import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import anyio
 import anyio.to_thread
 
+from ..protocol import models as m
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
+from .handlers import Params, read_params
 
 __all__ = [
     "DEFAULT_MAX_READ_BYTES",
@@ -109,15 +114,13 @@ def _roots_text(roots: Sequence[str]) -> str:
     return ", ".join(roots) if roots else "none"
 
 
-def resolve_inside(value: Any, roots: Sequence[str], *, what: str = "path") -> str:
+def resolve_inside(value: str, roots: Sequence[str], *, what: str = "path") -> str:
     """Validate an absolute path from the agent and resolve it inside ``roots``.
 
     Returns the real path (symlinks and ``..`` resolved); raises ``RpcError`` -32602 when
-    ``value`` is not an absolute path string or resolves outside every root. This touches
-    the disk (``realpath`` reads links), so call it from a worker thread.
+    ``value`` is not absolute or resolves outside every root. This touches the disk
+    (``realpath`` reads links), so call it from a worker thread.
     """
-    if not isinstance(value, str):
-        raise RpcError(INVALID_PARAMS, f"The {what} must be a string, not {type(value).__name__}.")
     if "\x00" in value:
         # No file name can hold NUL; refusing beats letting the OS truncate the name.
         raise RpcError(
@@ -162,12 +165,8 @@ def _not_a_file(path: str, mode: int) -> RpcError:
     )
 
 
-def _check_int(params: dict[str, Any], key: str, minimum: int) -> int | None:
-    value = params.get(key)
-    if value is None:
-        return None
-    # bool is an int subclass in Python; JSON true is not a line number.
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+def _at_least(key: str, value: int | None, minimum: int) -> int | None:
+    if value is not None and value < minimum:
         raise RpcError(
             INVALID_PARAMS,
             f"The `{key}` parameter must be an integer of at least {minimum}, not {value!r}.",
@@ -263,18 +262,19 @@ class FileSystem:
 
     # -- fs/read_text_file -------------------------------------------------------------
 
-    async def read_text_file(self, params: dict[str, Any]) -> dict[str, Any]:
-        """``fs/read_text_file``: ``{"content": str}`` for the whole file or a line window."""
-        path = params.get("path")
-        line = _check_int(params, "line", 1)  # spec: line numbers are 1-based
+    async def read_text_file(
+        self, request: m.ReadTextFileRequest | Params
+    ) -> m.ReadTextFileResponse:
+        """``fs/read_text_file``: the whole file's text, or a window of its lines."""
+        request = read_params(m.ReadTextFileRequest, request)
+        line = _at_least("line", request.line, 1)  # spec: line numbers are 1-based
         # limit 0 means zero lines (the literal reading of "maximum number of lines").
-        limit = _check_int(params, "limit", 0)
-        content = await anyio.to_thread.run_sync(self._read_sync, path, line, limit)
-        return {"content": content}
+        limit = _at_least("limit", request.limit, 0)
+        content = await anyio.to_thread.run_sync(self._read_sync, request.path, line, limit)
+        return m.ReadTextFileResponse(content=content)
 
-    def _read_sync(self, path: Any, line: int | None, limit: int | None) -> str:
+    def _read_sync(self, path: str, line: int | None, limit: int | None) -> str:
         resolved = resolve_inside(path, self._roots)
-        assert isinstance(path, str)
         try:
             # O_NONBLOCK: opening a FIFO must not hang the worker thread waiting for
             # a writer; the type check below then refuses it.
@@ -327,15 +327,12 @@ class FileSystem:
 
     # -- fs/write_text_file ------------------------------------------------------------
 
-    async def write_text_file(self, params: dict[str, Any]) -> dict[str, Any]:
-        """``fs/write_text_file``: atomically replace (or create) the file; returns ``{}``."""
-        path = params.get("path")
-        content = params.get("content")
-        if not isinstance(content, str):
-            raise RpcError(
-                INVALID_PARAMS,
-                f"The `content` parameter must be a string, not {type(content).__name__}.",
-            )
+    async def write_text_file(
+        self, request: m.WriteTextFileRequest | Params
+    ) -> m.WriteTextFileResponse:
+        """``fs/write_text_file``: atomically replace (or create) the file."""
+        request = read_params(m.WriteTextFileRequest, request)
+        path, content = request.path, request.content
         try:
             data = content.encode("utf-8")
         except UnicodeEncodeError:  # lone surrogates from a JSON "\ud800" escape
@@ -351,11 +348,10 @@ class FileSystem:
             except Exception:  # a UI observer must not turn a done write into an error
                 log.exception("on_change callback failed for %s", change.path)
         # spec (§12): send {} for fs/write_text_file, not null.
-        return {}
+        return m.WriteTextFileResponse()
 
-    def _write_sync(self, path: Any, content: str, data: bytes) -> FileChange:
+    def _write_sync(self, path: str, content: str, data: bytes) -> FileChange:
         resolved = resolve_inside(path, self._roots)
-        assert isinstance(path, str)
         parent, name = os.path.split(resolved)
 
         # The deepest existing ancestor must itself be a directory inside the roots:

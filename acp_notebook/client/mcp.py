@@ -20,6 +20,8 @@ from typing import Any
 
 from ..protocol import models as m
 
+__all__ = ["McpChoice", "McpConfigError", "choose_for_agent", "normalise"]
+
 
 class McpConfigError(ValueError):
     """A server entry that cannot be passed; the message names it and says why."""
@@ -32,7 +34,7 @@ class McpChoice:
     skipped: list[str]
 
 
-def _pairs(value: Any, key_name: str) -> list[dict[str, str]]:
+def _pairs(value: Any) -> list[dict[str, str]]:
     if isinstance(value, Mapping):
         return [{"name": str(k), "value": str(v)} for k, v in value.items()]
     if isinstance(value, list):
@@ -70,7 +72,7 @@ def normalise(config: Any) -> list[dict[str, Any]]:
                     "name": name,
                     "command": str(item["command"]),
                     "args": [str(a) for a in item.get("args", [])],
-                    "env": _pairs(item.get("env"), "env"),
+                    "env": _pairs(item.get("env")),
                 }
             )
         elif kind in ("http", "sse"):
@@ -79,7 +81,7 @@ def normalise(config: Any) -> list[dict[str, Any]]:
                     "type": kind,
                     "name": name,
                     "url": str(item["url"]),
-                    "headers": _pairs(item.get("headers"), "headers"),
+                    "headers": _pairs(item.get("headers")),
                 }
             )
         else:

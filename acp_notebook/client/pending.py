@@ -10,6 +10,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
 
+__all__ = ["Broker", "PendingRequest"]
+
 log = logging.getLogger(__name__)
 
 

@@ -1,6 +1,7 @@
 """One ACP session: its prompt turns, and the services that answer its agent's requests.
 
-A session owns:
+A session is the default :class:`~acp_notebook.client.handlers.AgentRequests`: it serves
+every request its agent sends about it. It owns:
 
 * a :class:`~acp_notebook.client.transcript.Transcript` (all its updates, in order);
 * a :class:`~acp_notebook.client.fs.FileSystem` and a
@@ -28,6 +29,7 @@ from ..protocol.errors import ConnectionClosed, RpcError
 from .elicitation import ElicitationBroker
 from .errors import PromptNotSupported, TurnTimeout
 from .fs import FileChange, FileSystem
+from .handlers import ElicitationParams, ElicitationResponse
 from .permissions import PermissionBroker, Policy
 from .render import transcript_bundle
 from .terminals import TerminalManager, TerminalSnapshot
@@ -35,6 +37,15 @@ from .transcript import Transcript, TurnRecord
 
 if TYPE_CHECKING:
     from .connection import ClientConnection
+
+__all__ = [
+    "DEFAULT_CANCEL_GRACE",
+    "PromptInput",
+    "PromptTurn",
+    "Session",
+    "TurnState",
+    "prompt_blocks",
+]
 
 log = logging.getLogger(__name__)
 
@@ -145,16 +156,24 @@ class Session:
         self.transcript = Transcript(cwd)
         self.fs = FileSystem(roots, on_change=self._changed)
         self.terminals = TerminalManager(roots, cwd, env=env, on_output=self._changed)
+        # AgentRequests (client/handlers.py): files and terminals are served by their
+        # managers; the other requests by the methods below.
+        self.read_text_file = self.fs.read_text_file
+        self.write_text_file = self.fs.write_text_file
+        self.create_terminal = self.terminals.create
+        self.terminal_output = self.terminals.output
+        self.wait_for_terminal_exit = self.terminals.wait_for_exit
+        self.kill_terminal = self.terminals.kill
+        self.release_terminal = self.terminals.release
         self.permissions = PermissionBroker(
             policy, interactive=interactive, on_change=self._changed
         )
-        # --- elicitation: decided by the same UI as permissions (a terminal asker that
+        # Elicitations are decided by the same UI as permissions (a terminal asker that
         # only knows permissions, as in the CLI, is no UI for forms: declined there).
         self.elicitations = ElicitationBroker(
             interactive=lambda: self.permissions.interactive and self.permissions.asker is None,
             on_change=self._changed,
         )
-        # --- end elicitation
         self.turns: list[PromptTurn] = []
         self.closed = False
         self._turn_lock = anyio.Lock()
@@ -341,37 +360,32 @@ class Session:
         self.transcript.set_config_options(response.config_options)
 
     # ------------------------------------------------------------------ agent requests
+    # AgentRequests (client/handlers.py): the connection reads the params and routes here.
 
-    async def request_permission(self, params: dict[str, Any]) -> dict[str, Any]:
-        parsed = m.RequestPermissionRequest.parse(params)
-        request = self.permissions.open(params["toolCall"], params.get("options"))
-        # spec: the request's toolCall merges into the tool call with that id (created if unseen).
-        call = self.transcript.merge_permission_tool_call(parsed.tool_call, request)
-        # Rules match the merged call; its risk is rated once, against the session's roots.
-        request.attach(call, self.cwd, self.roots)
+    async def request_permission(
+        self, request: m.RequestPermissionRequest
+    ) -> m.RequestPermissionResponse:
+        """Shown in its tool call; answered when a rule, the policy, the user or a cancel decides."""
+        # Merged into its tool call, rated against the session's roots, then shown.
+        pending = self.permissions.receive(request, self.transcript, cwd=self.cwd, roots=self.roots)
         if self._active is not None and self._active.cancel_requested:
             # spec: after session/cancel every permission request is answered `cancelled`.
-            self.permissions.cancel(request.key, by="cancel")
-        decided = await self.permissions.decide(request)
-        return decided.outcome()
+            self.permissions.cancel(pending.key, by="cancel")
+        decided = await self.permissions.decide(pending)
+        return m.RequestPermissionResponse.parse(decided.outcome())
 
-    # --- elicitation (elicitation/create, elicitation/complete) -------------------------
-
-    async def create_elicitation(self, params: dict[str, Any]) -> dict[str, Any]:
-        """`elicitation/create` scoped to this session: shown in the turn, answered when
-        the user (or the headless rule, or a cancel) decides."""
-        request = self.elicitations.open(params, agent=self.connection.agent_label)
-        self.transcript.add_elicitation(request)
+    async def create_elicitation(self, request: ElicitationParams) -> ElicitationResponse:
+        """Shown in the turn; answered when the user (or the headless rule, or a cancel) decides."""
+        pending = self.elicitations.open(request, agent=self.connection.agent_label)
+        self.transcript.add_elicitation(pending)
         if self._active is not None and self._active.cancel_requested:
-            self.elicitations.cancel(request.key, by="cancel")  # as permissions after a cancel
-        decided = await self.elicitations.decide(request)
-        return decided.response()
+            self.elicitations.cancel(pending.key, by="cancel")  # as permissions after a cancel
+        decided = await self.elicitations.decide(pending)
+        return decided.reply()
 
-    def complete_elicitation(self, elicitation_id: str) -> bool:
-        """`elicitation/complete` for one of this session's URL requests (else False)."""
-        return self.elicitations.complete(elicitation_id)
-
-    # --- end elicitation -----------------------------------------------------------------
+    def complete_elicitation(self, notification: m.CompleteElicitationNotification) -> None:
+        """Marks this session's URL request with that id completed (spec: unknown ids ignored)."""
+        self.elicitations.complete(notification.elicitation_id)
 
     def terminal_view(self, terminal_id: str) -> TerminalSnapshot | None:
         try:
@@ -397,7 +411,7 @@ class Session:
             return
         self.closed = True
         self.permissions.cancel_all(by="session closed")
-        self.elicitations.cancel_all(by="session closed")  # elicitation
+        self.elicitations.cancel_all(by="session closed")
         for turn in self.turns:
             if turn.state == "queued":
                 turn.cancel_requested = True

@@ -33,15 +33,18 @@ Rules (spec §9 "Terminals" unless noted):
 * Closing the manager (``async with`` exit / :meth:`TerminalManager.aclose`) kills every
   terminal's group and session (spec: clients should clean up on session close).
 
-Error codes: ``-32602`` malformed params, cwd outside the roots or not a directory,
-unknown / released terminal id, command not executable; ``-32002`` the command (or
-cwd) does not exist; ``-32603`` any other failure to start, or the manager not running.
+Requests arrive typed (:mod:`~acp_notebook.client.handlers` read them strictly: a value
+of the wrong type never gets here); wire params given directly are read the same way first.
+
+Error codes: ``-32602`` malformed params (an empty command, NUL bytes, an invalid
+environment variable name, a negative ``outputByteLimit``), cwd outside the roots or not a
+directory, unknown / released terminal id, command not executable; ``-32002`` the command
+(or cwd) does not exist; ``-32603`` any other failure to start, or the manager not running.
 POSIX only (process groups and signals).
 """
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import itertools
 import logging
@@ -53,16 +56,18 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
 
 import anyio
 import anyio.abc
 import anyio.to_thread
 
+from ..protocol import models as m
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
 from ..protocol.process import session_members, signal_name, signal_tree, wait_tree_gone
 from ..protocol.tasks import background_tasks
 from .fs import resolve_inside, resolve_root
+from .handlers import Params, read_params
+from .terminal_output import TerminalOutput
 
 __all__ = ["DEFAULT_MAX_OUTPUT_BYTES", "TerminalManager", "TerminalSnapshot"]
 
@@ -100,92 +105,41 @@ class TerminalSnapshot:
     pid: int | None = None
 
 
-class _Output:
-    """Decoded output, at most ``limit`` bytes of UTF-8, dropping from the beginning."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.truncated = False
-        # Always valid UTF-8: it holds re-encoded decoder output.
-        self._buf = bytearray()
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-    def feed(self, chunk: bytes, *, final: bool = False) -> bool:
-        """Add raw bytes; True when the visible text changed."""
-        # The incremental decoder keeps an incomplete multibyte tail for the next read,
-        # so a character split across two reads comes out whole.
-        text = self._decoder.decode(chunk, final)
-        if not text:
-            return False
-        self._buf += text.encode("utf-8")
-        excess = len(self._buf) - self.limit
-        if excess > 0:
-            # spec: drop from the beginning at a character boundary — skip forward over
-            # continuation bytes (0b10xxxxxx) so no multibyte sequence is split, even if
-            # that keeps slightly fewer bytes than the limit.
-            cut = excess
-            while cut < len(self._buf) and self._buf[cut] & 0xC0 == 0x80:
-                cut += 1
-            del self._buf[:cut]  # bytearray deletes from the front in O(1) amortised
-            self.truncated = True
-        return True
-
-    def text(self) -> str:
-        return self._buf.decode("utf-8")
-
-
 @dataclass(eq=False)
 class _Terminal:
     terminal_id: str
     command: str
     cwd: str
     process: anyio.abc.Process
-    output: _Output
+    output: TerminalOutput
     eof: anyio.Event = field(default_factory=anyio.Event)
     exited: anyio.Event = field(default_factory=anyio.Event)
     returncode: int | None = None
     released: bool = False
 
-    def exit_status(self) -> dict[str, Any]:
+    def exit_status(self) -> m.TerminalExitStatus:
+        """spec: ``exitCode`` null when killed by a signal (``signal`` then names it)."""
         code = self.returncode
-        if code is None:
-            return {"exitCode": None, "signal": None}
-        if code < 0:  # killed by a signal: spec says exitCode null, signal named
-            return {"exitCode": None, "signal": signal_name(-code)}
-        return {"exitCode": code, "signal": None}
+        if code is not None and code < 0:
+            return m.TerminalExitStatus(exit_code=None, signal=signal_name(-code))
+        return m.TerminalExitStatus(exit_code=code, signal=None)
 
 
-def _check_strings(value: Any, key: str) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise RpcError(INVALID_PARAMS, f"The `{key}` parameter must be a list of strings.")
-    if any("\x00" in item for item in value):
+def _no_nul(key: str, values: list[str]) -> list[str]:
+    if any("\x00" in value for value in values):
         raise RpcError(INVALID_PARAMS, f"The `{key}` parameter contains a NUL byte.")
-    return value
+    return values
 
 
-def _check_env(value: Any) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, list):
-        raise RpcError(
-            INVALID_PARAMS, "The `env` parameter must be a list of {name, value} objects."
-        )
+def _env(variables: list[m.EnvVariable]) -> dict[str, str]:
     env: dict[str, str] = {}
-    for entry in value:
-        name = entry.get("name") if isinstance(entry, dict) else None
-        val = entry.get("value") if isinstance(entry, dict) else None
-        if not isinstance(name, str) or not isinstance(val, str):
-            raise RpcError(
-                INVALID_PARAMS,
-                f"The `env` entry {entry!r} is not an object with string `name` and `value`.",
-            )
-        if not name or "=" in name or "\x00" in name or "\x00" in val:
+    for variable in variables:
+        name, value = variable.name, variable.value
+        if not name or "=" in name or "\x00" in name or "\x00" in value:
             raise RpcError(
                 INVALID_PARAMS, f"The environment variable name or value {name!r} is invalid."
             )
-        env[name] = val
+        env[name] = value
     return env
 
 
@@ -312,30 +266,27 @@ class TerminalManager:
 
     # -- terminal/create ---------------------------------------------------------------
 
-    async def create(self, params: dict[str, Any]) -> dict[str, Any]:
-        """``terminal/create``: start the command and return ``{"terminalId"}`` at once."""
+    async def create(self, request: m.CreateTerminalRequest | Params) -> m.CreateTerminalResponse:
+        """``terminal/create``: start the command and answer with its terminal id at once."""
+        request = read_params(m.CreateTerminalRequest, request)
         task_group = self._task_group
         if task_group is None or self._closed:
             raise RpcError(
                 INTERNAL_ERROR, "The session's terminals are closed, so no command can start."
             )
-        command = params.get("command")
-        if not isinstance(command, str) or not command.strip():
+        command = request.command
+        if not command.strip():
             raise RpcError(INVALID_PARAMS, "The `command` parameter must be a non-empty string.")
-        if "\x00" in command:
-            raise RpcError(INVALID_PARAMS, "The `command` parameter contains a NUL byte.")
-        args = _check_strings(params.get("args"), "args")
-        env_overlay = _check_env(params.get("env"))
-        limit = params.get("outputByteLimit")
-        if limit is not None and (
-            isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
-        ):
+        _no_nul("command", [command])
+        args = _no_nul("args", request.args or [])
+        env_overlay = _env(request.env or [])
+        limit = request.output_byte_limit
+        if limit is not None and limit < 0:
             raise RpcError(
                 INVALID_PARAMS,
                 f"The `outputByteLimit` parameter must be a non-negative integer, not {limit!r}.",
             )
-        cwd_param = params.get("cwd")
-        cwd = await anyio.to_thread.run_sync(self._check_cwd, cwd_param)
+        cwd = await anyio.to_thread.run_sync(self._check_cwd, request.cwd)
 
         argv = _argv(command, args)
         full_env = dict(os.environ)
@@ -378,12 +329,12 @@ class TerminalManager:
         terminal_id = f"term-{next(self._ids)}"  # deterministic, unique per manager
         display = command if argv[0] == "/bin/sh" and not args else shlex.join(argv)
         limit_bytes = self.max_output_bytes if limit is None else min(limit, self.max_output_bytes)
-        term = _Terminal(terminal_id, display, cwd, process, _Output(limit_bytes))
+        term = _Terminal(terminal_id, display, cwd, process, TerminalOutput(limit_bytes))
         self._terminals[terminal_id] = term
         task_group.start_soon(self._run, term)
-        return {"terminalId": terminal_id}
+        return m.CreateTerminalResponse(terminal_id=terminal_id)
 
-    def _check_cwd(self, value: Any) -> str:
+    def _check_cwd(self, value: str | None) -> str:
         if value is None:  # spec: cwd is optional; default to the session cwd
             return self.default_cwd
         cwd = resolve_inside(value, self._roots, what="cwd")
@@ -441,10 +392,7 @@ class TerminalManager:
 
     # -- terminal/output, wait_for_exit, kill, release -----------------------------------
 
-    def _lookup(self, params: dict[str, Any]) -> _Terminal:
-        terminal_id = params.get("terminalId")
-        if not isinstance(terminal_id, str):
-            raise RpcError(INVALID_PARAMS, "The `terminalId` parameter must be a string.")
+    def _lookup(self, terminal_id: str) -> _Terminal:
         term = self._terminals.get(terminal_id)
         if term is None:
             raise RpcError(
@@ -461,35 +409,42 @@ class TerminalManager:
             )
         return term
 
-    async def output(self, params: dict[str, Any]) -> dict[str, Any]:
-        """``terminal/output``: ``{"output", "truncated", "exitStatus"?}``."""
-        term = self._lookup(params)
-        result: dict[str, Any] = {"output": term.output.text(), "truncated": term.output.truncated}
+    async def output(self, request: m.TerminalOutputRequest | Params) -> m.TerminalOutputResponse:
+        """``terminal/output``: the output so far; ``exitStatus`` once the command exited."""
+        term = self._lookup(read_params(m.TerminalOutputRequest, request).terminal_id)
+        output = m.TerminalOutputResponse(
+            output=term.output.text(), truncated=term.output.truncated
+        )
         if term.exited.is_set():  # spec: exitStatus only once the process exited
-            result["exitStatus"] = term.exit_status()
-        return result
+            output.exit_status = term.exit_status()
+        return output
 
-    async def wait_for_exit(self, params: dict[str, Any]) -> dict[str, Any]:
-        """``terminal/wait_for_exit``: ``{"exitCode", "signal"}`` once the command exited."""
-        term = self._lookup(params)
+    async def wait_for_exit(
+        self, request: m.WaitForTerminalExitRequest | Params
+    ) -> m.WaitForTerminalExitResponse:
+        """``terminal/wait_for_exit``: the exit code or signal, once the command exited."""
+        term = self._lookup(read_params(m.WaitForTerminalExitRequest, request).terminal_id)
         await term.exited.wait()
-        return term.exit_status()
+        status = term.exit_status()
+        return m.WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
 
-    async def kill(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def kill(self, request: m.KillTerminalRequest | Params) -> m.KillTerminalResponse:
         """``terminal/kill``: kill the process group; the terminal stays readable."""
-        term = self._lookup(params)
+        term = self._lookup(read_params(m.KillTerminalRequest, request).terminal_id)
         await self._terminate(term)
         await self._settle(term)
-        return {}
+        return m.KillTerminalResponse()
 
-    async def release(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def release(
+        self, request: m.ReleaseTerminalRequest | Params
+    ) -> m.ReleaseTerminalResponse:
         """``terminal/release``: kill if running and invalidate the id (snapshot still works)."""
-        term = self._lookup(params)
+        term = self._lookup(read_params(m.ReleaseTerminalRequest, request).terminal_id)
         term.released = True  # first, so concurrent calls already see the id as invalid
         await self._terminate(term)
         await self._settle(term)
         self._notify(term)
-        return {}
+        return m.ReleaseTerminalResponse()
 
     def snapshot(self, terminal_id: str) -> TerminalSnapshot:
         """The terminal's command, output and status for the UI (not a protocol call).
@@ -497,14 +452,14 @@ class TerminalManager:
         Works for released terminals too; raises ``KeyError`` for ids never created.
         """
         term = self._terminals[terminal_id]
-        status = term.exit_status() if term.exited.is_set() else {"exitCode": None, "signal": None}
+        status = term.exit_status() if term.exited.is_set() else m.TerminalExitStatus()
         return TerminalSnapshot(
             command=term.command,
             cwd=term.cwd,
             output=term.output.text(),
             truncated=term.output.truncated,
-            exit_code=status["exitCode"],
-            signal=status["signal"],
+            exit_code=status.exit_code,
+            signal=status.signal,
             released=term.released,
             exited=term.exited.is_set(),
             terminal_id=term.terminal_id,

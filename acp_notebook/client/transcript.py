@@ -123,9 +123,6 @@ class UnknownEntry:
     raw: dict[str, Any]
 
 
-# --- elicitation (elicitation/create) ------------------------------------------------------
-
-
 @dataclass
 class ElicitationEntry:
     """The agent asked the user for input: the broker's
@@ -134,9 +131,6 @@ class ElicitationEntry:
 
     turn: int | None
     request: Any
-
-
-# --- end elicitation -----------------------------------------------------------------------
 
 
 Entry = MessageEntry | ToolCallEntry | PlanView | NoteEntry | UnknownEntry | ElicitationEntry
@@ -351,16 +345,12 @@ class Transcript:
             call.permissions.append(request)
         return call
 
-    # --- elicitation (elicitation/create) ---------------------------------------------
-
     def add_elicitation(self, request: Any) -> ElicitationEntry:
         """An elicitation of the agent, shown in the turn where it arrived."""
         entry = ElicitationEntry(self.current_turn, request)
         self.entries.append(entry)
         self.changed()
         return entry
-
-    # --- end elicitation -----------------------------------------------------------------
 
     # ------------------------------------------------------------------ session state
 

@@ -1,16 +1,21 @@
-"""Helpers shared by the client tests that drive real agent subprocesses."""
+"""Helpers shared by the client tests: agent command lines, a wire recorder, and an
+in-process fake agent for what no real agent sends."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
+from acp_notebook.client import ClientConnection
+from acp_notebook.protocol import models as m
 from acp_notebook.protocol.conformance import schema_errors
-from acp_notebook.protocol.jsonrpc import TraceEvent
+from acp_notebook.protocol.jsonrpc import Peer, TraceEvent
+from acp_notebook.protocol.memory import memory_pipe
 
 AGENTS = Path(__file__).resolve().parent.parent / "agents"
 DEMO = [sys.executable, "-m", "acp_notebook.agents.demo"]
@@ -54,19 +59,22 @@ class Wire:
                 return number
         raise ValueError("no such event")
 
-    def schema_errors_of_client(self) -> list[str]:
-        """Schema errors of every message the client sent (responses checked against the
-        result type of the agent request they answer)."""
-        asked: dict[Any, str] = {}
-        for message in self.received():
-            if "method" in message and "id" in message:
-                asked[repr(message["id"])] = message["method"]
+    def schema_errors_of(self, sender: Literal["client", "agent"]) -> list[str]:
+        """Schema errors of every message ``sender`` wrote (an answer is checked against
+        the result type of the request it answers)."""
+        written, read = (
+            (self.sent(), self.received()) if sender == "client" else (self.received(), self.sent())
+        )
+        asked = {repr(m["id"]): m["method"] for m in read if "method" in m and "id" in m}
         errors = []
-        for message in self.sent():
+        for message in written:
             method = None if "method" in message else asked.get(repr(message.get("id")))
-            for error in schema_errors(message, sender="client", request_method=method):
+            for error in schema_errors(message, sender=sender, request_method=method):
                 errors.append(f"{json_line(message)}: {error}")
         return errors
+
+    def schema_errors_of_client(self) -> list[str]:
+        return self.schema_errors_of("client")
 
 
 def json_line(message: Any) -> str:
@@ -81,3 +89,32 @@ async def wait_until(predicate: Callable[[], bool], timeout: float = SAFETY) -> 
     with anyio.fail_after(timeout):
         while not predicate():
             await anyio.sleep(0.01)
+
+
+@contextlib.asynccontextmanager
+async def fake_agent(
+    capabilities: m.ClientCapabilities | None = None, *, handlers: object | None = None
+) -> AsyncIterator[tuple[ClientConnection, Peer, Wire]]:
+    """An initialized ClientConnection over memory pipes to a bare Peer that plays the
+    agent: it answers `initialize`, and `session/new` with the id ``s1``; the test sends
+    the agent's requests with ``agent.request(...)``."""
+    client_in, agent_out = memory_pipe()
+    agent_in, client_out = memory_pipe()
+    agent = Peer(agent_in, agent_out, name="fake-agent")
+    agent.handle_request("initialize", lambda p: _async({"protocolVersion": 1}))
+    agent.handle_request("session/new", lambda p: _async({"sessionId": "s1"}))
+    wire = Wire()
+    peer = Peer(client_in, client_out, name="client")
+    peer.add_observer(wire)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(agent.run)
+        async with ClientConnection.over(peer, name="fake", handlers=handlers) as conn:
+            with anyio.fail_after(SAFETY):
+                await conn.initialize(capabilities)
+                yield conn, agent, wire
+        await agent.aclose()
+        tasks.cancel_scope.cancel()
+
+
+async def _async(value: Any) -> Any:
+    return value

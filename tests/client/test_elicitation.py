@@ -5,20 +5,19 @@ never sends: unknown modes, request scope, modes that were not advertised)."""
 
 from __future__ import annotations
 
-import contextlib
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from acp_notebook.client.connection import ClientConnection, client_capabilities
+from acp_notebook.client import PromptTurn, Session
+from acp_notebook.client.connection import client_capabilities
 from acp_notebook.client.elicitation import (
     HEADLESS,
     REDACTED,
     ElicitationBroker,
+    ElicitationRequest,
     InvalidContent,
     defaults,
     format_problem,
@@ -29,16 +28,13 @@ from acp_notebook.client.elicitation import (
 from acp_notebook.client.render import Renderer
 from acp_notebook.client.transcript import ElicitationEntry, Transcript
 from acp_notebook.protocol import models as m
-from acp_notebook.protocol.conformance import schema_errors
 from acp_notebook.protocol.errors import INVALID_PARAMS, RpcError
-from acp_notebook.protocol.jsonrpc import Peer
-from acp_notebook.protocol.memory import memory_pipe
 
-from .helpers import SAFETY, Wire, wait_until
+from .conftest import OpenSession
+from .helpers import DEMO, Wire, fake_agent, wait_until
 
 pytestmark = pytest.mark.anyio
 
-DEMO = [sys.executable, "-m", "acp_notebook.agents.demo"]
 
 SCHEMA = m.ElicitationSchema.parse(
     {
@@ -417,16 +413,6 @@ def test_a_url_request_in_a_tool_call_names_the_call_and_the_host():
 # --- end to end: ClientConnection + Session + the demo agent ----------------------------------
 
 
-def agent_errors(wire: Wire) -> list[str]:
-    """Schema errors of every message the agent sent."""
-    asked = {repr(x["id"]): x["method"] for x in wire.sent() if "method" in x and "id" in x}
-    problems = []
-    for message in wire.received():
-        method = None if "method" in message else asked.get(repr(message.get("id")))
-        problems += schema_errors(message, sender="agent", request_method=method)
-    return problems
-
-
 def answers_to(wire: Wire, method: str) -> list[Any]:
     """What the client answered to each ``method`` request of the agent."""
     ids = {repr(x["id"]) for x in wire.received() if x.get("method") == method and "id" in x}
@@ -437,35 +423,38 @@ def answers_to(wire: Wire, method: str) -> list[Any]:
     ]
 
 
+async def asked(session: Session, prompt: str) -> tuple[PromptTurn, ElicitationRequest]:
+    """Submit ``prompt``; its turn and the one elicitation it asks, once it is pending."""
+    turn = session.submit(prompt)
+    await wait_until(lambda: bool(session.elicitations.pending))
+    (request,) = session.elicitations.pending
+    return turn, request
+
+
 def test_both_modes_are_advertised():
     assert client_capabilities().to_wire()["elicitation"] == {"form": {}, "url": {}}
 
 
 async def test_form_accepted_through_the_broker_reaches_the_agent_and_the_transcript(
-    tmp_path: Path,
+    open_session: OpenSession,
 ) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(DEMO, observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path, interactive=True)
-            turn = session.submit("/ask")
-            await wait_until(lambda: bool(session.elicitations.pending))
-            (request,) = session.elicitations.pending
-            assert request.agent == "acp_notebook demo agent" and request.mode == "form"
-            assert [f.name for f in request.fields] == [
-                "name",
-                "age",
-                "language",
-                "newsletter",
-                "topics",
-            ]
-            with pytest.raises(InvalidContent):
-                session.elicitations.accept(request.key, {"age": 200})
-            session.elicitations.accept(
-                request.key, {"name": "Ada", "age": 36, "newsletter": True, "topics": ["protocol"]}
-            )
-            await turn.wait()
+    async with open_session(DEMO, observers=[wire], interactive=True) as session:
+        turn, request = await asked(session, "/ask")
+        assert request.agent == "acp_notebook demo agent" and request.mode == "form"
+        assert [f.name for f in request.fields] == [
+            "name",
+            "age",
+            "language",
+            "newsletter",
+            "topics",
+        ]
+        with pytest.raises(InvalidContent):
+            session.elicitations.accept(request.key, {"age": 200})
+        session.elicitations.accept(
+            request.key, {"name": "Ada", "age": 36, "newsletter": True, "topics": ["protocol"]}
+        )
+        await turn.wait()
     assert turn.stop_reason == "end_turn"
     assert answers_to(wire, "elicitation/create") == [
         {
@@ -480,22 +469,17 @@ async def test_form_accepted_through_the_broker_reaches_the_agent_and_the_transc
         in markdown
     )
     assert "Hello, Ada!" in markdown and "- Age: `36`" in markdown
-    assert wire.schema_errors_of_client() == [] and agent_errors(wire) == []
+    assert wire.schema_errors_of_client() == [] and wire.schema_errors_of("agent") == []
 
 
-async def test_url_accepted_then_completed_by_the_agent(tmp_path: Path) -> None:
+async def test_url_accepted_then_completed_by_the_agent(open_session: OpenSession) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(DEMO, observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path, interactive=True)
-            turn = session.submit("/ask-url")
-            await wait_until(lambda: bool(session.elicitations.pending))
-            (request,) = session.elicitations.pending
-            assert request.url == "https://example.com/device?code=DEMO-1234"
-            assert request.host == "example.com" and request.tool_call_id is not None
-            session.elicitations.accept(request.key)
-            await turn.wait()
+    async with open_session(DEMO, observers=[wire], interactive=True) as session:
+        turn, request = await asked(session, "/ask-url")
+        assert request.url == "https://example.com/device?code=DEMO-1234"
+        assert request.host == "example.com" and request.tool_call_id is not None
+        session.elicitations.accept(request.key)
+        await turn.wait()
     assert answers_to(wire, "elicitation/create") == [{"action": "accept"}]
     completes = [x for x in wire.received() if x.get("method") == "elicitation/complete"]
     assert [c["params"]["elicitationId"] for c in completes] == [request.elicitation_id]
@@ -507,17 +491,14 @@ async def test_url_accepted_then_completed_by_the_agent(tmp_path: Path) -> None:
         "accepted by user (consented to open the URL) · the agent reported the flow complete"
         in markdown
     )
-    assert wire.schema_errors_of_client() == [] and agent_errors(wire) == []
+    assert wire.schema_errors_of_client() == [] and wire.schema_errors_of("agent") == []
 
 
-async def test_headless_runs_decline_and_say_so(tmp_path: Path) -> None:
+async def test_headless_runs_decline_and_say_so(open_session: OpenSession) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(DEMO, observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path, policy="allow")  # not interactive
-            form = await session.prompt("/ask")
-            url = await session.prompt("/ask-url")
+    async with open_session(DEMO, observers=[wire], policy="allow") as session:  # not interactive
+        form = await session.prompt("/ask")
+        url = await session.prompt("/ask-url")
     assert answers_to(wire, "elicitation/create") == [{"action": "decline"}] * 2
     for turn in (form, url):
         assert turn.stop_reason == "end_turn"
@@ -525,18 +506,15 @@ async def test_headless_runs_decline_and_say_so(tmp_path: Path) -> None:
     assert wire.schema_errors_of_client() == []
 
 
-async def test_cancelling_the_turn_answers_pending_elicitations_cancel(tmp_path: Path) -> None:
+async def test_cancelling_the_turn_answers_pending_elicitations_cancel(
+    open_session: OpenSession,
+) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(DEMO, observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path, interactive=True)
-            turn = session.submit("/ask")
-            await wait_until(lambda: bool(session.elicitations.pending))
-            (request,) = session.elicitations.pending
-            assert await session.cancel()
-            assert request.state == "cancelled" and request.decided_by == "cancel"
-            await turn.wait()
+    async with open_session(DEMO, observers=[wire], interactive=True) as session:
+        turn, request = await asked(session, "/ask")
+        assert await session.cancel()
+        assert request.state == "cancelled" and request.decided_by == "cancel"
+        await turn.wait()
     assert turn.stop_reason == "cancelled"
     assert answers_to(wire, "elicitation/create") == [{"action": "cancel"}]
     assert "→ cancelled (the turn was cancelled)" in turn.bundle()["text/markdown"]
@@ -544,33 +522,6 @@ async def test_cancelling_the_turn_answers_pending_elicitations_cancel(tmp_path:
 
 
 # --- an in-process fake agent: what the demo agent never sends ---------------------------------
-
-
-@contextlib.asynccontextmanager
-async def fake_agent(
-    capabilities: m.ClientCapabilities | None = None,
-) -> AsyncIterator[tuple[ClientConnection, Peer, Wire]]:
-    """A ClientConnection over memory pipes to a bare Peer that plays the agent."""
-    client_in, agent_out = memory_pipe()
-    agent_in, client_out = memory_pipe()
-    agent = Peer(agent_in, agent_out, name="fake-agent")
-    agent.handle_request("initialize", lambda p: _async({"protocolVersion": 1}))
-    agent.handle_request("session/new", lambda p: _async({"sessionId": "s1"}))
-    wire = Wire()
-    peer = Peer(client_in, client_out, name="client")
-    peer.add_observer(wire)
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(agent.run)
-        async with ClientConnection.over(peer, name="fake") as conn:
-            with anyio.fail_after(SAFETY):
-                await conn.initialize(capabilities)
-                yield conn, agent, wire
-        await agent.aclose()
-        tasks.cancel_scope.cancel()
-
-
-async def _async(value: Any) -> Any:
-    return value
 
 
 async def test_unknown_modes_are_declined_and_recorded(tmp_path: Path) -> None:

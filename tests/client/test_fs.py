@@ -25,13 +25,6 @@ SECRET = b"top secret\n"
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    path = tmp_path / "root"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def outside(tmp_path: Path) -> Path:
     """A directory next to the root (not inside it) holding a secret file."""
     path = tmp_path / "outside"
@@ -91,14 +84,15 @@ def assert_nothing_outside_opened(paths: list[str], root: Path) -> None:
 
 
 async def read(files: FileSystem, path: str | Path, **extra: Any) -> str:
+    """``fs/read_text_file`` as the agent sends it (wire params), checked on the way back."""
     result = await files.read_text_file({"sessionId": "s", "path": str(path), **extra})
-    assert set(result) == {"content"}
-    return result["content"]
+    assert result.to_wire() == {"content": result.content}
+    return result.content
 
 
 async def write(files: FileSystem, path: str | Path, content: str) -> None:
     result = await files.write_text_file({"sessionId": "s", "path": str(path), "content": content})
-    assert result == {}
+    assert result.to_wire() == {}  # spec: {} for fs/write_text_file, not null
 
 
 # -- confinement --------------------------------------------------------------------------

@@ -14,9 +14,9 @@ from acp_notebook.client.permissions import (
     pick_by_policy,
 )
 
-pytestmark = pytest.mark.anyio
+from .helpers import SAFETY, wait_until
 
-SAFETY = 10.0
+pytestmark = pytest.mark.anyio
 
 ALL_KINDS = [
     {"optionId": "always", "name": "Always allow", "kind": "allow_always"},
@@ -83,13 +83,11 @@ async def test_ask_with_a_ui_waits_for_the_choice() -> None:
     async def wait() -> None:
         result.append(await broker.decide(request))
 
-    with anyio.fail_after(SAFETY):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(wait)
-            while not changes:
-                await anyio.sleep(0.01)
-            assert broker.pending == [request] and not result
-            assert broker.choose(request.key, "once") is True
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(wait)
+        await wait_until(lambda: bool(changes))
+        assert broker.pending == [request] and not result
+        assert broker.choose(request.key, "once") is True
     assert result == [request]
     assert request.outcome() == {"outcome": {"outcome": "selected", "optionId": "once"}}
     assert request.decided_by == "user"

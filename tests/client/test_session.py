@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_notebook.client.connection import ClientConnection
+from acp_notebook.client import ClientConnection, Session, connect
 from acp_notebook.client.errors import (
     AuthRequired,
     PromptNotSupported,
@@ -28,7 +28,9 @@ from acp_notebook.client.errors import (
 from acp_notebook.client.render import Renderer
 from acp_notebook.client.transcript import MessageEntry, ToolCallEntry
 from acp_notebook.protocol.errors import AUTH_REQUIRED, ConnectionClosed, RpcError
+from acp_notebook.protocol.process import session_members
 
+from .conftest import OpenSession
 from .helpers import DEMO, SAFETY, Wire, agent, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -54,39 +56,35 @@ def agent_text(session: Any, turn: int | None = None) -> str:
 
 
 async def test_updates_before_and_right_after_the_session_new_answer_are_applied(
-    tmp_path: Path,
+    open_session: OpenSession,
 ) -> None:
-    async with ClientConnection.spawn(scripted("--early")) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path)
-            # Sent before the answer, for a session id not registered yet: buffered, then applied.
-            assert [c.name for c in session.transcript.commands] == ["early"]
-            # Sent right after the answer: applied too (no turn has begun).
-            await wait_until(lambda: session.transcript.current_mode_id == "after")
-            assert not conn._orphans
+    async with open_session(scripted("--early")) as session:
+        # Sent before the answer, for a session id not registered yet: buffered, then applied.
+        assert [c.name for c in session.transcript.commands] == ["early"]
+        # Sent right after the answer: applied too (no turn has begun).
+        await wait_until(lambda: session.transcript.current_mode_id == "after")
+        assert not session.connection.router._orphans
 
 
-async def test_a_request_for_a_session_not_registered_yet_is_served(tmp_path: Path) -> None:
+async def test_a_request_for_a_session_not_registered_yet_is_served(
+    tmp_path: Path,
+    open_session: OpenSession,
+) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("early bird\n")
-    async with ClientConnection.spawn(scripted("--early-read", str(notes))) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path)
-            turn = await session.prompt("early")
+    async with open_session(scripted("--early-read", str(notes))) as session:
+        turn = await session.prompt("early")
     assert turn.stop_reason == "end_turn"
     assert agent_text(session) == 'early: {"content": "early bird\\n"}'
 
 
-async def test_updates_after_the_prompt_answer_go_to_the_last_turn(tmp_path: Path) -> None:
-    async with ClientConnection.spawn(scripted()) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path)
-            turn = await session.prompt("late")
-            assert turn.stop_reason == "end_turn"
-            await wait_until(lambda: session.transcript.title == "Late title")
+async def test_updates_after_the_prompt_answer_go_to_the_last_turn(
+    open_session: OpenSession,
+) -> None:
+    async with open_session(scripted()) as session:
+        turn = await session.prompt("late")
+        assert turn.stop_reason == "end_turn"
+        await wait_until(lambda: session.transcript.title == "Late title")
     assert [c.name for c in session.transcript.commands] == ["late"]
     # The chunk after the answer continues the turn's message; nothing landed outside it.
     assert agent_text(session, turn=0) == "before the answer and after it"
@@ -96,15 +94,12 @@ async def test_updates_after_the_prompt_answer_go_to_the_last_turn(tmp_path: Pat
 # --- queueing -----------------------------------------------------------------------------------
 
 
-async def test_prompts_queue_in_order_one_at_a_time(tmp_path: Path) -> None:
+async def test_prompts_queue_in_order_one_at_a_time(open_session: OpenSession) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(scripted(), observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path)
-            turns = [session.submit(f"echo {n}") for n in range(5)]
-            for turn in turns:
-                await turn.wait()
+    async with open_session(scripted(), observers=[wire]) as session:
+        turns = [session.submit(f"echo {n}") for n in range(5)]
+        for turn in turns:
+            await turn.wait()
     assert [t.stop_reason for t in turns] == ["end_turn"] * 5
     assert [agent_text(session, turn=n) for n in range(5)] == [f"echo: {n}" for n in range(5)]
     # On the wire: each session/prompt goes out only after the previous one was answered.
@@ -134,63 +129,64 @@ async def test_prompts_queue_in_order_one_at_a_time(tmp_path: Path) -> None:
 
 
 async def test_queued_turns_wait_for_the_running_one_and_a_queued_cancel_never_sends(
-    tmp_path: Path,
+    open_session: OpenSession,
 ) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(DEMO, observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path, policy="deny")
-            slow = session.submit("/slow")
-            second = session.submit("/stop max_tokens")
-            dropped = session.submit("/stop refusal")
-            third = session.submit("/refuse")
-            await wait_until(lambda: slow.state == "running")
-            assert [t.state for t in (second, dropped, third)] == ["queued"] * 3
-            assert session.queued_turns == [second, dropped, third]
-            await dropped.cancel()
-            assert dropped.done and dropped.stop_reason == "cancelled"
-            await slow.cancel()
-            await third.wait()
-            await second.wait()
-    assert slow.stop_reason == "cancelled"
+    async with open_session(scripted(), observers=[wire], interactive=True) as session:
+        # The running turn waits for a permission answer: it runs until it is cancelled,
+        # however slow the machine is.
+        running = session.submit("permission cancelled")
+        second = session.submit("stop max_tokens")
+        dropped = session.submit("stop end_turn")
+        third = session.submit("stop refusal")
+        await wait_until(lambda: bool(session.permissions.pending))
+        assert running.state == "running"
+        assert [t.state for t in (second, dropped, third)] == ["queued"] * 3
+        assert session.queued_turns == [second, dropped, third]
+        await dropped.cancel()
+        assert dropped.done and dropped.stop_reason == "cancelled"
+        await running.cancel()
+        await third.wait()
+        await second.wait()
+    assert running.stop_reason == "cancelled"
     assert second.stop_reason == "max_tokens"
     assert third.stop_reason == "refusal"
     texts = [m["params"]["prompt"][0]["text"] for m in wire.sent_requests("session/prompt")]
-    assert texts == ["/slow", "/stop max_tokens", "/refuse"]
+    assert texts == ["permission cancelled", "stop max_tokens", "stop refusal"]
     assert "Cancelled before it started" in dropped.bundle()["text/plain"]
 
 
 # --- cancellation -------------------------------------------------------------------------------
 
 
-async def _cancel_during_permission(tmp_path: Path, mode: str) -> tuple[Any, Any, Wire, list[str]]:
+async def _cancel_during_permission(
+    open_session: OpenSession, mode: str
+) -> tuple[Any, Any, Wire, list[str]]:
     wire = Wire()
     statuses: list[str] = []
-    async with ClientConnection.spawn(scripted(), observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path, policy="ask", interactive=True)
+    async with open_session(
+        scripted(), observers=[wire], policy="ask", interactive=True
+    ) as session:
 
-            def follow(transcript: Any) -> None:
-                call = transcript.tool_calls.get("tc-perm")
-                if call is not None and (not statuses or statuses[-1] != call.status):
-                    statuses.append(call.status)
+        def follow(transcript: Any) -> None:
+            call = transcript.tool_calls.get("tc-perm")
+            if call is not None and (not statuses or statuses[-1] != call.status):
+                statuses.append(call.status)
 
-            session.on_change(follow)
-            turn = session.submit(f"permission {mode}")
-            await wait_until(lambda: bool(session.permissions.pending))
-            (request,) = session.permissions.pending
-            assert await session.cancel() is True
-            await turn.wait()
-            assert request.state == "cancelled"
+        session.on_change(follow)
+        turn = session.submit(f"permission {mode}")
+        await wait_until(lambda: bool(session.permissions.pending))
+        (request,) = session.permissions.pending
+        assert await session.cancel() is True
+        await turn.wait()
+        assert request.state == "cancelled"
     return turn, session, wire, statuses
 
 
 async def test_cancel_answers_a_pending_permission_cancelled_and_ends_the_turn(
-    tmp_path: Path,
+    open_session: OpenSession,
 ) -> None:
-    turn, session, wire, statuses = await _cancel_during_permission(tmp_path, "cancelled")
+    turn, session, wire, statuses = await _cancel_during_permission(open_session, "cancelled")
     assert turn.stop_reason == "cancelled"
     assert turn.error is None and not turn.timed_out
     # On the wire: the permission request was answered `cancelled`, and session/cancel sent.
@@ -208,56 +204,52 @@ async def test_cancel_answers_a_pending_permission_cancelled_and_ends_the_turn(
     assert "Permission: Cancelled (the turn was cancelled)" in turn.bundle()["text/plain"]
 
 
-async def test_an_error_answer_after_a_cancel_counts_as_cancelled(tmp_path: Path) -> None:
-    turn, _, _, _ = await _cancel_during_permission(tmp_path, "error")
+async def test_an_error_answer_after_a_cancel_counts_as_cancelled(
+    open_session: OpenSession,
+) -> None:
+    turn, _, _, _ = await _cancel_during_permission(open_session, "error")
     assert turn.stop_reason == "cancelled"
     assert turn.error is None and turn.exception is None
 
 
-async def test_a_non_cancelled_stop_reason_after_a_cancel_is_kept(tmp_path: Path) -> None:
+async def test_a_non_cancelled_stop_reason_after_a_cancel_is_kept(
+    open_session: OpenSession,
+) -> None:
     # opencode answers end_turn after session/cancel: the client reports what the agent said.
-    turn, session, _, _ = await _cancel_during_permission(tmp_path, "end_turn")
+    turn, session, _, _ = await _cancel_during_permission(open_session, "end_turn")
     assert turn.stop_reason == "end_turn"
     assert turn.record is not None and turn.record.cancel_requested
     line = Renderer(session.transcript).stop_line(turn.record)
     assert line.startswith("Stop reason: end_turn") and "(a cancel was requested)" in line
 
 
-async def test_an_error_answer_without_a_cancel_is_an_error(tmp_path: Path) -> None:
-    async with ClientConnection.spawn(DEMO) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path)
-            turn = await session.prompt("/error")
+async def test_an_error_answer_without_a_cancel_is_an_error(open_session: OpenSession) -> None:
+    async with open_session(DEMO) as session:
+        turn = await session.prompt("/error")
     assert turn.stop_reason is None
     assert isinstance(turn.exception, RpcError)
     assert turn.error
     assert "Error:" in turn.bundle()["text/plain"]
 
 
-async def test_cancel_without_a_running_turn_returns_false(tmp_path: Path) -> None:
+async def test_cancel_without_a_running_turn_returns_false(open_session: OpenSession) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(scripted(), observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path)
-            assert await session.cancel() is False
+    async with open_session(scripted(), observers=[wire]) as session:
+        assert await session.cancel() is False
     assert wire.sent_notifications("session/cancel") == []
 
 
 async def test_cancelling_an_edit_waiting_for_permission_leaves_the_file_unchanged(
     tmp_path: Path,
+    open_session: OpenSession,
 ) -> None:
     target = tmp_path / "notes.txt"
     target.write_bytes(b"keep me\n")
-    async with ClientConnection.spawn(DEMO) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path, policy="ask", interactive=True)
-            turn = session.submit("/edit notes.txt")
-            await wait_until(lambda: bool(session.permissions.pending))
-            await turn.cancel()
-            await turn.wait()
+    async with open_session(DEMO, policy="ask", interactive=True) as session:
+        turn = session.submit("/edit notes.txt")
+        await wait_until(lambda: bool(session.permissions.pending))
+        await turn.cancel()
+        await turn.wait()
     assert turn.stop_reason == "cancelled"
     assert target.read_bytes() == b"keep me\n"
     assert all(call.status != "completed" for call in session.transcript.tool_calls.values()
@@ -267,13 +259,12 @@ async def test_cancelling_an_edit_waiting_for_permission_leaves_the_file_unchang
 # --- timeouts and failures ----------------------------------------------------------------------
 
 
-async def test_a_timeout_cancels_and_the_confirmed_cancel_ends_the_turn(tmp_path: Path) -> None:
+async def test_a_timeout_cancels_and_the_confirmed_cancel_ends_the_turn(
+    open_session: OpenSession,
+) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(DEMO, observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path)
-            turn = await session.prompt("/slow", timeout=0.5)
+    async with open_session(DEMO, observers=[wire]) as session:
+        turn = await session.prompt("/slow", timeout=0.5)
     assert turn.timed_out is True
     assert turn.stop_reason == "cancelled"
     assert turn.error is None
@@ -283,18 +274,15 @@ async def test_a_timeout_cancels_and_the_confirmed_cancel_ends_the_turn(tmp_path
 
 
 async def test_a_timeout_with_an_agent_that_never_answers_gives_up_after_the_grace(
-    tmp_path: Path,
+    open_session: OpenSession,
 ) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(
+    async with open_session(
         scripted("--ignore-eof"), observers=[wire], cancel_grace=0.5
-    ) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path)
-            turn = await session.prompt("hang", timeout=0.3)
-        assert conn.process is not None
-        process = conn.process
+    ) as session:
+        turn = await session.prompt("hang", timeout=0.3)
+        process = session.connection.process
+        assert process is not None
     assert turn.timed_out is True
     assert turn.stop_reason is None
     assert isinstance(turn.exception, TurnTimeout)
@@ -310,14 +298,13 @@ async def test_a_timeout_with_an_agent_that_never_answers_gives_up_after_the_gra
     assert process.members() == []
 
 
-async def test_an_agent_crash_mid_turn_reports_the_exit_code_and_stderr(tmp_path: Path) -> None:
-    async with ClientConnection.spawn(scripted()) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path)
-            turn = await session.prompt("crash")
-            # The connection is closed for good: a later prompt fails at once, clearly.
-            later = await session.prompt("echo again")
+async def test_an_agent_crash_mid_turn_reports_the_exit_code_and_stderr(
+    open_session: OpenSession,
+) -> None:
+    async with open_session(scripted()) as session:
+        turn = await session.prompt("crash")
+        # The connection is closed for good: a later prompt fails at once, clearly.
+        later = await session.prompt("echo again")
     assert turn.stop_reason is None
     assert isinstance(turn.exception, ConnectionClosed)
     assert "exited with code 3" in (turn.error or "")
@@ -330,9 +317,8 @@ async def test_an_agent_crash_mid_turn_reports_the_exit_code_and_stderr(tmp_path
 
 
 async def test_auth_required_carries_the_agents_message_and_methods(tmp_path: Path) -> None:
-    async with ClientConnection.spawn([*DEMO, "--require-auth"]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
+    with anyio.fail_after(SAFETY):
+        async with connect([*DEMO, "--require-auth"]) as conn:
             with pytest.raises(AuthRequired) as caught:
                 await conn.new_session(tmp_path)
             error = caught.value
@@ -354,9 +340,8 @@ async def test_authenticate_with_a_method_the_agent_did_not_offer_sends_nothing(
     tmp_path: Path,
 ) -> None:
     wire = Wire()
-    async with ClientConnection.spawn([*DEMO, "--require-auth"], observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
+    with anyio.fail_after(SAFETY):
+        async with connect([*DEMO, "--require-auth"], observers=[wire]) as conn:
             with pytest.raises(RpcError, match="did not offer the auth method `nope`"):
                 await conn.authenticate("nope")
     assert "authenticate" not in wire.methods_sent()
@@ -369,9 +354,8 @@ async def test_gated_methods_raise_against_an_agent_that_advertises_nothing(
     tmp_path: Path,
 ) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(scripted(), observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
+    with anyio.fail_after(SAFETY):
+        async with connect(scripted(), observers=[wire]) as conn:
             calls = {
                 "session/load": conn.load_session("s", tmp_path),
                 "session/resume": conn.resume_session("s", tmp_path),
@@ -389,9 +373,8 @@ async def test_gated_methods_raise_against_an_agent_that_advertises_nothing(
 
 
 async def test_gated_methods_raise_against_the_sdk_echo_style_agent(tmp_path: Path) -> None:
-    async with ClientConnection.spawn(agent("sdk_agent.py")) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
+    with anyio.fail_after(SAFETY):
+        async with connect(agent("sdk_agent.py")) as conn:
             for call in (conn.list_sessions(), conn.load_session("s", tmp_path)):
                 with pytest.raises(UnsupportedByAgent):
                     await call
@@ -400,9 +383,8 @@ async def test_gated_methods_raise_against_the_sdk_echo_style_agent(tmp_path: Pa
 async def test_list_pages_with_the_agents_opaque_cursor(tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
-    async with ClientConnection.spawn([*DEMO, "--page-size", "2"]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
+    with anyio.fail_after(SAFETY):
+        async with connect([*DEMO, "--page-size", "2"]) as conn:
             ids = {(await conn.new_session(tmp_path)).session_id for _ in range(3)}
             elsewhere = await conn.new_session(other)
             first = await conn.list_sessions(cwd=str(tmp_path))
@@ -422,20 +404,24 @@ async def test_list_pages_with_the_agents_opaque_cursor(tmp_path: Path) -> None:
             assert sorted(everything) == sorted([*ids, elsewhere.session_id])
 
 
+async def saved_session(state: Path, cwd: Path, *prompts: str) -> Session:
+    """A demo session that ran ``prompts``, saved in ``state`` (the demo agent's
+    ``--state-file``) by an agent that has exited since."""
+    with anyio.fail_after(SAFETY):
+        async with connect([*DEMO, "--state-file", str(state)]) as conn:
+            session = await conn.new_session(cwd)
+            for prompt in prompts:
+                await session.prompt(prompt)
+    return session
+
+
 async def test_load_replays_the_history_before_answering(tmp_path: Path) -> None:
     state = tmp_path / "state.json"
-    async with ClientConnection.spawn([*DEMO, "--state-file", str(state)]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            first = await conn.new_session(tmp_path)
-            await first.prompt("/title Replayed session")
-            await first.prompt("/stop end_turn")
-            spoken = agent_text(first)
-    session_id = first.session_id
-    async with ClientConnection.spawn([*DEMO, "--state-file", str(state)]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            loaded = await conn.load_session(session_id, tmp_path)
+    first = await saved_session(state, tmp_path, "/title Replayed session", "/stop end_turn")
+    spoken = agent_text(first)
+    with anyio.fail_after(SAFETY):
+        async with connect([*DEMO, "--state-file", str(state)]) as conn:
+            loaded = await conn.load_session(first.session_id, tmp_path)
             # Everything was applied when load_session returned (the replay precedes the answer).
             users = [
                 e.text
@@ -452,14 +438,9 @@ async def test_load_replays_the_history_before_answering(tmp_path: Path) -> None
 
 async def test_resume_continues_without_replay_then_close_and_delete(tmp_path: Path) -> None:
     state = tmp_path / "state.json"
-    async with ClientConnection.spawn([*DEMO, "--state-file", str(state)]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            first = await conn.new_session(tmp_path)
-            await first.prompt("/stop end_turn")
-    async with ClientConnection.spawn([*DEMO, "--state-file", str(state)]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
+    first = await saved_session(state, tmp_path, "/stop end_turn")
+    with anyio.fail_after(SAFETY):
+        async with connect([*DEMO, "--state-file", str(state)]) as conn:
             resumed = await conn.resume_session(first.session_id, tmp_path)
             assert not [e for e in resumed.transcript.entries if isinstance(e, MessageEntry)]
             assert resumed.transcript.current_mode_id == "ask"
@@ -479,61 +460,55 @@ async def test_resume_continues_without_replay_then_close_and_delete(tmp_path: P
             await conn.delete_session("never-existed")
 
 
-async def test_closing_a_session_with_a_running_turn_ends_it_cancelled(tmp_path: Path) -> None:
-    async with ClientConnection.spawn(DEMO) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path)
-            turn = session.submit("/slow")
-            await wait_until(lambda: bool(agent_text(session)))
-            await conn.close_session(session.session_id)
-            await turn.wait()
+async def test_closing_a_session_with_a_running_turn_ends_it_cancelled(
+    open_session: OpenSession,
+) -> None:
+    async with open_session(DEMO) as session:
+        conn = session.connection
+        turn = session.submit("/slow")
+        await wait_until(lambda: bool(agent_text(session)))
+        await conn.close_session(session.session_id)
+        await turn.wait()
     assert turn.stop_reason == "cancelled"
 
 
-async def test_set_mode_and_config_options_round_trip(tmp_path: Path) -> None:
-    async with ClientConnection.spawn(DEMO) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path)
-            transcript = session.transcript
+async def test_set_mode_and_config_options_round_trip(open_session: OpenSession) -> None:
+    async with open_session(DEMO) as session:
+        transcript = session.transcript
 
-            def value(option_id: str) -> Any:
-                return next(o.current_value for o in transcript.config_options if o.id == option_id)
+        def value(option_id: str) -> Any:
+            return next(o.current_value for o in transcript.config_options if o.id == option_id)
 
-            assert transcript.current_mode_id == "ask"
-            assert [m.id for m in transcript.modes] == ["ask", "code"]
-            assert {o.id for o in transcript.config_options} == {"mode", "model", "verbose"}
+        assert transcript.current_mode_id == "ask"
+        assert [m.id for m in transcript.modes] == ["ask", "code"]
+        assert {o.id for o in transcript.config_options} == {"mode", "model", "verbose"}
 
-            await session.set_mode("code")
-            assert transcript.current_mode_id == "code"
-            # The agent's config_option_update follows the answer: the mode option moves too.
-            await wait_until(lambda: value("mode") == "code")
+        await session.set_mode("code")
+        assert transcript.current_mode_id == "code"
+        # The agent's config_option_update follows the answer: the mode option moves too.
+        await wait_until(lambda: value("mode") == "code")
 
-            await session.set_config_option("model", "demo-large")
-            assert value("model") == "demo-large"  # the answer is the complete new state
+        await session.set_config_option("model", "demo-large")
+        assert value("model") == "demo-large"  # the answer is the complete new state
 
-            await session.set_config_option("verbose", True)
-            assert value("verbose") is True
+        await session.set_config_option("verbose", True)
+        assert value("verbose") is True
 
-            await session.set_config_option("mode", "ask")
-            await wait_until(lambda: transcript.current_mode_id == "ask")
-            assert value("mode") == "ask"
+        await session.set_config_option("mode", "ask")
+        await wait_until(lambda: transcript.current_mode_id == "ask")
+        assert value("mode") == "ask"
 
-            with pytest.raises(RpcError, match="no config option `nope`"):
-                await session.set_config_option("nope", "x")
-            with pytest.raises(RpcError):
-                await session.set_config_option("model", "no-such-model")
-            assert value("model") == "demo-large"
+        with pytest.raises(RpcError, match="no config option `nope`"):
+            await session.set_config_option("nope", "x")
+        with pytest.raises(RpcError):
+            await session.set_config_option("model", "no-such-model")
+        assert value("model") == "demo-large"
 
 
-async def test_the_agent_changing_its_mode_is_followed(tmp_path: Path) -> None:
-    async with ClientConnection.spawn(DEMO) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path)
-            await session.prompt("/mode code")
-            await wait_until(lambda: session.transcript.current_mode_id == "code")
+async def test_the_agent_changing_its_mode_is_followed(open_session: OpenSession) -> None:
+    async with open_session(DEMO) as session:
+        await session.prompt("/mode code")
+        await wait_until(lambda: session.transcript.current_mode_id == "code")
     notes = Renderer(session.transcript, markdown=False).session()
     assert "Mode changed to Code." in notes
 
@@ -570,6 +545,7 @@ async def test_initialize_sends_version_capabilities_and_client_info(tmp_path: P
 
 async def test_additional_directories_sent_only_when_advertised_but_always_a_root(
     tmp_path: Path,
+    open_session: OpenSession,
 ) -> None:
     extra = tmp_path / "extra"
     extra.mkdir()
@@ -580,12 +556,11 @@ async def test_additional_directories_sent_only_when_advertised_but_always_a_roo
     outside.write_text("secret\n")
 
     wire = Wire()
-    async with ClientConnection.spawn(scripted(), observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(work, additional_directories=[str(extra)])
-            ok = await session.prompt(f"read {extra / 'data.txt'}")
-            refused = await session.prompt(f"read {outside}")
+    async with open_session(
+        scripted(), observers=[wire], cwd=work, additional_directories=[str(extra)]
+    ) as session:
+        ok = await session.prompt(f"read {extra / 'data.txt'}")
+        refused = await session.prompt(f"read {outside}")
     (new,) = wire.sent_requests("session/new")
     assert "additionalDirectories" not in new["params"]
     assert agent_text(session, turn=ok.record.index) == "content: from the extra dir\n"
@@ -594,9 +569,8 @@ async def test_additional_directories_sent_only_when_advertised_but_always_a_roo
 
     wire = Wire()
     caps = json.dumps({"sessionCapabilities": {"additionalDirectories": {}}})
-    async with ClientConnection.spawn(scripted("--caps", caps), observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
+    with anyio.fail_after(SAFETY):
+        async with connect(scripted("--caps", caps), observers=[wire]) as conn:
             await conn.new_session(work, additional_directories=[str(extra)])
     (new,) = wire.sent_requests("session/new")
     assert new["params"]["additionalDirectories"] == [str(extra)]
@@ -606,9 +580,8 @@ async def test_additional_directories_sent_only_when_advertised_but_always_a_roo
 
 async def test_http_and_sse_mcp_servers_are_refused_unless_advertised(tmp_path: Path) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(scripted(), observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
+    with anyio.fail_after(SAFETY):
+        async with connect(scripted(), observers=[wire]) as conn:
             for server, capability in ((HTTP_SERVER, "http"), (SSE_SERVER, "sse")):
                 with pytest.raises(UnsupportedByAgent) as caught:
                     await conn.new_session(tmp_path, mcp_servers=[STDIO_SERVER, server])
@@ -620,9 +593,8 @@ async def test_http_and_sse_mcp_servers_are_refused_unless_advertised(tmp_path: 
 
     wire = Wire()
     caps = json.dumps({"mcpCapabilities": {"http": True, "sse": True}})
-    async with ClientConnection.spawn(scripted("--caps", caps), observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
+    with anyio.fail_after(SAFETY):
+        async with connect(scripted("--caps", caps), observers=[wire]) as conn:
             await conn.new_session(tmp_path, mcp_servers=[HTTP_SERVER, SSE_SERVER])
     (new,) = wire.sent_requests("session/new")
     assert new["params"]["mcpServers"] == [HTTP_SERVER, SSE_SERVER]
@@ -635,43 +607,39 @@ RESOURCE = {"type": "resource", "resource": {"uri": "file:///x.py", "text": "x =
 LINK = {"type": "resource_link", "uri": "file:///x.py", "name": "x.py"}
 
 
-async def test_prompt_content_is_restricted_to_prompt_capabilities(tmp_path: Path) -> None:
+async def test_prompt_content_is_restricted_to_prompt_capabilities(
+    open_session: OpenSession,
+) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(scripted(), observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path)
-            for block, capability in (
-                (IMAGE, "image"),
-                (AUDIO, "audio"),
-                (RESOURCE, "embeddedContext"),
-            ):
-                with pytest.raises(PromptNotSupported, match=f"promptCapabilities.{capability}"):
-                    session.submit(["echo x", block])
-            assert wire.sent_requests("session/prompt") == []
-            turn = await session.prompt(["echo text and a link", LINK])
-            assert turn.stop_reason == "end_turn"
+    async with open_session(scripted(), observers=[wire]) as session:
+        for block, capability in (
+            (IMAGE, "image"),
+            (AUDIO, "audio"),
+            (RESOURCE, "embeddedContext"),
+        ):
+            with pytest.raises(PromptNotSupported, match=f"promptCapabilities.{capability}"):
+                session.submit(["echo x", block])
+        assert wire.sent_requests("session/prompt") == []
+        turn = await session.prompt(["echo text and a link", LINK])
+        assert turn.stop_reason == "end_turn"
 
-    async with ClientConnection.spawn(DEMO) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path)
-            with pytest.raises(PromptNotSupported, match="audio"):
-                session.submit(["hello", AUDIO])
-            turn = await session.prompt(["describe these", IMAGE, RESOURCE])
-            assert turn.stop_reason == "end_turn"
+    async with open_session(DEMO) as session:
+        with pytest.raises(PromptNotSupported, match="audio"):
+            session.submit(["hello", AUDIO])
+        turn = await session.prompt(["describe these", IMAGE, RESOURCE])
+        assert turn.stop_reason == "end_turn"
 
 
 # --- a whole demo turn -------------------------------------------------------------------------
 
 
-async def test_a_demo_run_turn_embeds_the_terminal_output(tmp_path: Path) -> None:
+async def test_a_demo_run_turn_embeds_the_terminal_output(
+    tmp_path: Path,
+    open_session: OpenSession,
+) -> None:
     wire = Wire()
-    async with ClientConnection.spawn(DEMO, observers=[wire]) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path, policy="allow")
-            turn = await session.prompt("/run echo hi")
+    async with open_session(DEMO, observers=[wire], policy="allow") as session:
+        turn = await session.prompt("/run echo hi")
     assert turn.stop_reason == "end_turn"
     (call,) = [e.tool_call for e in session.transcript.entries if isinstance(e, ToolCallEntry)]
     assert call.kind == "execute" and call.status == "completed"
@@ -691,30 +659,30 @@ async def test_a_demo_run_turn_embeds_the_terminal_output(tmp_path: Path) -> Non
     assert str(tmp_path) not in markdown.replace(json.dumps(str(tmp_path)), "")
 
 
-async def test_closing_the_connection_kills_running_terminals(tmp_path: Path) -> None:
+async def test_closing_the_connection_kills_running_terminals(
+    tmp_path: Path,
+    open_session: OpenSession,
+) -> None:
     marker = tmp_path / "survived"
-    async with ClientConnection.spawn(DEMO) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path, policy="allow")
-            turn = session.submit(f"/run sleep 3 && touch {marker}")
-            await wait_until(
-                lambda: any(c.terminal_ids for c in session.transcript.tool_calls.values())
-            )
+    async with open_session(DEMO, policy="allow") as session:
+        turn = session.submit(f"/run sleep 3 && touch {marker}")
+        await wait_until(lambda: bool(session.terminals.terminal_ids))
+        pid = session.terminals.snapshot(session.terminals.terminal_ids[0]).pid
+        assert pid is not None
     assert turn.done
-    await anyio.sleep(3.5)
+    # The command's whole process group is gone, so the `touch` can never run.
+    assert session_members(pid) == []
     assert not marker.exists()
     assert os.path.exists(tmp_path)
 
 
-async def test_a_turn_abandoned_by_closing_the_connection_says_so(tmp_path: Path) -> None:
-    async with ClientConnection.spawn(DEMO) as conn:
-        with anyio.fail_after(SAFETY):
-            await conn.initialize()
-            session = await conn.new_session(tmp_path)
-            running = session.submit("/slow")
-            queued = session.submit("/stop end_turn")
-            await wait_until(lambda: bool(agent_text(session)))
+async def test_a_turn_abandoned_by_closing_the_connection_says_so(
+    open_session: OpenSession,
+) -> None:
+    async with open_session(DEMO) as session:
+        running = session.submit("/slow")
+        queued = session.submit("/stop end_turn")
+        await wait_until(lambda: bool(agent_text(session)))
     assert running.done and queued.done
     # Never a finished turn that reads "Running…": the abandoned one is an error...
     assert running.stop_reason is None and running.error

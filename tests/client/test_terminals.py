@@ -12,8 +12,11 @@ import anyio
 import pytest
 
 from acp_notebook.client.terminals import TerminalManager
+from acp_notebook.protocol import models as m
 from acp_notebook.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
 from acp_notebook.protocol.process import session_members
+
+from .helpers import SAFETY
 
 pytestmark = [
     pytest.mark.anyio,
@@ -23,44 +26,48 @@ pytestmark = [
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    path = tmp_path / "root"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 async def terminals(root: Path) -> AsyncIterator[TerminalManager]:
     async with TerminalManager([root], root, kill_grace=1.0) as manager:
         yield manager
 
 
 async def create(manager: TerminalManager, command: str, *args: str, **extra: Any) -> str:
+    """``terminal/create`` as the agent sends it (wire params); the new terminal's id."""
     params: dict[str, Any] = {"sessionId": "s", "command": command, **extra}
     if args:
         params["args"] = list(args)
     result = await manager.create(params)
-    assert set(result) == {"terminalId"}
-    return result["terminalId"]
+    assert result.to_wire() == {"terminalId": result.terminal_id}
+    return result.terminal_id
 
 
 def ref(terminal_id: str) -> dict[str, Any]:
     return {"sessionId": "s", "terminalId": terminal_id}
 
 
+async def output(manager: TerminalManager, terminal_id: str) -> dict[str, Any]:
+    """``terminal/output``'s answer as it goes on the wire."""
+    return (await manager.output(ref(terminal_id))).to_wire()
+
+
+async def exit_status(manager: TerminalManager, terminal_id: str) -> dict[str, Any]:
+    """``terminal/wait_for_exit``'s answer as it goes on the wire."""
+    return (await manager.wait_for_exit(ref(terminal_id))).to_wire()
+
+
 async def run(manager: TerminalManager, command: str, *args: str, **extra: Any) -> dict[str, Any]:
     """Create, wait for exit, and return terminal/output."""
     terminal_id = await create(manager, command, *args, **extra)
     await manager.wait_for_exit(ref(terminal_id))
-    return await manager.output(ref(terminal_id))
+    return await output(manager, terminal_id)
 
 
 async def test_create_returns_while_the_command_still_runs(terminals: TerminalManager) -> None:
     terminal_id = await create(terminals, "sleep 2; echo done")  # shell syntax, no args
-    first = await terminals.output(ref(terminal_id))
+    first = await output(terminals, terminal_id)
     assert first == {"output": "", "truncated": False}  # no exitStatus: still running
-    assert await terminals.wait_for_exit(ref(terminal_id)) == {"exitCode": 0, "signal": None}
-    assert await terminals.output(ref(terminal_id)) == {
+    assert await exit_status(terminals, terminal_id) == {"exitCode": 0, "signal": None}
+    assert await output(terminals, terminal_id) == {
         "output": "done\n",
         "truncated": False,
         "exitStatus": {"exitCode": 0, "signal": None},
@@ -107,29 +114,29 @@ async def test_kill_reports_the_signal_and_keeps_the_terminal_readable(
     terminals: TerminalManager,
 ) -> None:
     terminal_id = await create(terminals, "sh", "-c", "echo started; exec sleep 30")
-    with anyio.fail_after(5):
-        while (await terminals.output(ref(terminal_id)))["output"] != "started\n":
+    with anyio.fail_after(SAFETY):
+        while (await output(terminals, terminal_id))["output"] != "started\n":
             await anyio.sleep(0.02)
-    assert await terminals.kill(ref(terminal_id)) == {}
-    status = await terminals.wait_for_exit(ref(terminal_id))
+    assert (await terminals.kill(ref(terminal_id))).to_wire() == {}
+    status = await exit_status(terminals, terminal_id)
     assert status["exitCode"] is None
     assert status["signal"] in ("SIGTERM", "SIGKILL")
-    output = await terminals.output(ref(terminal_id))
-    assert output["output"] == "started\n"
-    assert output["exitStatus"] == status
+    after = await output(terminals, terminal_id)
+    assert after["output"] == "started\n"
+    assert after["exitStatus"] == status
     # Killing again is harmless.
-    assert await terminals.kill(ref(terminal_id)) == {}
+    assert (await terminals.kill(ref(terminal_id))).to_wire() == {}
 
 
 async def test_kill_escalates_to_sigkill(terminals: TerminalManager) -> None:
     terminal_id = await create(
         terminals, "sh", "-c", "trap '' TERM; echo ready; while :; do sleep 0.1; done"
     )
-    with anyio.fail_after(5):
-        while not (await terminals.output(ref(terminal_id)))["output"]:
+    with anyio.fail_after(SAFETY):
+        while not (await output(terminals, terminal_id))["output"]:
             await anyio.sleep(0.02)
     await terminals.kill(ref(terminal_id))
-    assert await terminals.wait_for_exit(ref(terminal_id)) == {
+    assert await exit_status(terminals, terminal_id) == {
         "exitCode": None,
         "signal": "SIGKILL",
     }
@@ -202,8 +209,8 @@ async def test_release_invalidates_the_id_but_snapshot_keeps_the_output(
     terminals: TerminalManager, root: Path
 ) -> None:
     terminal_id = await create(terminals, "echo hi")
-    await terminals.wait_for_exit(ref(terminal_id))
-    assert await terminals.release(ref(terminal_id)) == {}
+    await exit_status(terminals, terminal_id)
+    assert (await terminals.release(ref(terminal_id))).to_wire() == {}
     for call in (terminals.output, terminals.wait_for_exit, terminals.kill, terminals.release):
         with pytest.raises(RpcError) as error:
             await call(ref(terminal_id))
@@ -324,7 +331,7 @@ async def test_closing_the_manager_kills_the_whole_process_group(root: Path) -> 
         terminal_id = await create(manager, "sh", "-c", "sleep 30 & sleep 30 & wait")
         pid = manager.snapshot(terminal_id).pid
         assert pid is not None
-        with anyio.fail_after(5):
+        with anyio.fail_after(SAFETY):
             while len(session_members(pid)) < 3:  # sh and both sleeps are up
                 await anyio.sleep(0.02)
     assert session_members(pid) == []
@@ -339,15 +346,15 @@ async def test_kill_reaches_children_that_outlive_the_shell(terminals: TerminalM
     terminal_id = await create(terminals, "sh", "-c", "sleep 30 & echo bg")
     pid = terminals.snapshot(terminal_id).pid
     assert pid is not None
-    assert await terminals.wait_for_exit(ref(terminal_id)) == {"exitCode": 0, "signal": None}
+    assert await exit_status(terminals, terminal_id) == {"exitCode": 0, "signal": None}
     assert session_members(pid) != []
     await terminals.kill(ref(terminal_id))
     assert session_members(pid) == []
-    assert (await terminals.output(ref(terminal_id)))["output"] == "bg\n"
+    assert (await output(terminals, terminal_id))["output"] == "bg\n"
 
 
 async def test_a_pending_wait_for_exit_ends_when_the_manager_closes(root: Path) -> None:
-    results: list[dict[str, Any]] = []
+    results: list[m.WaitForTerminalExitResponse] = []
     async with TerminalManager([root], root, kill_grace=1.0) as manager:
         terminal_id = await create(manager, "sleep", "30")
         async with anyio.create_task_group() as group:
@@ -356,9 +363,9 @@ async def test_a_pending_wait_for_exit_ends_when_the_manager_closes(root: Path) 
                 results.append(await manager.wait_for_exit(ref(terminal_id)))
 
             group.start_soon(waiter)
-            await anyio.sleep(0.1)
+            await anyio.wait_all_tasks_blocked()  # the waiter is waiting
             await manager.aclose()
-    assert results and results[0]["signal"] == "SIGTERM"
+    assert results and results[0].signal == "SIGTERM"
 
 
 async def test_a_path_with_spaces_is_run_directly(terminals: TerminalManager, root: Path) -> None:
