@@ -7,14 +7,20 @@ until it sees ``status: idle`` whose parent is the update it sent: so while a tu
 typing "Grace Hopper" into a form sent "G", and a dropdown's second change never left the
 page. Buttons worked only because clicks are custom messages, which are not throttled.
 
-:func:`install` wraps the kernel's ``dispatch_shell`` (on ipykernel 7.4's concurrent path
-only, and only while :func:`awaiting` is active) to publish ``busy`` and ``idle`` with the
-comm message as parent — what the kernel publishes for the same message when idle — and
-then ``busy`` again for the awaiting cell, so the frontend's kernel indicator stays busy.
+:func:`install` wraps the kernel's ``dispatch_shell`` so that, while :func:`awaiting` is
+active, a message dispatched on ipykernel 7.4's concurrent path gets ``busy`` and ``idle``
+with itself as parent — what the kernel publishes for the same message when idle.
+
+JupyterLab >= 4.4 sends widget messages to a comm subshell (``commsOverSubshells``), and
+ipykernel 7.4 routes each to the shell that last published on that comm: the main shell
+(the concurrent path above) or the subshell thread, which publishes its own ``busy`` and
+``idle``. Either way the last status the frontend saw would say "idle" while the cell still
+runs, so after any other message handled while the cell awaits, ``busy`` is published again
+with the cell as parent: the kernel indicator stays busy until the cell's own ``idle``.
 
 Other kernels are left alone (feature detection, not version numbers): ipykernel 6.x and
-7.0–7.3 have no concurrent path (there a message waits for the cell, or runs on a
-subshell thread that publishes its own status), so nothing is installed.
+7.0–7.3 have no concurrent path (there a widget message waits for the cell on the main
+shell, or runs on a subshell thread that publishes its own status), so nothing is installed.
 """
 
 from __future__ import annotations
@@ -22,8 +28,13 @@ from __future__ import annotations
 import contextlib
 import inspect
 import logging
+import threading
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import jupyter_client.session
+    import zmq
 
 log = logging.getLogger(__name__)
 
@@ -33,14 +44,17 @@ Dispatch = Callable[..., Awaitable[None]]
 class _Kernel(Protocol):
     """What is used of ``ipykernel.kernelbase.Kernel`` (7.4)."""
 
-    session: Any
-    _main_asyncio_lock: Any
+    session: jupyter_client.session.Session
 
-    def dispatch_shell(self, msg: Any, /, subshell_id: str | None = None, **kw: Any) -> Any: ...
+    def dispatch_shell(
+        self, msg: list[zmq.Message], /, subshell_id: str | None = None, **kw: Any
+    ) -> Any: ...
 
     def get_parent(self, channel: str = ...) -> dict[str, Any]: ...
 
-    def _publish_status(self, status: str, channel: str, parent: Any = None) -> None: ...
+    def _publish_status(
+        self, status: str, channel: str, parent: dict[str, Any] | None = None
+    ) -> None: ...
 
 
 def has_concurrent_comms(kernel: object) -> bool:
@@ -65,6 +79,9 @@ class CommStatus:
         self._original: Dispatch = kernel.dispatch_shell
         #: The execute requests of the ``%acp`` cells awaiting now (nested awaits stack).
         self._cells: list[dict[str, Any]] = []
+        #: Subshell threads read ``_cells`` too: a cell's ``busy`` is never published after
+        #: the cell stopped awaiting (it would outlive the cell's own ``idle``).
+        self._lock = threading.Lock()
 
     @property
     def active(self) -> bool:
@@ -81,19 +98,22 @@ class CommStatus:
     def awaiting(self) -> Iterator[None]:
         """While the current cell (the kernel's shell parent) awaits a turn."""
         cell = self.kernel.get_parent("shell")
-        self._cells.append(cell)
+        with self._lock:
+            self._cells.append(cell)
         try:
             yield
         finally:
-            self._cells.remove(cell)
+            with self._lock:
+                self._cells.remove(cell)
 
     async def _dispatch(
-        self, msg: Any, /, subshell_id: str | None = None, *, concurrent: bool = False
+        self, msg: list[zmq.Message], /, subshell_id: str | None = None, *, concurrent: bool = False
     ) -> None:
-        if not (concurrent and self._cells):
+        if not self._cells:  # includes the awaiting cell's own request, dispatched before
             await self._original(msg, subshell_id=subshell_id, concurrent=concurrent)
             return
-        parent = self._header(msg)
+        # The kernel publishes no status on its concurrent path; elsewhere it does.
+        parent = self._header(msg) if concurrent else None
         publish = self.kernel._publish_status
         if parent is not None:
             publish("busy", "shell", parent=parent)
@@ -102,12 +122,15 @@ class CommStatus:
         finally:
             if parent is not None:
                 publish("idle", "shell", parent=parent)
-                # Still awaiting (no await between this check and the send, so the cell
-                # cannot have published its own idle in between): the kernel is busy.
-                if self._cells and self.kernel._main_asyncio_lock.locked():
-                    publish("busy", "shell", parent=self._cells[-1])
+            self._cell_still_busy()
 
-    def _header(self, msg: Any) -> dict[str, Any] | None:
+    def _cell_still_busy(self) -> None:
+        """``busy`` for the awaiting cell, after another message's ``idle``."""
+        with self._lock:
+            if self._cells:
+                self.kernel._publish_status("busy", "shell", parent=self._cells[-1])
+
+    def _header(self, msg: list[zmq.Message]) -> dict[str, Any] | None:
         """The header of a raw shell message (the parent of its status messages)."""
         session = self.kernel.session
         try:

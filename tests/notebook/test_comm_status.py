@@ -70,3 +70,59 @@ def test_the_wrapper_passes_through_unless_a_cell_awaits_and_unloads_cleanly() -
     finally:
         comm_status.uninstall()
     assert "dispatch_shell" not in vars(kernel)
+
+
+class Session:
+    """Reads a raw message's header the way ``jupyter_client.Session`` does."""
+
+    def feed_identities(self, msg: list[Any], copy: bool = True) -> tuple[list[Any], list[Any]]:
+        return [], msg
+
+    def deserialize(self, frames: list[Any], content: bool = True, copy: bool = True) -> Any:
+        return {"header": frames[0]}
+
+
+class AwaitingKernel(NewKernel):
+    """Records the statuses published while an ``%acp`` cell awaits."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.session = Session()
+        self.statuses: list[tuple[str, str]] = []
+
+    async def dispatch_shell(
+        self, msg: Any, /, subshell_id: str | None = None, *, concurrent: bool = False
+    ) -> None:
+        if not concurrent:  # what ipykernel publishes itself outside the concurrent path
+            self._publish_status("busy", "shell", parent={"header": msg[0]})
+            self._publish_status("idle", "shell", parent={"header": msg[0]})
+
+    def _publish_status(self, status: str, channel: str, parent: Any = None) -> None:
+        header = parent.get("header", parent)
+        self.statuses.append((status, header["msg_id"]))
+
+
+def test_while_a_cell_awaits_each_message_gets_its_status_and_the_cell_stays_busy() -> None:
+    kernel = AwaitingKernel()
+    status = comm_status.install(Shell(kernel))
+    assert status is not None
+    try:
+        with comm_status.awaiting():
+            # ipykernel 7.4's concurrent path on the main shell: no status of its own.
+            asyncio.run(kernel.dispatch_shell([{"msg_id": "update-1"}], concurrent=True))
+            # A comm subshell's thread: the kernel's own busy/idle, then the cell's busy.
+            asyncio.run(kernel.dispatch_shell([{"msg_id": "update-2"}], subshell_id="comms"))
+        asyncio.run(kernel.dispatch_shell([{"msg_id": "after"}], subshell_id="comms"))
+    finally:
+        comm_status.uninstall()
+    assert kernel.statuses == [
+        ("busy", "update-1"),
+        ("idle", "update-1"),
+        ("busy", "cell"),
+        ("busy", "update-2"),
+        ("idle", "update-2"),
+        ("busy", "cell"),
+        # The cell no longer awaits: its own idle is the kernel's last word.
+        ("busy", "after"),
+        ("idle", "after"),
+    ]
