@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..client.errors import TurnTimeout
 from ..client.permissions import Policy
 from ..client.session import PromptInput, PromptTurn, prompt_blocks
+from ..ui.transcript_html import turn_html
 from . import comm_status
 from .context import inline_resources
 from .login import LoginFailed, open_session
@@ -84,8 +85,13 @@ class TurnHandle:
         return self.turn.stop_reason if self.turn else None
 
     def bundle(self) -> dict[str, str]:
-        if self.turn is not None and self.turn.record is not None:
-            return self.turn.bundle()
+        """What the cell keeps: the turn as HTML (it looks like the live view), Markdown
+        (for places without HTML) and plain text (what nbval compares)."""
+        turn = self.turn
+        if turn is not None and turn.record is not None:
+            session = turn.session
+            html = turn_html(session.transcript, turn.record, session.terminal_view)
+            return {"text/html": html, **turn.bundle()}
         return error_bundle(self.error or "The turn did not start.")
 
     def __repr__(self) -> str:

@@ -82,7 +82,7 @@ def test_form_text_and_mode_changes_reach_the_agent_during_a_turn(
     expect(notebook.prompt(1)).to_have_text("[*]:")
     out.get_by_role("button", name=re.compile(r"(^|\W)Accept$")).click()
 
-    markdown = out.locator(".jp-RenderedMarkdown")
+    markdown = out.locator('.jp-OutputArea-output[data-mime-type="text/html"]')
     expect(markdown).to_contain_text("Stop reason: end_turn", timeout=TURN_TIMEOUT_MS)
     notebook.wait_done(1)
     expect(markdown).to_contain_text(f"Hello, {NAME}!")
