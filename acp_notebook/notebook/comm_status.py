@@ -14,9 +14,11 @@ with itself as parent — what the kernel publishes for the same message when id
 JupyterLab >= 4.4 sends widget messages to a comm subshell (``commsOverSubshells``), and
 ipykernel 7.4 routes each to the shell that last published on that comm: the main shell
 (the concurrent path above) or the subshell thread, which publishes its own ``busy`` and
-``idle``. Either way the last status the frontend saw would say "idle" while the cell still
-runs, so after any other message handled while the cell awaits, ``busy`` is published again
-with the cell as parent: the kernel indicator stays busy until the cell's own ``idle``.
+``idle``; JupyterLab also creates that subshell with a control-channel request, which gets
+``busy`` and ``idle`` too. Each time the last status the frontend saw would say "idle" while
+the cell still runs (the status bar said "Idle" after Run All), so the kernel's
+``_publish_status`` is wrapped as well: after any other message's ``idle`` while the cell
+awaits, ``busy`` is published again with the cell as parent, until the cell's own ``idle``.
 
 Other kernels are left alone (feature detection, not version numbers): ipykernel 6.x and
 7.0–7.3 have no concurrent path (there a widget message waits for the cell on the main
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Dispatch = Callable[..., Awaitable[None]]
+Publish = Callable[[str, str, "dict[str, Any] | None"], None]
 
 
 class _Kernel(Protocol):
@@ -72,15 +75,17 @@ def has_concurrent_comms(kernel: object) -> bool:
 
 
 class CommStatus:
-    """The wrapper around one kernel's ``dispatch_shell``; see the module docstring."""
+    """The wrappers around one kernel's ``dispatch_shell`` and ``_publish_status``; see
+    the module docstring."""
 
     def __init__(self, kernel: _Kernel) -> None:
         self.kernel = kernel
         self._original: Dispatch = kernel.dispatch_shell
+        self._original_publish: Publish = kernel._publish_status
         #: The execute requests of the ``%acp`` cells awaiting now (nested awaits stack).
         self._cells: list[dict[str, Any]] = []
-        #: Subshell threads read ``_cells`` too: a cell's ``busy`` is never published after
-        #: the cell stopped awaiting (it would outlive the cell's own ``idle``).
+        #: Subshell and control threads publish too: a cell's ``busy`` is never published
+        #: after the cell stopped awaiting (it would outlive the cell's own ``idle``).
         self._lock = threading.Lock()
 
     @property
@@ -89,10 +94,15 @@ class CommStatus:
 
     def install(self) -> None:
         self.kernel.dispatch_shell = self._dispatch  # type: ignore[method-assign,assignment]
+        self.kernel._publish_status = self._publish  # type: ignore[method-assign]
 
     def uninstall(self) -> None:
-        if vars(self.kernel).get("dispatch_shell") == self._dispatch:
-            del self.kernel.dispatch_shell
+        for name, wrapper in (
+            ("dispatch_shell", self._dispatch),
+            ("_publish_status", self._publish),
+        ):
+            if vars(self.kernel).get(name) == wrapper:
+                delattr(self.kernel, name)
 
     @contextlib.contextmanager
     def awaiting(self) -> Iterator[None]:
@@ -109,26 +119,27 @@ class CommStatus:
     async def _dispatch(
         self, msg: list[zmq.Message], /, subshell_id: str | None = None, *, concurrent: bool = False
     ) -> None:
-        if not self._cells:  # includes the awaiting cell's own request, dispatched before
-            await self._original(msg, subshell_id=subshell_id, concurrent=concurrent)
-            return
-        # The kernel publishes no status on its concurrent path; elsewhere it does.
-        parent = self._header(msg) if concurrent else None
-        publish = self.kernel._publish_status
+        # The kernel publishes no status on its concurrent path; elsewhere it does. (No
+        # cell awaits while its own request is dispatched: it starts awaiting later.)
+        parent = self._header(msg) if concurrent and self._cells else None
         if parent is not None:
-            publish("busy", "shell", parent=parent)
+            self._publish("busy", "shell", parent=parent)
         try:
             await self._original(msg, subshell_id=subshell_id, concurrent=concurrent)
         finally:
             if parent is not None:
-                publish("idle", "shell", parent=parent)
-            self._cell_still_busy()
+                self._publish("idle", "shell", parent=parent)
 
-    def _cell_still_busy(self) -> None:
-        """``busy`` for the awaiting cell, after another message's ``idle``."""
+    def _publish(self, status: str, channel: str, parent: dict[str, Any] | None = None) -> None:
+        """Publish a status; after another message's ``idle`` (a widget message, a
+        subshell's or the control channel's request), ``busy`` again for the awaiting cell."""
+        self._original_publish(status, channel, parent)
+        if status != "idle" or not self._cells:
+            return
+        finished = _msg_id(parent if parent is not None else self.kernel.get_parent(channel))
         with self._lock:
-            if self._cells:
-                self.kernel._publish_status("busy", "shell", parent=self._cells[-1])
+            if self._cells and finished != _msg_id(self._cells[-1]):
+                self._original_publish("busy", "shell", self._cells[-1])
 
     def _header(self, msg: list[zmq.Message]) -> dict[str, Any] | None:
         """The header of a raw shell message (the parent of its status messages)."""
@@ -140,6 +151,11 @@ class CommStatus:
             log.debug("could not read a concurrent shell message's header", exc_info=True)
             return None
         return dict(header)
+
+
+def _msg_id(message: dict[str, Any]) -> object:
+    """The msg_id of a message or of a bare header."""
+    return message.get("header", message).get("msg_id")
 
 
 _installed: CommStatus | None = None

@@ -29,7 +29,7 @@ def test_kernels_without_a_concurrent_comm_path_are_left_alone() -> None:
     kernel = OldKernel()
     assert not comm_status.has_concurrent_comms(kernel)
     assert comm_status.install(Shell(kernel)) is None
-    assert "dispatch_shell" not in vars(kernel)
+    assert "dispatch_shell" not in vars(kernel) and "_publish_status" not in vars(kernel)
     with comm_status.awaiting():  # a no-op there
         pass
     comm_status.uninstall()
@@ -69,7 +69,7 @@ def test_the_wrapper_passes_through_unless_a_cell_awaits_and_unloads_cleanly() -
         assert kernel.dispatched == [True, False]
     finally:
         comm_status.uninstall()
-    assert "dispatch_shell" not in vars(kernel)
+    assert "dispatch_shell" not in vars(kernel) and "_publish_status" not in vars(kernel)
 
 
 class Session:
@@ -98,6 +98,7 @@ class AwaitingKernel(NewKernel):
             self._publish_status("idle", "shell", parent={"header": msg[0]})
 
     def _publish_status(self, status: str, channel: str, parent: Any = None) -> None:
+        parent = parent if parent is not None else self.get_parent(channel)
         header = parent.get("header", parent)
         self.statuses.append((status, header["msg_id"]))
 
@@ -112,6 +113,11 @@ def test_while_a_cell_awaits_each_message_gets_its_status_and_the_cell_stays_bus
             asyncio.run(kernel.dispatch_shell([{"msg_id": "update-1"}], concurrent=True))
             # A comm subshell's thread: the kernel's own busy/idle, then the cell's busy.
             asyncio.run(kernel.dispatch_shell([{"msg_id": "update-2"}], subshell_id="comms"))
+            # The control channel's request (JupyterLab creates the comm subshell so).
+            kernel._publish_status("busy", "control", parent={"header": {"msg_id": "ctl"}})
+            kernel._publish_status("idle", "control", parent={"header": {"msg_id": "ctl"}})
+            # The cell's own idle is never followed by a busy.
+            kernel._publish_status("idle", "shell")
         asyncio.run(kernel.dispatch_shell([{"msg_id": "after"}], subshell_id="comms"))
     finally:
         comm_status.uninstall()
@@ -122,6 +128,10 @@ def test_while_a_cell_awaits_each_message_gets_its_status_and_the_cell_stays_bus
         ("busy", "update-2"),
         ("idle", "update-2"),
         ("busy", "cell"),
+        ("busy", "ctl"),
+        ("idle", "ctl"),
+        ("busy", "cell"),
+        ("idle", "cell"),
         # The cell no longer awaits: its own idle is the kernel's last word.
         ("busy", "after"),
         ("idle", "after"),
