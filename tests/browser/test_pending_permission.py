@@ -53,3 +53,36 @@ def test_run_all_brings_the_pending_permission_into_view_and_a_key_answers_it(
     # "1" and Escape stayed in the card: the cell is still a code cell, still there.
     expect(notebook.cell(1)).to_have_class(re.compile(r"\bjp-CodeCell\b"))
     expect(notebook.cells).to_have_count(len(FILLER) + 2)
+
+
+#: Holds Run All until the test has put the focus in an editor (it creates ``go``).
+WAIT_FOR_GO = "import os, time\nwhile not os.path.exists('go'):\n    time.sleep(0.05)"
+
+
+def test_while_the_user_types_a_banner_names_the_waiting_cell(notebook: NotebookPage) -> None:
+    (notebook.dir / "utils.py").write_text("def add(a, b):\n    return a + b\n")
+    notebook.write(
+        ["%load_ext acp_notebook", WAIT_FOR_GO, "%acp /edit utils.py", "notes = ''", *FILLER]
+    )
+    notebook.open()
+    notebook.run_all()
+    # The user types in another cell while the turn starts.
+    editor = notebook.cell(3).locator(".jp-InputArea-editor")
+    editor.click()
+    (notebook.dir / "go").touch()
+
+    banner = notebook.page.locator(".acp-permission-banner")
+    expect(banner).to_be_visible(timeout=TURN_TIMEOUT_MS)
+    expect(banner).to_contain_text("Cell 3 waits for your permission")
+    notebook.page.keyboard.type("1")  # goes to the editor, not to the card
+    expect(editor).to_contain_text("notes = ''1")
+    notebook.shot("banner")
+
+    banner.get_by_role("button", name="Show it").click()
+    card = notebook.output(2).locator(".acp-permission-card")
+    expect(card.get_by_role("button", name="Allow once", exact=True)).to_be_in_viewport()
+    notebook.page.keyboard.press("1")
+    expect(notebook.output(2).locator(TRANSCRIPT)).to_contain_text(
+        "Permission: Allow once (chosen by user)", timeout=TURN_TIMEOUT_MS
+    )
+    expect(banner).to_have_count(0)
