@@ -17,6 +17,7 @@ renderers without JupyterLab's CSS variables still get the structure and the tin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from ..client.display import (
@@ -76,7 +77,9 @@ class TurnHtml:
         parts = [self.entry(entry) for entry in self.transcript.entries_of(record.index)]
         parts.append(self.footer(record))
         body = "".join(p for p in parts if p)
-        return f'<div class="acp-transcript" style="padding: 2px 4px">{body}</div>\n'
+        return literal_fallbacks(
+            f'<div class="acp-transcript" style="padding: 2px 4px">{body}</div>\n'
+        )
 
     # ------------------------------------------------------------------ entries
 
@@ -161,6 +164,28 @@ class TurnHtml:
             for text, c in lines
         )
         return div(rows, f"border-top: {CARD_BORDER}; margin-top: 4px; padding-top: 4px")
+
+
+_STYLE = re.compile(r'style="([^"]*)"')
+_VAR = re.compile(r"var\(--[\w-]+,\s*([^()]+)\)")
+
+
+def _declarations(style: str) -> str:
+    out = []
+    for declaration in style.split(";"):
+        literal = _VAR.sub(lambda match: match.group(1).strip(), declaration)
+        if literal != declaration and "var(" not in literal:
+            out.append(literal)
+        out.append(declaration)
+    return ";".join(out)
+
+
+def literal_fallbacks(html: str) -> str:
+    """Each style declaration that reads a JupyterLab CSS variable is preceded by the same
+    declaration with the variable's fallback: JupyterLab's sanitiser (an untrusted
+    notebook) drops declarations with ``var()``, and keeps the literal one; a trusted
+    page applies the later one, so the theme still wins there."""
+    return _STYLE.sub(lambda match: f'style="{_declarations(match.group(1))}"', html)
 
 
 def turn_html(

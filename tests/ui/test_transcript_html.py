@@ -9,7 +9,7 @@ from acp_notebook.client.terminals import TerminalSnapshot
 from acp_notebook.client.transcript import PlanView
 from acp_notebook.ui.plan import plan_html
 from acp_notebook.ui.style import ADDED_BG, REMOVED_BG
-from acp_notebook.ui.transcript_html import turn_html
+from acp_notebook.ui.transcript_html import literal_fallbacks, turn_html
 from acp_notebook.ui.turn import TurnView
 
 from .conftest import (
@@ -106,7 +106,7 @@ def test_diff_lines_are_tinted_like_the_live_view(session: FakeSession) -> None:
 def test_the_plan_is_the_live_checklist_one_marker_per_step(session: FakeSession) -> None:
     html = finished_turn(session)
     plan = next(e for e in session.transcript.entries if isinstance(e, PlanView))
-    assert plan_html(plan.entries) in html
+    assert literal_fallbacks(plan_html(plan.entries)) in html
     assert "[x]" not in html and "[~]" not in html
 
 
@@ -131,5 +131,20 @@ def test_the_saved_html_matches_what_the_live_view_showed(session: FakeSession) 
     view.bind(session, session.turns[-1])
     view.finish()
     live = all_html(view.widget)
-    for piece in re.findall(r"<pre style=\"[^\"]*\">.*?</pre>", live, re.DOTALL):
-        assert piece in html, piece
+    pieces = re.findall(r"<pre style=\"[^\"]*\">.*?</pre>", live, re.DOTALL)
+    assert len(pieces) >= 2  # the diff and the terminal
+    for piece in pieces:
+        assert literal_fallbacks(piece) in html, piece
+
+
+def test_theme_colours_have_a_literal_that_an_untrusted_notebook_keeps(
+    session: FakeSession,
+) -> None:
+    # JupyterLab's sanitiser drops a declaration that reads var(); the literal before it stays.
+    html = finished_turn(session)
+    assert "border-left: 3px solid #388e3c; border-left: 3px solid var(--jp-success-color1" in html
+    for style in re.findall(r'style="([^"]*)"', html):
+        for declaration in style.split(";"):
+            if "var(" in declaration and "," in declaration:
+                literal = declaration.split(":")[0].strip() + ":"
+                assert literal in style.split(declaration)[0], (declaration, style)
