@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Mapping
 from typing import IO
 
 from ..agents.presets import AgentNotFound, resolve_agent
@@ -23,7 +24,9 @@ from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import TraceEvent
 from ..protocol.process import AgentStartError
 from .exits import EXIT_USAGE, fail
+from .hints import auth_hint, missing_vars
 from .prompts import elicitation_asker, permission_asker
+from .terminal_render import StartProgress, TerminalPrinter, use_color
 
 __all__ = ["TraceWriter", "run"]
 
@@ -46,6 +49,8 @@ async def run(args: argparse.Namespace) -> int:
     except AgentNotFound as exc:
         return fail(str(exc))
     env = {**spec.env, **dict(args.env)}
+    #: The agent as the user named it (a preset, or a command line): what hints repeat.
+    agent = args.agent or spec.name
     cwd = os.path.abspath(args.cwd)
     policy = args.permissions
     try:
@@ -55,6 +60,7 @@ async def run(args: argparse.Namespace) -> int:
     trace_file = open(args.trace, "w", encoding="utf-8") if args.trace else None  # noqa: SIM115
     observers = [TraceWriter(trace_file)] if trace_file else []
     interactive = policy == "ask" and sys.stdin.isatty()
+    progress = StartProgress(sys.stderr)
     try:
         async with ClientConnection.spawn(
             spec.argv,
@@ -62,17 +68,25 @@ async def run(args: argparse.Namespace) -> int:
             cwd=cwd,
             name=spec.name,
             observers=observers,
+            on_stderr=progress,
             cancel_grace=args.cancel_grace,
         ) as conn:
-            await conn.initialize()
+            try:
+                await conn.initialize()
+            finally:
+                progress.done()
             if args.auth:
+                problem = _auth_problem(conn, args.auth, env)
+                if problem:
+                    return fail(problem, EXIT_USAGE)
                 await conn.authenticate(args.auth)
             session = await conn.new_session(
                 cwd,
                 additional_directories=args.add_dir,
                 policy=policy,
                 interactive=interactive,
-                env=env,
+                # The session's terminals get what --env gave, not the launcher's settings.
+                env=dict(args.env),
             )
             session.permissions.rules = rules or None
             if interactive or (rules and sys.stdin.isatty()):
@@ -80,10 +94,21 @@ async def run(args: argparse.Namespace) -> int:
                 session.permissions.asker = permission_asker(session)
             if interactive:
                 session.elicitations.asker = elicitation_asker(session)
+            printer = (
+                TerminalPrinter(session, sys.stdout, color=use_color(sys.stdout))
+                if _for_terminal(args)
+                else None
+            )
             turn = await session.prompt(args.prompt, timeout=args.timeout)
+            if isinstance(turn.exception, AuthRequired):
+                hint = auth_hint(agent, spec.command_line, turn.exception.auth_methods)
+                turn.error = f"{turn.error} To log in, {hint}."
+            if printer is not None:
+                printer.close()
+                return _report_streamed(printer, turn, args.timeout)
             return _report(turn, args.timeout)
     except AuthRequired as exc:
-        return fail(str(exc) + " Pass --auth METHOD_ID.")
+        return fail(f"{exc} To log in, {auth_hint(agent, spec.command_line, exc.auth_methods)}.")
     except (AgentStartError, ConnectionClosed, AcpClientError) as exc:
         return fail(str(exc))
     except RpcError as exc:
@@ -91,6 +116,43 @@ async def run(args: argparse.Namespace) -> int:
     finally:
         if trace_file:
             trace_file.close()
+
+
+def _auth_problem(conn: ClientConnection, method_id: str, env: Mapping[str, str]) -> str | None:
+    """Why ``--auth METHOD_ID`` cannot work, before trying: the variables an ``env_var``
+    method reads are not set (the agent reads them from its environment)."""
+    method = next((info for info in conn.auth_method_infos if info.id == method_id), None)
+    missing = missing_vars(method, env) if method is not None else []
+    if not missing:
+        return None
+    names = " and ".join(missing)
+    return (
+        f"The auth method `{method_id}` reads {names} from the agent's environment, and it is "
+        f"not set: export it, or pass `--env {missing[0]}=…`."
+    )
+
+
+def _for_terminal(args: argparse.Namespace) -> bool:
+    """Stream for a terminal (``--format terminal``, or ``auto`` with stdout a TTY)."""
+    return args.format == "terminal" or (args.format == "auto" and sys.stdout.isatty())
+
+
+def _report_streamed(printer: TerminalPrinter, turn: PromptTurn, timeout: float | None) -> int:
+    """After a streamed turn: how it ended (already on screen), and the exit code."""
+    if turn.record is not None:
+        printer.footer(turn.record)
+    if turn.stop_reason is not None and not turn.timed_out:
+        return 0
+    if turn.timed_out:
+        return fail(turn.error or _not_finished(timeout))
+    return fail(turn.error or _NO_STOP)
+
+
+_NO_STOP = "The turn ended without a stop reason."
+
+
+def _not_finished(timeout: float | None) -> str:
+    return f"The agent did not finish within {timeout or 0:g} s; the turn was cancelled and the agent stopped."
 
 
 def _report(turn: PromptTurn, timeout: float | None) -> int:
@@ -105,8 +167,5 @@ def _report(turn: PromptTurn, timeout: float | None) -> int:
     if turn.timed_out:
         if turn.stop_reason is not None:
             sys.stdout.write(f"\nstop reason: {turn.stop_reason}\n")
-        return fail(
-            turn.error
-            or f"The agent did not finish within {timeout or 0:g} s; the turn was cancelled and the agent stopped."
-        )
-    return fail(turn.error or "The turn ended without a stop reason.")
+        return fail(turn.error or _not_finished(timeout))
+    return fail(turn.error or _NO_STOP)

@@ -27,13 +27,14 @@ import anyio.abc
 
 from .._version import __version__
 from ..protocol import models as m
-from ..protocol.errors import AUTH_REQUIRED, INVALID_PARAMS, ConnectionClosed, RpcError
+from ..protocol.errors import INVALID_PARAMS, ConnectionClosed, RpcError
 from ..protocol.jsonrpc import Observer, Peer
 from ..protocol.modelbase import AcpModel
-from ..protocol.process import AgentProcess, open_agent_process
+from ..protocol.process import AgentProcess, AgentStartError, open_agent_process
 from ..protocol.tasks import background_tasks
+from .auth import AuthMethodInfo, auth_method_info
 from .elicitation import ElicitationBroker
-from .errors import AuthRequired, ProtocolVersionMismatch, UnsupportedByAgent
+from .errors import AuthRequired, ProtocolVersionMismatch, UnsupportedByAgent, looks_like_auth
 from .handlers import HANDLER_NAMES
 from .permissions import Policy
 from .routing import Router
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CLIENT_INFO",
     "PROTOCOL_VERSION",
+    "START_TIMEOUT",
     "ClientConnection",
     "SessionOptions",
     "client_capabilities",
@@ -52,6 +54,9 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION = 1
+#: How long an agent may take to answer `initialize`: long enough for ``npx``/``uvx``
+#: to download a large agent the first time (their progress is on stderr meanwhile).
+START_TIMEOUT = 180.0
 CLIENT_INFO = {"name": "acp-notebook", "title": "acp_notebook", "version": __version__}
 
 #: The request and response models of the three ways to open a session.
@@ -217,6 +222,11 @@ class ClientConnection:
         return list(self.initialize_response.auth_methods) if self.initialize_response else []
 
     @property
+    def auth_method_infos(self) -> list[AuthMethodInfo]:
+        """The advertised auth methods as the client lists and chooses them (any ``type``)."""
+        return [auth_method_info(method) for method in self.auth_methods]
+
+    @property
     def agent_info(self) -> m.Implementation | None:
         return self.initialize_response.agent_info if self.initialize_response else None
 
@@ -232,16 +242,28 @@ class ClientConnection:
         return (info.title or info.name) if info is not None else self.name
 
     async def initialize(
-        self, capabilities: m.ClientCapabilities | None = None
+        self,
+        capabilities: m.ClientCapabilities | None = None,
+        *,
+        timeout: float | None = START_TIMEOUT,
     ) -> m.InitializeResponse:
-        """`initialize` with protocol version 1, our capabilities and clientInfo."""
+        """`initialize` with protocol version 1, our capabilities and clientInfo.
+
+        An agent that has not answered within ``timeout`` seconds (None: wait forever)
+        is reported as not started, with its last stderr lines.
+        """
         request = m.InitializeRequest(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=capabilities or client_capabilities(),
             client_info=m.Implementation(**CLIENT_INFO),
         )
         self.advertised = request.client_capabilities
-        result = await self.peer.request("initialize", request)
+        with anyio.move_on_after(timeout) as waiting:
+            result = await self.peer.request("initialize", request)
+        if waiting.cancelled_caught:
+            raise AgentStartError(self._no_answer(timeout))
+        if self.process is not None:
+            self.process.starting = False
         response = m.InitializeResponse.parse(result if isinstance(result, dict) else {})
         # spec: the agent answers our version if it supports it, else its latest; a
         # client that cannot speak the answer SHOULD close the connection and say so.
@@ -254,16 +276,25 @@ class ClientConnection:
         self.initialize_response = response
         return response
 
+    def _no_answer(self, timeout: float | None) -> str:
+        sentence = f"{self.agent_name} did not answer `initialize` within {timeout or 0:g} s"
+        tail = [line for line in (self.process.stderr_tail(3) if self.process else []) if line]
+        return sentence + (
+            "; its last stderr lines: " + " | ".join(tail) + "." if tail else " and wrote nothing on stderr."
+        )
+
     async def authenticate(self, method_id: str) -> None:
-        """`authenticate` with one of the agent-handled methods it advertised."""
-        method = next((a for a in self.auth_methods if getattr(a, "id", None) == method_id), None)
+        """`authenticate` with one of the methods the agent advertised, of any ``type``
+        but ``terminal`` (that one is run by the user, not through `authenticate`)."""
+        offered = self.auth_method_infos
+        method = next((info for info in offered if info.id == method_id), None)
         if method is None:
-            offered = ", ".join(f"`{getattr(a, 'id', '?')}`" for a in self.auth_methods) or "none"
+            ids = ", ".join(f"`{info.id}`" for info in offered) or "none"
             raise RpcError(
                 INVALID_PARAMS,
-                f"{self.agent_name} did not offer the auth method `{method_id}` (offered: {offered}).",
+                f"{self.agent_name} did not offer the auth method `{method_id}` (offered: {ids}).",
             )
-        if isinstance(method, m.AuthMethodTerminal):
+        if method.type == "terminal":
             raise UnsupportedByAgent(
                 f"terminal auth method `{method_id}`", "auth.terminal (client side)", "acp_notebook"
             )
@@ -351,7 +382,7 @@ class ClientConnection:
             if self.sessions.get(session.session_id) is session:
                 del self.sessions[session.session_id]
             await session._shutdown()
-            raise self._auth_error(exc) from None
+            raise self.auth_error(exc) from None
         response = cast(
             "m.NewSessionResponse | m.LoadSessionResponse | m.ResumeSessionResponse",
             response_type.parse(result if isinstance(result, dict) else {}),
@@ -362,16 +393,20 @@ class ClientConnection:
         session.transcript.set_config_options(response.config_options)
         return session if method == "session/load" else self.router.register(session)
 
-    def _auth_error(self, exc: RpcError) -> RpcError:
-        if exc.code != AUTH_REQUIRED:
+    def auth_error(self, exc: RpcError) -> RpcError:
+        """``exc`` as :class:`AuthRequired` when it asks for a login (with the methods
+        advertised at `initialize`, or those its ``data`` names), else unchanged."""
+        if isinstance(exc, AuthRequired) or not looks_like_auth(exc):
             return exc
-        methods = self.auth_methods
+        methods = self.auth_method_infos
         data_methods = exc.data.get("authMethods") if isinstance(exc.data, dict) else None
         if not methods and isinstance(data_methods, list):
             methods = [
-                m.parse(m.AuthMethod, item) for item in data_methods if isinstance(item, dict)
+                auth_method_info(m.parse(m.AuthMethod, item))
+                for item in data_methods
+                if isinstance(item, dict)
             ]
-        return AuthRequired(exc.message, exc.data, methods)
+        return AuthRequired(exc.code, exc.message, exc.data, methods)
 
     def _session_caps(self) -> m.SessionCapabilities:
         return self.agent_capabilities.session_capabilities

@@ -14,7 +14,6 @@ from typing import Any
 
 from ..protocol import models as m
 from .display import (
-    STATUS_ICONS,
     DiffShown,
     FileShown,
     LinkShown,
@@ -29,6 +28,7 @@ from .display import (
     kind_icon,
     location_label,
     raw_json,
+    status_text,
     tool_content_shown,
 )
 from .elicitation import split_url
@@ -234,9 +234,8 @@ class Renderer:
     # ------------------------------------------------------------------ tool calls
 
     def tool_call_heading(self, call: ToolCallState) -> str:
-        status = f"{STATUS_ICONS.get(call.status, '')} {call.status}".strip()
         title = call.title or call.tool_call_id
-        return f"{kind_icon(call.kind)} {self._bold(title)} · {call.kind} · {status}"
+        return f"{kind_icon(call.kind)} {self._bold(title)} · {call.kind} · {status_text(call)}"
 
     def tool_call(self, call: ToolCallState) -> str:
         parts = [self.tool_call_heading(call)]

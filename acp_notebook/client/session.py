@@ -301,6 +301,8 @@ class Session:
             # spec says the agent answers `cancelled`; some answer an error instead: be lenient.
             turn.stop_reason = "cancelled"
         else:
+            if isinstance(error, RpcError):
+                error = self.connection.auth_error(error)
             turn.error = str(error)
             turn.exception = error
 

@@ -12,6 +12,7 @@ import atexit
 import logging
 import os
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ from ..client.session import PromptTurn, Session
 from .inspector import MessageLog, MessageTable, pair_responses
 from .loop import AgentLoop
 from .runtime import AgentRuntime
-from .state import NotebookState
+from .state import NotebookState, StateFileWarning
 from .turns import TurnHandle, TurnSettings, run_turn
 
 if TYPE_CHECKING:
@@ -43,6 +44,14 @@ class NotebookAgents:
         self.log = MessageLog()
         self._atexit_registered = False
         self.state = NotebookState(self.cwd)
+        waiting = self.state.mcp_servers() if not self.state.mcp_servers_trusted() else {}
+        if waiting:
+            warnings.warn(
+                f"acp_notebook does not use the MCP servers in {self.state.legacy_path} "
+                f"({', '.join(waiting)}) until you confirm them with `%acp --mcp trust`.",
+                StateFileWarning,
+                stacklevel=2,
+            )
         #: MCP servers for every agent (global configuration), ACP wire shape.
         self.mcp_servers: list[dict[str, Any]] = []
         #: The permission rules of every session (``AcpMagics.permission_rules``): one
@@ -85,9 +94,11 @@ class NotebookAgents:
     # ------------------------------------------------------------------ configuration
 
     def all_mcp_servers(self) -> list[dict[str, Any]]:
-        """Global servers, then this notebook's (``.acp-notebook.json``), later names win."""
+        """Global servers, then this notebook's (``.acp-notebook.json``, once confirmed),
+        later names win."""
         merged: dict[str, dict[str, Any]] = {}
-        for source in (self.mcp_servers, self.state.mcp_servers()):
+        folder = self.state.mcp_servers() if self.state.mcp_servers_trusted() else {}
+        for source in (self.mcp_servers, folder):
             for entry in normalise(source) if source else []:
                 merged[str(entry.get("name"))] = entry
         return list(merged.values())

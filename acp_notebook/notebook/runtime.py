@@ -74,6 +74,12 @@ class AgentRuntime:
         self._stop: anyio.Event | None = None
         self._stopped: anyio.Event | None = None
         self.stderr_lines: list[str] = []
+        #: Shown each stderr line while the agent starts (``npx`` progress), if set.
+        self.progress: Callable[[str], None] | None = None
+        #: Why the last turn on it failed (None: it worked), for ``--status``.
+        self.last_error: str | None = None
+        #: Whether it failed by exiting after it had started (not while starting).
+        self.exited = False
         #: The MCP servers to offer every new session (ACP wire shape, read when one
         #: opens), and what was actually passed / left out for the last one.
         self.mcp_servers = mcp_servers
@@ -100,6 +106,8 @@ class AgentRuntime:
                 self.restarts += 1
             self.status = "starting"
             self.error = None
+            self.exited = False
+            self.last_error = None
             self.sessions = {}
             self._ready = anyio.Event()
             self._stop = anyio.Event()
@@ -120,7 +128,7 @@ class AgentRuntime:
                 cwd=self.cwd,
                 name=self.spec.name,
                 observers=self.observers,
-                on_stderr=self.stderr_lines.append,
+                on_stderr=self._stderr_line,
             ) as conn:
                 await conn.initialize()
                 if self.auth_method:
@@ -142,6 +150,7 @@ class AgentRuntime:
                     watch.start_soon(until_stopped)
                 if conn.closed and not stop.is_set():
                     self.status = "failed"
+                    self.exited = True
                     self.error = conn.peer.closed_message or f"The agent `{self.name}` stopped."
         except (AgentStartError, ConnectionClosed, RpcError, AcpClientError) as exc:
             self.status = "failed"
@@ -157,6 +166,11 @@ class AgentRuntime:
             ready.set()
             stopped.set()
             del self.stderr_lines[:-200]
+
+    def _stderr_line(self, line: str) -> None:
+        self.stderr_lines.append(line)
+        if self.status == "starting" and self.progress is not None:
+            self.progress(line)
 
     def _sentence(self, exc: BaseException) -> str:
         text = str(exc)
@@ -293,7 +307,10 @@ class AgentRuntime:
             info = self.connection.agent_info
             agent = f"{info.title or info.name} {info.version}" if info else self.spec.name
             pid = self.connection.process.pid if self.connection.process else "?"
-            return f"{self.name}: running ({agent}, pid {pid}), sessions: {', '.join(self.sessions) or 'none'}"
+            running = f"{self.name}: running ({agent}, pid {pid}), sessions: {', '.join(self.sessions) or 'none'}"
+            return running + (f"; its last turn failed: {self.last_error}" if self.last_error else "")
+        if self.status == "failed" and self.exited:
+            return f"{self.name}: exited — {self.error}"
         if self.status == "failed":
-            return f"{self.name}: failed — {self.error}"
+            return f"{self.name}: failed to start — {self.error}"
         return f"{self.name}: {self.status}"

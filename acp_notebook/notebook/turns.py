@@ -14,15 +14,15 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..client.errors import TurnTimeout
+from ..client.errors import AuthRequired, TurnTimeout
 from ..client.permissions import Policy
-from ..client.session import PromptInput, PromptTurn, prompt_blocks
+from ..client.session import PromptInput, PromptTurn, Session, prompt_blocks
 from ..ui.transcript_html import turn_html
 from . import comm_status
 from .context import inline_resources
-from .login import LoginFailed, open_session
+from .login import LoginFailed, log_in, open_session
 from .loop import AgentLoop
-from .runtime import EXPECTED_FAILURES
+from .runtime import EXPECTED_FAILURES, AgentRuntime
 
 if TYPE_CHECKING:
     from .cell import LiveCell
@@ -165,24 +165,41 @@ class TurnHandle:
         return self
 
 
+async def _prompt(
+    runtime: AgentRuntime, settings: TurnSettings, handle: TurnHandle, cell: LiveCell | None
+) -> tuple[Session, PromptTurn]:
+    """Open the turn's session, send the prompt, wait for the turn to end."""
+    session = await open_session(runtime, settings, cell)
+    blocks = prompt_blocks(settings.prompt)
+    if not session.connection.agent_capabilities.prompt_capabilities.embedded_context:
+        blocks = inline_resources(blocks)
+    turn = session.submit(blocks, timeout=settings.timeout)
+    handle.turn = turn
+    if cell is not None:
+        cell.follow(session, turn)
+    await turn.wait()
+    return session, turn
+
+
 async def run_turn(agents: NotebookAgents, handle: TurnHandle, cell: LiveCell | None) -> None:
     """Run the turn of ``handle`` on the agent loop: open its session (logging in where
     someone can click), send the prompt, wait for the end. With a ``cell`` (someone is
     watching) it streams there and ends as the static transcript."""
     settings = handle.settings
+    runtime: AgentRuntime | None = None
     try:
         runtime = agents.runtime(settings.agent)
         if cell is not None:
             cell.starting(runtime.status)
-        session = await open_session(runtime, settings, cell)
-        blocks = prompt_blocks(settings.prompt)
-        if not session.connection.agent_capabilities.prompt_capabilities.embedded_context:
-            blocks = inline_resources(blocks)
-        turn = session.submit(blocks, timeout=settings.timeout)
-        handle.turn = turn
-        if cell is not None:
-            cell.follow(session, turn)
-        await turn.wait()
+            runtime.progress = cell.start_progress
+        session, turn = await _prompt(runtime, settings, handle, cell)
+        if (
+            isinstance(turn.exception, AuthRequired)
+            and cell is not None
+            and await log_in(runtime, cell, turn.exception)
+        ):
+            # The agent refused the prompt for want of a login; logged in now: again.
+            session, turn = await _prompt(runtime, settings, handle, cell)
         if turn.error is not None and turn.record is None:
             handle.error = turn.error
         if isinstance(turn.exception, TurnTimeout):
@@ -190,10 +207,15 @@ async def run_turn(agents: NotebookAgents, handle: TurnHandle, cell: LiveCell | 
             # fresh one instead of an agent still busy with this turn.
             await runtime.stop()
         agents.remember(runtime, settings.session, session)
+        runtime.last_error = turn.error
     except (*EXPECTED_FAILURES, LoginFailed) as exc:
         handle.error = str(exc)
     except Exception as exc:  # the kernel must survive anything an agent does
         log.exception("turn failed")
         handle.error = f"{type(exc).__name__}: {exc}"
+    if runtime is not None:
+        runtime.progress = None
+        if handle.error is not None:
+            runtime.last_error = handle.error
     if cell is not None:
         cell.end(handle.bundle(), handle.error)

@@ -6,7 +6,9 @@
   codex and others though it left the spec): a password field per variable; the agent
   is restarted with them (never echoed, never in a trace), then authenticated;
 * terminal methods: the command to run in a terminal, then Retry (this client does not
-  advertise ``auth.terminal``, so compliant agents do not send them).
+  advertise ``auth.terminal``, so compliant agents do not send them);
+* methods of a type this client does not know: a button, like agent-handled ones (the
+  agent knows what its own method means).
 """
 
 from __future__ import annotations
@@ -17,29 +19,12 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..protocol import models as m
+from ..client.auth import AuthMethodInfo
 from .style import MUTED
 
 #: ``choose(method_id, env)``: called on the agent loop thread (through ``post``).
 Choose = Callable[[str | None, dict[str, str]], None]
 Post = Callable[..., Any]
-
-
-def _method_fields(method: Any) -> tuple[str, str, str, list[str]]:
-    """(kind, id, name, env var names) of an auth method model."""
-    if isinstance(method, m.AuthMethodAgent):
-        return "agent", method.id, method.name, []
-    if isinstance(method, m.AuthMethodTerminal):
-        return "terminal", method.id, method.name, []
-    raw = getattr(method, "raw", {}) or {}
-    kind = str(raw.get("type", "?"))
-    names = []
-    for var in raw.get("vars") or []:
-        if isinstance(var, dict) and isinstance(var.get("name"), str):
-            names.append(var["name"])
-        elif isinstance(var, str):
-            names.append(var)
-    return kind, str(raw.get("id", "?")), str(raw.get("name", raw.get("id", "?"))), names
 
 
 class AuthPrompt:
@@ -49,7 +34,7 @@ class AuthPrompt:
         self,
         agent: str,
         message: str,
-        methods: list[Any],
+        methods: list[AuthMethodInfo],
         *,
         post: Post,
         choose: Choose,
@@ -66,30 +51,18 @@ class AuthPrompt:
         )
         rows: list[w.Widget] = [header]
         for method in methods:
-            kind, method_id, name, env_names = _method_fields(method)
-            description = getattr(method, "description", None) or (
-                getattr(method, "raw", {}) or {}
-            ).get("description")
+            method_id, name = method.id, method.name
             note = (
-                f"<span style='color: {MUTED}'>{html.escape(str(description))}</span>"
-                if description
+                f"<span style='color: {MUTED}'>{html.escape(method.description)}</span>"
+                if method.description
                 else ""
             )
-            if kind == "agent":
-                button = w.Button(
-                    description=f"Log in: {name}",
-                    button_style="primary",
-                    tooltip=f"authenticate {method_id}",
-                )
-                button.on_click(lambda _b, mid=method_id: self.choose(mid))
-                self.buttons[method_id] = button
-                rows.append(w.HBox([button, w.HTML(note)]))
-            elif env_names:
+            if method.vars:
                 secrets = {
                     var: w.Password(
                         placeholder=var, description=var, style={"description_width": "initial"}
                     )
-                    for var in env_names
+                    for var in method.vars
                 }
                 self.fields[method_id] = secrets
                 button = w.Button(description=f"Save and log in: {name}", button_style="primary")
@@ -100,20 +73,23 @@ class AuthPrompt:
                         [w.HTML(f"<b>{html.escape(name)}</b> {note}"), *secrets.values(), button]
                     )
                 )
-            elif kind == "terminal":
-                args = " ".join(getattr(method, "args", None) or [])
+            elif method.type == "terminal":
+                args = " ".join(method.args)
                 command = html.escape(f"{command_line} {args}".strip())
                 rows.append(
                     w.HTML(
                         f"<b>{html.escape(name)}</b>: run <code>{command}</code> in a terminal, then press Retry. {note}"
                     )
                 )
-            else:
-                rows.append(
-                    w.HTML(
-                        f"<b>{html.escape(name)}</b> (an auth method of type <code>{html.escape(kind)}</code> this client cannot drive) {note}"
-                    )
+            else:  # agent-handled, or a type this client does not know: `authenticate`
+                button = w.Button(
+                    description=f"Log in: {name}",
+                    button_style="primary",
+                    tooltip=f"authenticate {method_id}",
                 )
+                button.on_click(lambda _b, mid=method_id: self.choose(mid))
+                self.buttons[method_id] = button
+                rows.append(w.HBox([button, w.HTML(note)]))
         retry = w.Button(description="Retry", tooltip="try again without logging in here")
         retry.on_click(lambda _b: self.choose(None))
         cancel = w.Button(description="Cancel", button_style="danger")

@@ -228,6 +228,8 @@ class TurnView:
         self._requests_seen = len(session.permissions.requests)
         self._requests_at_change = self._requests_seen
         self._elicitations_at_change = len(session.elicitations.requests)
+        if self._unsubscribe is not None:  # a turn sent again (after a login)
+            self._unsubscribe()
         if self._coalescer is not None:
             self._unsubscribe = session.transcript.subscribe(self._on_change)
         self.refresh()

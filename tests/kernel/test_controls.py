@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from acp_notebook.notebook.state import NotebookState
+
 from .conftest import Kernel, rel
 
 pytestmark = pytest.mark.kernel
@@ -71,10 +73,11 @@ def test_history_load_resume_and_close(fresh_kernel: Kernel) -> None:
     resumed = out(kernel, "%acp -s again --resume demo-session-1")
     assert "Resumed session demo-session-1" in resumed
     assert "Closed session 'again'" in out(kernel, "%acp -s again --close")
-    # The state file next to the notebook remembers the last session per name.
-    state = json.loads((kernel.cwd / ".acp-notebook.json").read_text())
-    sessions = next(iter(state["notebooks"].values()))["demo"]
-    assert sessions["default"]["sessionId"] == "demo-session-1"
+    # The notebook's state, in the per-user state directory (never beside the notebook),
+    # remembers the last session per name.
+    state = json.loads(NotebookState(str(kernel.cwd)).path.read_text())
+    assert state["sessions"]["demo"]["default"]["sessionId"] == "demo-session-1"
+    assert not (kernel.cwd / ".acp-notebook.json").exists()
 
 
 def test_login_control_and_headless_hint(fresh_kernel: Kernel) -> None:

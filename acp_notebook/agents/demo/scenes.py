@@ -154,11 +154,11 @@ async def scene_usage(turn: Turn, arg: str) -> StopReason:
     session, model = turn.session, turn.session.model_info
     return await turn.reply(
         "Every turn of mine ends with a `usage_update`: `used` tokens in context out of "
-        f"`size` ({model.context_window:,} for `{model.value}`), and the session's cost so far. "
-        "The numbers are deterministic: 4 characters make a token, priced like "
-        f"`{model.value}` (${model.usd_per_input_token * 1e6:.2f} per million input tokens, "
-        f"${model.usd_per_output_token * 1e6:.2f} per million output tokens). "
-        f"Before this turn: {session.input_chars:,} characters in, {session.output_chars:,} out."
+        f"`size` ({model.context_window:,} for `{model.value}`). The numbers are deterministic: "
+        "4 characters make a token. A real agent may add `cost` (the session's cost so far, "
+        "with its currency); I send none, because I cost nothing and a pretend price would "
+        f"mislead. Before this turn: {session.input_chars:,} characters in, "
+        f"{session.output_chars:,} out."
     )
 
 
