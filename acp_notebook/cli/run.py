@@ -25,7 +25,7 @@ from ..protocol.jsonrpc import TraceEvent
 from ..protocol.process import AgentStartError
 from .exits import EXIT_USAGE, fail
 from .hints import auth_hint, missing_vars
-from .prompts import elicitation_asker, permission_asker
+from .prompts import Console, elicitation_asker, permission_asker
 from .terminal_render import StartProgress, TerminalPrinter, use_color
 
 __all__ = ["TraceWriter", "run"]
@@ -89,17 +89,19 @@ async def run(args: argparse.Namespace) -> int:
                 env=dict(args.env),
             )
             session.permissions.rules = rules or None
-            if interactive or (rules and sys.stdin.isatty()):
-                # An `ask` rule (or the safeguard) asks on the terminal whatever the policy.
-                session.permissions.asker = permission_asker(session)
-            if interactive:
-                session.elicitations.asker = elicitation_asker(session)
-            printer = (
-                TerminalPrinter(session, sys.stdout, color=use_color(sys.stdout))
-                if _for_terminal(args)
-                else None
-            )
-            turn = await session.prompt(args.prompt, timeout=args.timeout)
+            async with Console() as console:
+                if sys.stdin.isatty():
+                    # Whatever the policy, an `ask` rule (or the safeguard), and a write to a
+                    # protected path (client/guard.py), ask on the terminal.
+                    session.permissions.asker = permission_asker(session, console)
+                if interactive:
+                    session.elicitations.asker = elicitation_asker(session, console)
+                printer = (
+                    TerminalPrinter(session, sys.stdout, color=use_color(sys.stdout))
+                    if _for_terminal(args)
+                    else None
+                )
+                turn = await session.prompt(args.prompt, timeout=args.timeout)
             if isinstance(turn.exception, AuthRequired):
                 hint = auth_hint(agent, spec.command_line, turn.exception.auth_methods)
                 turn.error = f"{turn.error} To log in, {hint}."

@@ -98,6 +98,9 @@ class SessionOptions(TypedDict, total=False):
     interactive: bool
     #: Environment variables for the session's terminals, over the client's own.
     env: Mapping[str, str] | None
+    #: The notebook open in Jupyter that the session works for: the agent never writes
+    #: it behind the browser's back (it edits cells through the notebook tools).
+    notebook_path: str | None
 
 
 def _checked_handlers(handlers: object | None) -> object | None:
@@ -344,6 +347,7 @@ class ClientConnection:
         policy: Policy = "ask",
         interactive: bool = False,
         env: Mapping[str, str] | None = None,
+        notebook_path: str | None = None,
     ) -> Session:
         """Send ``method`` (new, load or resume) and set up the session it opens."""
         cwd = os.path.abspath(cwd)
@@ -369,6 +373,7 @@ class ClientConnection:
             policy=policy,
             interactive=interactive,
             env=dict(env) if env else None,
+            notebook_path=os.path.abspath(notebook_path) if notebook_path else None,
         )
         # The connection's task group runs the terminals' helper tasks: it outlives every
         # session and is exited in the task that entered it.

@@ -34,6 +34,7 @@ from .display import (
 from .elicitation import split_url
 from .formatting import code_span, fence, md_escape, md_url, portable
 from .rawinput import DERIVED_NOTE
+from .sent import SentItem, is_attachment, prompt_words, sent_items
 from .transcript import (
     ElicitationEntry,
     MessageEntry,
@@ -119,7 +120,20 @@ class Renderer:
     # ------------------------------------------------------------------ public
 
     def turn(self, record: TurnRecord, *, footer: bool = True) -> str:
-        parts = [self.entry(entry) for entry in self.transcript.entries_of(record.index)]
+        entries = self.transcript.entries_of(record.index)
+        parts = [self.entry(entry) for entry in entries]
+        attached = sent_items(record.prompt)
+        if attached:  # the prompt's words, then what was attached, listed (sent.py)
+            prompt = next(
+                (
+                    i
+                    for i, e in enumerate(entries)
+                    if isinstance(e, MessageEntry) and e.role == "user"
+                ),
+                None,
+            )
+            if prompt is not None:
+                parts[prompt] = self.prompt_with_attachments(record.prompt, attached)
         if footer:
             parts.append(self.turn_footer(record))
         return "\n\n".join(p for p in parts if p).strip() + "\n"
@@ -195,6 +209,26 @@ class Renderer:
         if entry.role == "thought":
             return self.collapsed("Thought", body)
         return body
+
+    def prompt_with_attachments(self, blocks: list[m.ContentBlock], items: list[SentItem]) -> str:
+        """ "You: words", the "Sent: …" line, and the attachments' text collapsed under it."""
+        words = prompt_words(blocks).strip()
+        you = f"{self._bold('You:')} {words}" if self.markdown else f"You: {words}"
+        listed = [
+            (f"{self._code(item.name)} " if item.name else "")
+            + self._text(item.label)
+            + (f" ({self._text('cut: ' + '; '.join(item.notes))})" if item.notes else "")
+            for item in items
+        ]
+        sent = f"{self._italic('Sent:')} " + " · ".join(listed)
+        shown = [
+            self.item(block)
+            for block in blocks
+            if is_attachment(block)
+            and not isinstance(block, (m.ImageContentBlock, m.ResourceLinkContentBlock))
+        ]
+        details = self.collapsed("What was sent", "\n\n".join(shown)) if shown else ""
+        return "\n\n".join(p for p in (you, sent, details) if p)
 
     def item(self, item: TextRun | m.ContentBlock) -> str:
         if isinstance(item, TextRun):

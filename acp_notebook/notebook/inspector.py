@@ -13,6 +13,7 @@ shown as ``$CWD``), so a saved notebook shows the same thing on every machine.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from typing import Any
 from ..client.render import portable
 from ..protocol.jsonrpc import Observer, TraceEvent
 from .answers import md_cell
+from .tools.endpoint import DIRECTORY as TOOLS_DIRECTORY
 
 _SUMMARY_CHARS = 100
 _VOLATILE_KEYS = frozenset({"updatedAt"})
@@ -87,11 +89,16 @@ class Message:
 
 
 def _redact(value: Any, cwd: str | None) -> Any:
-    """The working directory as ``$CWD``; times that change from run to run as "…"."""
+    """The working directory as ``$CWD``, the notebook tools' relay as ``$PYTHON`` in
+    ``$NOTEBOOK_TOOLS`` (its private directory); times that change from run to run as "…"."""
     if isinstance(value, dict):
         return {k: ("…" if k in _VOLATILE_KEYS else _redact(v, cwd)) for k, v in value.items()}
     if isinstance(value, list):
         return [_redact(v, cwd) for v in value]
+    if isinstance(value, str):
+        value = TOOLS_DIRECTORY.sub("$NOTEBOOK_TOOLS", value)
+        if value == sys.executable:
+            value = "$PYTHON"
     return portable(value, cwd, "$CWD")
 
 

@@ -73,7 +73,10 @@ async def open_session(
     while True:
         try:
             return await runtime.session(
-                settings.session, policy=settings.permissions, interactive=cell is not None
+                settings.session,
+                policy=settings.permissions,
+                interactive=cell is not None,
+                tools=settings.tools,
             )
         except AuthRequired as exc:
             if cell is None:

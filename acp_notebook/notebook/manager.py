@@ -24,6 +24,7 @@ from .inspector import MessageLog, MessageTable, pair_responses
 from .loop import AgentLoop
 from .runtime import AgentRuntime
 from .state import NotebookState, StateFileWarning
+from .tool_calls import KernelTools, SessionTools
 from .turns import TurnHandle, TurnSettings, run_turn
 
 if TYPE_CHECKING:
@@ -57,6 +58,8 @@ class NotebookAgents:
         #: The permission rules of every session (``AcpMagics.permission_rules``): one
         #: object, held by every runtime and session, changed in place (``replace``).
         self.permission_rules = PermissionRules()
+        #: The notebook tools of this kernel (None: not in a kernel; the magics set it).
+        self.tools: KernelTools | None = None
 
     # ------------------------------------------------------------------ loop
 
@@ -82,10 +85,14 @@ class NotebookAgents:
                 start_task=self._start_task,
                 mcp_servers=self.all_mcp_servers,
                 rules=self.permission_rules,
+                session_tools=self._session_tools,
             )
             runtime.key = agent
             self.runtimes[agent] = runtime
         return runtime
+
+    def _session_tools(self, name: str) -> SessionTools | None:
+        return self.tools.for_session(name) if self.tools is not None else None
 
     def _start_task(self, func: Callable[..., Awaitable[object]], *args: object) -> None:
         # Called on the loop thread by a runtime: a task of the loop's root group.
@@ -128,7 +135,8 @@ class NotebookAgents:
         ends as the static transcript."""
         loop = self.loop
         self.handles = [h for h in self.handles if not h.done]
-        handle = TurnHandle(loop, settings)
+        runner = self.tools.runner if self.tools is not None else None
+        handle = TurnHandle(loop, settings, runner)
         self.handles.append(handle)
         handle.start(loop.submit(run_turn, self, handle, cell))
         return handle
@@ -153,6 +161,7 @@ class NotebookAgents:
                 conn.process.kill_now()
             for session in runtime.sessions.values():
                 session.terminals.kill_now()
+            runtime.close_tools()
         log.debug("agents stopped in %.2f s", time.monotonic() - started)
         self._loop = None
         self.runtimes.clear()

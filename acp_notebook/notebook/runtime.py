@@ -23,6 +23,7 @@ from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import Observer
 from ..protocol.process import AgentStartError
+from .tool_calls import SessionTools
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,7 @@ class AgentRuntime:
         mcp_servers: Callable[[], list[dict[str, Any]]] = list,
         rules: PermissionRules | None = None,
         start_task: Callable[..., None],
+        session_tools: Callable[[str], SessionTools | None] = lambda name: None,
     ) -> None:
         self.spec = spec
         #: The name the notebook used for this agent (a preset or a command line).
@@ -89,6 +91,10 @@ class AgentRuntime:
         #: The permission rules of every session of this agent: the notebook's one
         #: object, shared (changed in place, never copied).
         self.rules = rules if rules is not None else PermissionRules()
+        #: Makes a session's notebook tools (None: not offered), and those of the open
+        #: sessions by name, closed with their session.
+        self.session_tools = session_tools
+        self.tools: dict[str, SessionTools] = {}
 
     @property
     def name(self) -> str:
@@ -163,6 +169,7 @@ class AgentRuntime:
             if self.status == "ready":
                 self.status = "stopped"
             self.connection = None
+            self.close_tools()
             ready.set()
             stopped.set()
             del self.stderr_lines[:-200]
@@ -189,8 +196,18 @@ class AgentRuntime:
 
     # ------------------------------------------------------------------ sessions
 
-    def _mcp_for(self, conn: ClientConnection) -> list[dict[str, Any]]:
-        choice = choose_for_agent(self.mcp_servers(), conn.agent_capabilities.mcp_capabilities)
+    def close_tools(self, name: str | None = None) -> None:
+        """Stop the notebook tools of session ``name`` (every session's without one)."""
+        for key in [name] if name is not None else list(self.tools):
+            tools = self.tools.pop(key, None) if key is not None else None
+            if tools is not None:
+                tools.close()
+
+    def _mcp_for(
+        self, conn: ClientConnection, tools: SessionTools | None = None
+    ) -> list[dict[str, Any]]:
+        offered = [*self.mcp_servers(), *([tools.spec()] if tools is not None else [])]
+        choice = choose_for_agent(offered, conn.agent_capabilities.mcp_capabilities)
         self.mcp_passed = [str(entry.get("name")) for entry in choice.passed]
         self.mcp_skipped = choice.skipped
         return choice.passed
@@ -202,15 +219,20 @@ class AgentRuntime:
         self.sessions[name] = session
         return session
 
-    async def session(self, name: str, *, policy: Policy, interactive: bool) -> Session:
-        """The named session, created on first use (`session/new` in the notebook's cwd)."""
+    async def session(
+        self, name: str, *, policy: Policy, interactive: bool, tools: bool = True
+    ) -> Session:
+        """The named session, created on first use (`session/new` in the notebook's cwd,
+        offered the notebook tools unless ``tools`` is false)."""
         conn = await self.ensure_started()
         # One creation per name: two prompts sent before the session exists must share it.
         lock = self._creating.setdefault(name, anyio.Lock())
         async with lock:
             session = self.sessions.get(name)
             if session is None or session.closed:
-                session = await self._open(conn, conn.new_session, policy, interactive)
+                session = await self._open(
+                    conn, conn.new_session, name, policy, interactive, tools=tools
+                )
             return self._adopt(name, session, policy, interactive)
 
     async def load(
@@ -235,7 +257,7 @@ class AgentRuntime:
                 await self._drop(other)
         opener = conn.load_session if how == "load" else conn.resume_session
         reopened = await self._open(
-            conn, functools.partial(opener, session_id), policy, interactive
+            conn, functools.partial(opener, session_id), name, policy, interactive
         )
         return self._adopt(name, reopened, policy, interactive)
 
@@ -243,20 +265,36 @@ class AgentRuntime:
         self,
         conn: ClientConnection,
         opener: Callable[..., Awaitable[Session]],
+        name: str,
         policy: Policy,
         interactive: bool,
+        *,
+        tools: bool = True,
     ) -> Session:
         """`session/new`, `load` or `resume` (``opener``) in the notebook's directory,
-        with this agent's environment and the MCP servers it can take."""
-        return await opener(
-            self.cwd,
-            policy=policy,
-            interactive=interactive,
-            env=self.env or None,
-            mcp_servers=self._mcp_for(conn),
-        )
+        with this agent's environment and the MCP servers it can take: the configured
+        ones and this session's notebook tools (``tool_calls.py``)."""
+        offered = self.session_tools(name) if tools else None
+        try:
+            session = await opener(
+                self.cwd,
+                policy=policy,
+                interactive=interactive,
+                env=self.env or None,
+                mcp_servers=self._mcp_for(conn, offered),
+            )
+        except BaseException:
+            if offered is not None:
+                offered.close()
+            raise
+        self.close_tools(name)
+        if offered is not None:
+            offered.session = session
+            self.tools[name] = offered
+        return session
 
     async def _drop(self, name: str) -> None:
+        self.close_tools(name)
         old = self.sessions.pop(name, None)
         if old is not None:
             await old._shutdown()
@@ -267,6 +305,7 @@ class AgentRuntime:
             return f"There is no session {name!r} to close."
         await self.connection.close_session(session.session_id)
         self.sessions.pop(name, None)
+        self.close_tools(name)
         return f"Closed session {name!r} ({session.session_id})."
 
     async def delete(self, session_id: str) -> str:
@@ -275,6 +314,7 @@ class AgentRuntime:
         for name, session in list(self.sessions.items()):
             if session.session_id == session_id:
                 self.sessions.pop(name, None)
+                self.close_tools(name)
         return f"Deleted session {session_id}."
 
     async def list_sessions(self, limit_pages: int = 20) -> list[m.SessionInfo]:
@@ -301,6 +341,7 @@ class AgentRuntime:
         await conn.logout()
         self.auth_method = None
         self.sessions.clear()
+        self.close_tools()
 
     def describe(self) -> str:
         if self.status == "ready" and self.connection is not None:
@@ -308,7 +349,9 @@ class AgentRuntime:
             agent = f"{info.title or info.name} {info.version}" if info else self.spec.name
             pid = self.connection.process.pid if self.connection.process else "?"
             running = f"{self.name}: running ({agent}, pid {pid}), sessions: {', '.join(self.sessions) or 'none'}"
-            return running + (f"; its last turn failed: {self.last_error}" if self.last_error else "")
+            return running + (
+                f"; its last turn failed: {self.last_error}" if self.last_error else ""
+            )
         if self.status == "failed" and self.exited:
             return f"{self.name}: exited — {self.error}"
         if self.status == "failed":

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 from ..client.errors import AuthRequired, TurnTimeout
 from ..client.permissions import Policy
 from ..client.session import PromptInput, PromptTurn, Session, prompt_blocks
+from ..protocol import models as m
 from ..ui.transcript_html import turn_html
 from . import comm_status
-from .context import inline_resources
+from .context import NotebookPrompt
 from .login import LoginFailed, log_in, open_session
 from .loop import AgentLoop
 from .runtime import EXPECTED_FAILURES, AgentRuntime
@@ -27,6 +28,7 @@ from .runtime import EXPECTED_FAILURES, AgentRuntime
 if TYPE_CHECKING:
     from .cell import LiveCell
     from .manager import NotebookAgents
+    from .tools import MainThreadRunner
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +44,9 @@ _WAKE_INTERVAL = 0.1
 class TurnSettings:
     """Everything one ``%acp`` needs, resolved from options, config and environment."""
 
-    #: Text, or content blocks (the text plus the variables it names, see ``context``).
-    prompt: PromptInput
+    #: Text or content blocks as given, or the notebook's prompt (its blocks follow the
+    #: agent's prompt capabilities, see ``context``).
+    prompt: PromptInput | NotebookPrompt
     agent: str
     session: str = "default"
     permissions: Policy = "ask"
@@ -51,6 +54,14 @@ class TurnSettings:
     headless: bool = False
     wait: bool = True
     coalesce: float = 0.075
+    #: Offer the notebook tools to a session this turn opens.
+    tools: bool = True
+
+    def blocks(self, accepts: m.PromptCapabilities) -> list[m.ContentBlock]:
+        """The content blocks to send to an agent that accepts ``accepts``."""
+        if isinstance(self.prompt, NotebookPrompt):
+            return self.prompt.blocks(accepts)
+        return prompt_blocks(self.prompt)
 
 
 def error_bundle(message: str) -> dict[str, str]:
@@ -65,9 +76,13 @@ class TurnHandle:
     A kernel interrupt during either cancels the turn cleanly, then re-raises.
     """
 
-    def __init__(self, loop: AgentLoop, settings: TurnSettings) -> None:
+    def __init__(
+        self, loop: AgentLoop, settings: TurnSettings, runner: MainThreadRunner | None = None
+    ) -> None:
         self._loop = loop
         self.settings = settings
+        #: Runs the notebook tools' work on the main thread while :meth:`wait` blocks it.
+        self._runner = runner
         #: Set on the agent loop once the prompt is queued.
         self.turn: PromptTurn | None = None
         #: Why the turn could not run (one sentence), if it could not.
@@ -135,7 +150,10 @@ class TurnHandle:
                             f"The turn did not end within {timeout:g} s; it goes on "
                             "(cancel() stops it)."
                         )
-                concurrent.futures.wait([self.future], wake)
+                if self._runner is not None:
+                    self._runner.wait(self.future, wake)  # run_code runs meanwhile
+                else:
+                    concurrent.futures.wait([self.future], wake)
         except KeyboardInterrupt:
             self.cancel()
             with contextlib.suppress(BaseException):
@@ -170,9 +188,7 @@ async def _prompt(
 ) -> tuple[Session, PromptTurn]:
     """Open the turn's session, send the prompt, wait for the turn to end."""
     session = await open_session(runtime, settings, cell)
-    blocks = prompt_blocks(settings.prompt)
-    if not session.connection.agent_capabilities.prompt_capabilities.embedded_context:
-        blocks = inline_resources(blocks)
+    blocks = settings.blocks(session.connection.agent_capabilities.prompt_capabilities)
     turn = session.submit(blocks, timeout=settings.timeout)
     handle.turn = turn
     if cell is not None:

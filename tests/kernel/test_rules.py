@@ -68,7 +68,7 @@ def test_a_malformed_rule_is_refused_in_one_sentence(kernel: Kernel) -> None:
     assert stderr.strip().splitlines() == [
         "acp_notebook: permission rules not changed: The permission rule `allow reed` names an "
         "unknown tool kind `reed`; use one of read, edit, delete, move, search, execute, think, "
-        "fetch, switch_mode, other, or * for any."
+        "fetch, switch_mode, other, notebook, or * for any."
     ]
     assert "1. allow read" in kernel.text("%acp --rules")
     assert "2." not in kernel.text("%acp --rules")

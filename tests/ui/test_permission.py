@@ -193,3 +193,25 @@ def test_the_beacon_script_is_constant_and_names_no_agent_text(session: FakeSess
     assert prompt._attention.value.count("onerror=") == 1
     assert prompt._attention.value.startswith(BEACON)
     assert "alert(1)" not in prompt._attention.value
+
+
+def test_the_clients_own_question_says_the_agent_did_not_ask(session: FakeSession, post: Poster):
+    prompt = prompt_for(
+        session,
+        post,
+        {
+            "toolCallId": "acp-client-1",
+            "title": "The agent wants to write `notes.txt` without asking first",
+            "kind": "edit",
+            "rawInput": {"path": f"{CWD}/notes.txt"},
+        },
+        [
+            {"optionId": "allow", "name": "Allow once", "kind": "allow_once"},
+            {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+        ],
+    )
+    prompt.request.unasked = True
+    prompt.refresh()
+    assert "The agent did not ask" in prompt.question
+    assert "without asking first" in prompt.question
+    assert [b.description for b in prompt.buttons.values()] == ["Allow once", "Reject"]

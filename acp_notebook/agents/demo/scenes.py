@@ -22,6 +22,7 @@ from . import edits
 from .cells import scene_rename
 from .content import demo_png, long_markdown_pieces
 from .elicitation import scene_ask, scene_ask_url
+from .notebook_tools import scene_tools
 from .prompt import scene_prompt
 from .replies import STEP_DELAY, Scene, StopReason, usage
 from .tools import scene_edit, scene_read, scene_run, scene_write
@@ -258,6 +259,7 @@ COMMANDS: dict[str, Command] = {
         Command("write", "Create or overwrite a file with TEXT, after asking permission", scene_write, "PATH TEXT"),
         Command("rename", "Rename a name in the cell above, reviewed in the cell (the notebook's edit_cell)", scene_rename, "OLD NEW"),
         Command("run", "Run a shell command in a client terminal, after asking permission", scene_run, "COMMAND"),
+        Command("tools", "Use the notebook tools (MCP): list and inspect variables, run CODE after asking", scene_tools, "[CODE]"),
         Command("plan", "Show a plan whose steps progress during the turn", scene_plan),
         Command("think", "Stream reasoning as thought chunks, then answer", scene_think),
         Command("slow", "Stream for five seconds: try cancelling it", scene_slow),

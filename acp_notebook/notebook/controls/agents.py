@@ -109,6 +109,17 @@ def log(ctx: ControlContext) -> MessageTable:
     return ctx.agents.message_table().filter(agent=ctx.agent, last=LOG_LAST)
 
 
+def _notebook_tools(ctx: ControlContext) -> str:
+    """What the notebook's own server is, and whether new sessions get it."""
+    tools = ctx.agents.tools
+    if tools is None:
+        return "notebook: not offered (no kernel)"
+    if not tools.enabled:
+        return "notebook: off (%config AcpMagics.tools = True offers it to new sessions)"
+    names = ", ".join(tool.name for tool in tools.registry.tools())
+    return f"notebook: this kernel's tools, offered to every new session ({names}); --no-tools: not"
+
+
 async def mcp(ctx: ControlContext, action: str | None = None) -> Text:
     """The MCP servers configured, and what the agent's last session was given;
     ``trust`` confirms those of ``.acp-notebook.json`` beside the notebook."""
@@ -121,12 +132,14 @@ async def mcp(ctx: ControlContext, action: str | None = None) -> Text:
         state.trust_mcp_servers()
     configured = ctx.agents.all_mcp_servers()
     waiting = state.mcp_servers() if not state.mcp_servers_trusted() else {}
+    lines = [_notebook_tools(ctx)]
     if not configured and not waiting:
-        return Text(
-            "No MCP servers configured. Set %config AcpMagics.mcp_servers = {...} (the usual "
-            'mcpServers mapping), or add "mcpServers" to .acp-notebook.json next to the notebook.'
+        lines.append(
+            "No other MCP servers configured. Set %config AcpMagics.mcp_servers = {...} (the "
+            'usual mcpServers mapping), or add "mcpServers" to .acp-notebook.json next to the '
+            "notebook."
         )
-    lines = [_server_line(entry) for entry in configured]
+    lines += [_server_line(entry) for entry in configured]
     if waiting:
         lines.append(
             f"Not used until you confirm them with `%acp --mcp trust` (they are commands "
