@@ -8,6 +8,7 @@ on every machine (nbval compares saved outputs with re-run ones).
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
@@ -79,6 +80,26 @@ def usage_tokens_line(usage: dict[str, Any] | None) -> str:
     }
     parts = [f"{usage[k]:,} {label}" for k, label in names.items() if isinstance(usage.get(k), int)]
     return "Tokens: " + " · ".join(parts) if parts else ""
+
+
+#: A Markdown code span: a run of backticks, the code, the same run (CommonMark 6.1).
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+
+
+def summary_html(summary: str) -> str:
+    """A ``<summary>``'s Markdown (code spans only) as HTML: Markdown is not read inside
+    HTML blocks, so a code span would show its backticks. Everything else is escaped."""
+    parts: list[str] = []
+    end = 0
+    for match in _CODE_SPAN.finditer(summary):
+        code = match.group(2)
+        if code.startswith(" ") and code.endswith(" ") and code.strip():
+            code = code[1:-1]
+        parts.append(html.escape(summary[end : match.start()], quote=False))
+        parts.append(f"<code>{html.escape(code, quote=False)}</code>")
+        end = match.end()
+    parts.append(html.escape(summary[end:], quote=False))
+    return "".join(parts)
 
 
 @dataclass
@@ -346,7 +367,7 @@ class Renderer:
         if self.markdown:
             # The margin keeps the next paragraph off a closed section (no margin by default).
             # The summary is HTML there: an agent's file name or kind cannot add markup.
-            summary = html.escape(summary, quote=False)
+            summary = summary_html(summary)
             return f'<details style="margin-bottom: 0.6em"><summary>{summary}</summary>\n\n{body}\n\n</details>'
         indented = "\n".join("  " + line for line in body.splitlines())
         return f"{summary}:\n{indented}"

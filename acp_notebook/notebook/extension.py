@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from IPython.core.interactiveshell import InteractiveShell
 
-from . import frontend
+from . import comm_status, frontend
 from .magics import AcpMagics, register, unregister
 
 _magics: AcpMagics | None = None
@@ -17,11 +17,13 @@ def load(shell: InteractiveShell) -> None:
         return
     _magics = register(shell)
     frontend.install(shell)
+    comm_status.install(shell)
 
 
 def unload(shell: InteractiveShell) -> None:
     """Stop every agent and terminal, and remove the magics."""
     global _magics
+    comm_status.uninstall()
     frontend.uninstall(shell)
     unregister(shell, _magics)
     _magics = None

@@ -18,6 +18,8 @@ from ..client.errors import AuthRequired, TurnTimeout
 from ..client.permissions import Policy
 from ..client.session import PromptInput, PromptTurn, Session, prompt_blocks
 from ..protocol import models as m
+from ..ui.transcript_html import turn_html
+from . import comm_status
 from .context import NotebookPrompt
 from .login import LoginFailed, log_in, open_session
 from .loop import AgentLoop
@@ -98,8 +100,13 @@ class TurnHandle:
         return self.turn.stop_reason if self.turn else None
 
     def bundle(self) -> dict[str, str]:
-        if self.turn is not None and self.turn.record is not None:
-            return self.turn.bundle()
+        """What the cell keeps: the turn as HTML (it looks like the live view), Markdown
+        (for places without HTML) and plain text (what nbval compares)."""
+        turn = self.turn
+        if turn is not None and turn.record is not None:
+            session = turn.session
+            html = turn_html(session.transcript, turn.record, session.terminal_view)
+            return {"text/html": html, **turn.bundle()}
         return error_bundle(self.error or "The turn did not start.")
 
     def __repr__(self) -> str:
@@ -161,8 +168,10 @@ class TurnHandle:
         assert self.future is not None
         waiting = asyncio.wrap_future(self.future)
         try:
-            while not waiting.done():
-                await asyncio.wait([waiting], timeout=_WAKE_INTERVAL)
+            # Widget messages sent meanwhile get their status (value widgets keep syncing).
+            with comm_status.awaiting():
+                while not waiting.done():
+                    await asyncio.wait([waiting], timeout=_WAKE_INTERVAL)
         except (asyncio.CancelledError, KeyboardInterrupt):
             # The kernel interrupt reaches an awaiting cell as a cancellation.
             self.cancel()

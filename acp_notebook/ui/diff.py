@@ -79,6 +79,14 @@ def diff_header_html(shown: DiffShown) -> str:
     )
 
 
+def diff_html(shown: DiffShown) -> str:
+    """The whole diff: its header, then its lines. A unified diff of old and new text
+    names its file in the header already; a patch the agent passed keeps its own file
+    lines."""
+    body = diff_body_html(shown.text, skip_file_headers=not shown.patch)
+    return f'<div style="margin: 4px 0">{diff_header_html(shown)}{body}</div>'
+
+
 class DiffView:
     """One diff as a single ``HTML`` widget (it never changes: a changed diff is a new view)."""
 
@@ -86,10 +94,8 @@ class DiffView:
         self.shown = shown
         # A unified diff of old and new text names its file in the header already; a
         # patch the agent passed keeps its own file lines.
-        self.html = diff_header_html(shown) + diff_body_html(
-            shown.text, skip_file_headers=not shown.patch
-        )
-        self.widget = flat_html(f'<div style="margin: 4px 0">{self.html}</div>')
+        self.html = diff_html(shown)
+        self.widget = flat_html(self.html)
 
     @property
     def label(self) -> str:

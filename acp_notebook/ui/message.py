@@ -22,6 +22,13 @@ THINKING = "Thinking…"
 THOUGHT = "Thought"
 
 
+#: A user message: this label over the text, set off by a coloured left edge.
+YOU_LABEL = span("You", f"color: {INFO}; font-weight: 600; font-size: {SMALL_SIZE}")
+USER_EDGE = f"3px solid {INFO}"
+USER_PADDING = "0 0 0 8px"
+USER_MARGIN = "4px 0 6px 0"
+
+
 def _run_length(run: TextRun) -> int:
     # The parts' lengths, not ``run.text``: joining every chunk on every refresh would copy
     # the whole reply each time just to learn that nothing changed.
@@ -90,15 +97,10 @@ class MessageView:
         self.entry = entry
         self.body = MessageBody(entry, cwd)
         if entry.role == "user":
-            label = w.HTML(
-                span("You", f"color: {INFO}; font-weight: 600; font-size: {SMALL_SIZE}"),
-                layout=w.Layout(margin="0"),
-            )
+            label = w.HTML(YOU_LABEL, layout=w.Layout(margin="0"))
             self.widget: w.Box = w.VBox(
                 [label, self.body.widget],
-                layout=w.Layout(
-                    border_left=f"3px solid {INFO}", padding="0 0 0 8px", margin="4px 0 6px 0"
-                ),
+                layout=w.Layout(border_left=USER_EDGE, padding=USER_PADDING, margin=USER_MARGIN),
             )
         else:
             self.widget = w.VBox([self.body.widget], layout=w.Layout(margin="2px 0"))

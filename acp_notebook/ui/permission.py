@@ -20,6 +20,7 @@ from ..client.danger import Danger
 from ..client.formatting import short_path
 from ..client.permissions import PermissionBroker, PermissionRequest
 from ..client.toolcall import EDIT_KINDS, ToolCallState
+from .attention import BEACON, CARD_CLASS, OPTION_CLASS, REJECT_CLASS, keys_hint
 from .markdown import inline_markdown
 from .request import Post, RequestView, safe_post
 from .style import ERROR, FG, MUTED, SMALL_SIZE, UI_SIZE, WARN, code, esc, span
@@ -121,18 +122,26 @@ class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
                 layout=w.Layout(width="auto", margin="2px 6px 2px 0"),
             )
             button.on_click(lambda _button, option_id=option.option_id: self.choose(option_id))
+            button.add_class(OPTION_CLASS)
+            if option.kind == "reject_once":
+                button.add_class(REJECT_CLASS)
             self.buttons[option.option_id] = button
         self._question = w.HTML(layout=w.Layout(margin="0"))
         self._warning = w.HTML(layout=w.Layout(margin="0"))
         self._decision = w.HTML(layout=w.Layout(margin="0"))
+        #: While the request waits: the script that brings the card into sight and
+        #: answers keys (``attention.py``), and the line that names the keys.
+        self._attention = w.HTML(layout=w.Layout(margin="0"))
         self.widget = self._frame(
             [
                 self._question,
                 self._warning,
                 w.HBox(list(self.buttons.values()), layout=w.Layout(flex_flow="row wrap")),
                 self._decision,
+                self._attention,
             ]
         )
+        self.widget.add_class(CARD_CLASS)
         self._signature: tuple[object, ...] | None = None
         self.refresh()
 
@@ -209,6 +218,13 @@ class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
             )
         if line != self._decision.value:
             self._decision.value = line
+        attention = ""
+        if request.pending and not self._closed:
+            attention = BEACON + span(
+                esc(keys_hint(len(self.buttons))), f"color: {MUTED}; font-size: {SMALL_SIZE}"
+            )
+        if attention != self._attention.value:
+            self._attention.value = attention
         return True
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ shown, not editable.
 from __future__ import annotations
 
 import html
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -43,7 +44,10 @@ class SessionPanel:
     ) -> None:
         self.session = session
         self._submit = submit
-        self._syncing = False  # True while we write values: not a user change
+        #: The thread writing the transcript's values into the controls (the agent loop's)
+        #: while it does: those changes are not the user's. A user's change arrives on the
+        #: kernel's comm thread meanwhile and must not be dropped (it was, under load).
+        self._syncing_thread: int | None = None
         self.controls: dict[str, w.Widget] = {}
         self.error = w.HTML("")
         self._title = w.HTML("")
@@ -158,7 +162,7 @@ class SessionPanel:
 
     def _sync_values(self) -> None:
         transcript = self.session.transcript
-        self._syncing = True
+        self._syncing_thread = threading.get_ident()
         try:
             mode = self.controls.get("__mode__")
             if mode is not None and transcript.current_mode_id is not None:
@@ -168,10 +172,10 @@ class SessionPanel:
                 if control is not None:
                     control.value = option.current_value
         finally:
-            self._syncing = False
+            self._syncing_thread = None
 
     def _user_changed(self, key: str, value: Any) -> None:
-        if self._syncing:
+        if self._syncing_thread == threading.get_ident():
             return
         if key == "__mode__":
             self.set_mode(value)

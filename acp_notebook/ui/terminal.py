@@ -15,7 +15,7 @@ from ..client.display import TerminalLookup, TerminalShown, terminal_shown
 from ..client.terminals import TerminalSnapshot
 from .markdown import cut_lines
 from .segments import GrowingText, flat_html
-from .style import CODE_BG, CODE_FONT, CODE_SIZE, ERROR, FG, MUTED, SUCCESS, esc, span
+from .style import CODE_BG, CODE_FONT, CODE_SIZE, ERROR, FG, MUTED, SUCCESS, div, esc, span
 
 _PRE = (
     f"margin: 0; padding: 0 8px; background: {CODE_BG}; font-family: {CODE_FONT}; "
@@ -37,6 +37,30 @@ def status_html(shown: TerminalShown) -> str:
     return (
         f'<div style="{_EDGE}; color: {color}; border-radius: 0 0 3px 3px">'
         f"[{esc(shown.status)}]</div>"
+    )
+
+
+def header_html(shown: TerminalShown) -> str:
+    """The first line: ``$ command`` (or that the terminal is not known)."""
+    if not shown.known:
+        return (
+            f'<div style="{_EDGE}; color: {MUTED}; border-radius: 3px 3px 0 0">'
+            f"terminal {esc(shown.terminal_id)} (no output available)</div>"
+        )
+    return (
+        f'<div style="{_EDGE}; border-radius: 3px 3px 0 0; color: {FG}">'
+        f"{span('$', f'color: {MUTED}')} {esc(shown.command)}</div>"
+    )
+
+
+def terminal_html(shown: TerminalShown) -> str:
+    """The whole terminal at once, as it ended (the saved transcript's view)."""
+    if not shown.known:
+        return div(header_html(shown), "margin: 4px 0")
+    note = "… (earlier output dropped)\n" if shown.dropped else ""
+    return div(
+        header_html(shown) + _output_html(note + shown.output) + status_html(shown),
+        "margin: 4px 0",
     )
 
 
@@ -87,16 +111,8 @@ class TerminalOutputView:
         self._signature = signature
         self.snapshot = snapshot
         shown = terminal_shown(self.terminal_id, snapshot)
-        if not shown.known:
-            self._header.value = (
-                f'<div style="{_EDGE}; color: {MUTED}; border-radius: 3px 3px 0 0">'
-                f"terminal {esc(self.terminal_id)} (no output available)</div>"
-            )
-        else:
-            self._header.value = (
-                f'<div style="{_EDGE}; border-radius: 3px 3px 0 0; color: {FG}">'
-                f"{span('$', f'color: {MUTED}')} {esc(shown.command)}</div>"
-            )
+        self._header.value = header_html(shown)
+        if shown.known:
             self._show_output(shown)
         self._status.value = status_html(shown)
         return True

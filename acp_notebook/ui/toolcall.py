@@ -55,6 +55,17 @@ def status_label(call: ToolCallState) -> str:
     return call.status
 
 
+def edge_color(call: ToolCallState) -> str:
+    """The colour of the card's left edge: its status badge's."""
+    return STATUS_COLORS.get(status_label(call), STATUS_COLORS["pending"])
+
+
+#: The card's frame (its left edge is :func:`edge_color`), live and saved alike.
+CARD_BORDER = f"1px solid {BORDER}"
+CARD_PADDING = "4px 8px"
+CARD_MARGIN = "4px 0"
+
+
 def header_html(call: ToolCallState) -> str:
     icon = kind_icon(call.kind)
     status = status_label(call)
@@ -105,10 +116,10 @@ class ToolCallCard:
         self.widget = w.VBox(
             [self._header, self._locations, self._content, self._derived, self._prompts_box],
             layout=w.Layout(
-                border=f"1px solid {BORDER}",
+                border=CARD_BORDER,
                 border_left=f"3px solid {STATUS_COLORS['pending']}",
-                padding="4px 8px",
-                margin="4px 0",
+                padding=CARD_PADDING,
+                margin=CARD_MARGIN,
                 width="100%",
             ),
         )
@@ -151,8 +162,7 @@ class ToolCallCard:
         if header_key != self._seen.get("header"):
             self._seen["header"] = header_key
             self._header.value = header_html(call)
-            color = STATUS_COLORS.get(status_label(call), STATUS_COLORS["pending"])
-            self.widget.layout.border_left = f"3px solid {color}"
+            self.widget.layout.border_left = f"3px solid {edge_color(call)}"
             changed = True
         # Lists and raw values are replaced, never mutated, by the transcript: an identity
         # check is enough (the references kept here stop ids being reused).

@@ -34,7 +34,7 @@ _STATUS_LOOK = {
     FAILED: ("❌", ERROR),
 }
 #: Stop reasons that deserve a second look (the footer says them in amber).
-_NOTABLE_STOPS = ("refusal", "max_tokens", "max_turn_requests")
+NOTABLE_STOPS = ("refusal", "max_tokens", "max_turn_requests")
 
 
 def queued_status(ahead: int) -> str:
@@ -128,7 +128,7 @@ def footer_html(session: SessionLike | None, turn: TurnLike | None, error: str |
         lines.append((f"Error: {error}", ERROR))
     elif record is not None and record.finished and session is not None:
         stop = Renderer(session.transcript, markdown=False).stop_line(record)
-        notable = record.stop_reason in _NOTABLE_STOPS
+        notable = record.stop_reason in NOTABLE_STOPS
         lines.append((stop, ERROR if record.error is not None else WARN if notable else MUTED))
         tokens = usage_tokens_line(record.usage)
         if tokens:

@@ -23,7 +23,8 @@ chromium_or_skip()
 expect = import_or_skip("playwright.sync_api", "playwright is not installed").expect
 
 WIDGET_VIEW = ".jp-OutputArea-output .widget-vbox"
-MARKDOWN = '.jp-OutputArea-output.jp-RenderedMarkdown[data-mime-type="text/markdown"]'
+#: The static transcript: JupyterLab shows the bundle's HTML (it ranks before Markdown).
+TRANSCRIPT = '.jp-OutputArea-output.jp-RenderedHTML[data-mime-type="text/html"]'
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 UTILS = "def add(a, b):\n    return a + b\n\n\ndef scale(values, factor):\n    return [v * factor for v in values]\n"
@@ -38,7 +39,7 @@ RECORDER = """
   window.__acpSeen = seen;
   const record = () => {
     const widget = cell.querySelector('.jp-OutputArea-output .widget-vbox');
-    const md = cell.querySelector('.jp-OutputArea-output.jp-RenderedMarkdown');
+    const md = cell.querySelector('.jp-OutputArea-output[data-mime-type="text/html"]');
     const prompt = cell.querySelector('.jp-InputArea-prompt').innerText.trim();
     const snap = {widget: widget ? widget.innerText : null, markdown: md ? md.innerText : null,
                   prompt: prompt};
@@ -55,7 +56,7 @@ RECORDER = """
 
 def _transcript(notebook: NotebookPage, index: int, text: str) -> Any:
     """The cell's static Markdown transcript, once it contains ``text``."""
-    markdown = notebook.output(index).locator(MARKDOWN)
+    markdown = notebook.output(index).locator(TRANSCRIPT)
     expect(markdown).to_contain_text(text, timeout=TURN_TIMEOUT_MS)
     return markdown
 
@@ -94,8 +95,10 @@ def test_reply_streams_then_transcript(notebook: NotebookPage) -> None:
     notebook.wait_done(1)
     notebook.shot("transcript")
     expect(markdown).to_contain_text("All five steps are completed.")
-    expect(markdown.locator("em", has_text="Stop reason: end_turn")).to_have_count(1)
-    expect(markdown.locator("input[type=checkbox]:checked")).to_have_count(5)
+    expect(markdown.get_by_text("Stop reason: end_turn")).to_have_count(1)
+    # The plan is the live view's checklist: one mark per step, no list bullet beside it.
+    expect(markdown.locator("li", has_text="✅")).to_have_count(5)
+    assert markdown.locator("li").first.evaluate("li => getComputedStyle(li).listStyleType") == "none"
     _no_widget_left(notebook, 1)
 
     seen = notebook.page.evaluate("window.__acpSeen")
@@ -150,6 +153,12 @@ def test_permission_buttons(notebook: NotebookPage, choice: str, allowed: bool) 
     expect(markdown).to_contain_text(f"Permission: {choice} (chosen by user)")
     _no_widget_left(notebook, 1)
 
+    # The saved transcript keeps the live view's diff: added and removed lines tinted.
+    added = markdown.locator("pre span", has_text=re.compile(r"^\+def add")).first
+    removed = markdown.locator("pre span", has_text=re.compile(r"^-def add")).first
+    for line, tint in ((added, "46, 160, 67"), (removed, "248, 81, 73")):
+        background = line.evaluate("span => getComputedStyle(span).backgroundColor")
+        assert tint in background, background
     if allowed:
         text = utils.read_text()
         assert text != UTILS
@@ -223,7 +232,7 @@ def test_saved_notebook_reopens_with_transcripts(notebook: NotebookPage) -> None
         assert len(outputs) == 1, f"cell {index}: {len(outputs)} outputs: {outputs!r}"
         output = outputs[0]
         assert output.output_type == "display_data", output
-        assert set(output.data) == {"text/markdown", "text/plain"}, set(output.data)
+        assert set(output.data) == {"text/html", "text/markdown", "text/plain"}, set(output.data)
         assert WIDGET_MIME not in output.data
         assert "Stop reason: end_turn" in output.data["text/markdown"]
         assert "Stop reason: end_turn" in output.data["text/plain"]
@@ -240,10 +249,10 @@ def test_saved_notebook_reopens_with_transcripts(notebook: NotebookPage) -> None
     for index in prompts:
         markdown = _transcript(notebook, index, "Stop reason: end_turn")
         _no_widget_left(notebook, index)
-        expect(markdown).to_contain_text("You:")
+        expect(markdown).to_contain_text("You")
         # Trusted, so a widget view would have been rendered (as an error) had it been saved.
         expect(markdown).to_have_class(re.compile(r"\bjp-mod-trusted\b"))
-    expect(notebook.output(1).locator(MARKDOWN)).to_contain_text("All five steps are completed.")
+    expect(notebook.output(1).locator(TRANSCRIPT)).to_contain_text("All five steps are completed.")
     notebook.shot("reopened")
     expect(notebook.page.get_by_text("Error displaying widget")).to_have_count(0)
     assert "Error displaying widget" not in notebook.page.locator("body").inner_text()

@@ -8,10 +8,15 @@ from typing import Any
 import pytest
 
 from acp_notebook.client.display import MAX_DIFF_LINES, unified_diff
-from acp_notebook.client.formatting import fence, short_path
+from acp_notebook.client.formatting import code_span, fence, short_path
 from acp_notebook.client.permissions import PermissionBroker
 from acp_notebook.client.rawinput import FileDiff
-from acp_notebook.client.render import Renderer, transcript_bundle, usage_tokens_line
+from acp_notebook.client.render import (
+    Renderer,
+    summary_html,
+    transcript_bundle,
+    usage_tokens_line,
+)
 from acp_notebook.client.terminals import TerminalSnapshot
 from acp_notebook.client.transcript import Transcript, TurnRecord
 from acp_notebook.protocol import models as m
@@ -233,11 +238,11 @@ def test_unknown_content_and_updates_are_collapsed_json() -> None:
     out = md(transcript, record)
     assert (
         '<details style="margin-bottom: 0.6em"><summary>'
-        "Unknown content `hologram` (shown raw)</summary>\n\n"
+        "Unknown content <code>hologram</code> (shown raw)</summary>\n\n"
         '```json\n{\n  "a": 2,\n  "type": "hologram",\n  "z": 1\n}\n```\n\n</details>'
     ) in out
-    assert "<summary>Unknown update `teleport` (shown raw)</summary>" in out
-    assert "<summary>Unknown tool call content `widget` (shown raw)</summary>" in out
+    assert "<summary>Unknown update <code>teleport</code> (shown raw)</summary>" in out
+    assert "<summary>Unknown tool call content <code>widget</code> (shown raw)</summary>" in out
     text = plain(transcript, record)
     assert 'Unknown update `teleport` (shown raw):\n  ```json\n  {\n    "sessionUpdate"' in text
 
@@ -305,7 +310,7 @@ def test_content_blocks_in_messages() -> None:
     assert "[image image/png, " in out  # not base64: never put into a data: URI
     assert "base64,not base64!" not in out
     assert "[audio audio/wav, 4 B]" in out  # "UklGRg==" is the 4 bytes "RIFF"
-    assert "📎 `cell.py` (text/x-python, 6 B)" in out and "```python\nx = 1\n```" in out
+    assert "📎 <code>cell.py</code> (text/x-python, 6 B)" in out and "```python\nx = 1\n```" in out
     text = plain(transcript, record)
     assert "🔗 Report <https://x.org/r>" in text
     assert "data:image" not in text
@@ -407,3 +412,13 @@ def test_terminal_output_past_the_limit_says_the_start_is_not_shown() -> None:
 def test_base64_wrapped_in_lines_is_still_inlined_without_the_breaks() -> None:
     out = message_with({"type": "image", "data": "iVBORw0K\nGgo=", "mimeType": "image/png"})
     assert "](data:image/png;base64,iVBORw0KGgo=)" in out
+
+
+def test_a_collapsed_sections_summary_shows_code_without_backticks() -> None:
+    # Markdown is not read inside <summary>: the code spans become <code>, the rest escaped.
+    assert summary_html("📎 " + code_span("a`b<i>.py") + " (text, 2 B) <b>") == (
+        "📎 <code>a`b&lt;i&gt;.py</code> (text, 2 B) &lt;b&gt;"
+    )
+    assert summary_html("Unknown update " + code_span("`x") + " (shown raw)") == (
+        "Unknown update <code>`x</code> (shown raw)"
+    )

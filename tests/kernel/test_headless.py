@@ -32,7 +32,7 @@ def test_headless_turn_displays_the_transcript_once(kernel: Kernel) -> None:
     displays = turn.displays
     assert len(displays) == 1, turn.describe()
     data = displays[0].content["data"]
-    assert set(data) == {"text/markdown", "text/plain"}, set(data)
+    assert set(data) == {"text/html", "text/markdown", "text/plain"}, set(data)
     assert not turn.of_type("update_display_data", "execute_result")
     # The cell blocked until the turn ended: the transcript came before the idle status.
     assert turn.idle is not None and displays[0].seq < turn.idle.seq

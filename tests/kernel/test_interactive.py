@@ -60,7 +60,7 @@ def test_live_view_is_replaced_by_the_transcript(kernel: Kernel) -> None:
     assert final is not None and final.msg_type == "update_display_data"
     assert final.seq > shown.seq
     data = final.content["data"]
-    assert set(data) == {"text/markdown", "text/plain"}, set(data)
+    assert set(data) == {"text/html", "text/markdown", "text/plain"}, set(data)
     assert "hello" in data["text/markdown"] and "hello" in data["text/plain"]
     assert "end_turn" in data["text/plain"]
     # The cell stayed busy for the whole turn (a top-level %acp is awaited).

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from acp_notebook.ui.attention import BEACON, CARD_CLASS, OPTION_CLASS, REJECT_CLASS
 from acp_notebook.ui.permission import PermissionPrompt
 
 from .conftest import CWD, OPTIONS, FakeSession, Poster, diff_item
@@ -164,6 +165,34 @@ def test_a_request_decided_by_policy_shows_who_decided(session: FakeSession, pos
     session.permissions.choose(prompt.key, "yes", by="policy allow")
     prompt.refresh()
     assert "Yes, run it (chosen by policy allow)" in prompt.decision
+
+
+def test_a_pending_prompt_carries_its_keys_and_finds_itself_until_answered(
+    session: FakeSession, post: Poster
+):
+    prompt = prompt_for(session, post)
+    assert CARD_CLASS in prompt.widget._dom_classes
+    option_buttons = [b for b in prompt.buttons.values() if OPTION_CLASS in b._dom_classes]
+    assert len(option_buttons) == 4
+    # Escape presses the reject_once option, and only that one.
+    assert [b.description for b in prompt.buttons.values() if REJECT_CLASS in b._dom_classes] == [
+        "No"
+    ]
+    attention = prompt._attention.value
+    assert BEACON in attention and "1–4 choose an option · Esc rejects" in attention
+
+    prompt.choose("yes")
+    post.run()
+    assert prompt._attention.value == ""  # answered: nothing left to find, no keys
+
+
+def test_the_beacon_script_is_constant_and_names_no_agent_text(session: FakeSession, post: Poster):
+    prompt = prompt_for(
+        session, post, {"toolCallId": "t9", "title": '"><img src=x onerror=alert(1)>'}
+    )
+    assert prompt._attention.value.count("onerror=") == 1
+    assert prompt._attention.value.startswith(BEACON)
+    assert "alert(1)" not in prompt._attention.value
 
 
 def test_the_clients_own_question_says_the_agent_did_not_ask(session: FakeSession, post: Poster):
