@@ -194,7 +194,11 @@ class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
             return False
         self._signature = signature
         # The client's own question (guard.py): the agent went ahead without asking.
-        head = "🛡️ <b>The agent did not ask</b>" if request.unasked else "🔐 <b>Permission requested</b>"
+        head = (
+            "🛡️ <b>The agent did not ask</b>"
+            if request.unasked
+            else "🔐 <b>Permission requested</b>"
+        )
         question = (
             f'<div style="font-size: {UI_SIZE}; line-height: 1.6; color: {FG}">'
             f"{head}: {what_is_approved(call, self._cwd)}</div>"

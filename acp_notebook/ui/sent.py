@@ -11,6 +11,7 @@ from ..client.sent import SentItem, is_attachment, prompt_words
 from ..protocol import models as m
 from .content import block_html
 from .markdown import render_markdown
+from .message import USER_EDGE, USER_MARGIN, USER_PADDING
 from .style import INFO, MUTED, SMALL_SIZE, WARN, code, details, esc, span
 
 
@@ -27,30 +28,35 @@ def sent_html(items: list[SentItem]) -> str:
     )
 
 
+def prompt_html(blocks: list[m.ContentBlock], items: list[SentItem], cwd: str | None) -> str:
+    """The user's words, the "Sent: …" line and the attachments' text collapsed: the live
+    view and the saved transcript (``transcript_html.py``) show the same."""
+    label = span("You", f"color: {INFO}; font-weight: 600; font-size: {SMALL_SIZE}")
+    attached = [
+        block_html(block, cwd)
+        for block in blocks
+        if is_attachment(block)
+        and not isinstance(block, (m.ImageContentBlock, m.ResourceLinkContentBlock))
+    ]
+    return "".join(
+        [
+            label,
+            render_markdown(prompt_words(blocks).strip()),
+            sent_html(items),
+            details(esc("What was sent"), "".join(attached)) if attached else "",
+        ]
+    )
+
+
 class PromptView:
     """The user's prompt with its attachments (rendered once: a prompt does not stream)."""
 
     def __init__(
         self, blocks: list[m.ContentBlock], items: list[SentItem], cwd: str | None
     ) -> None:
-        label = span("You", f"color: {INFO}; font-weight: 600; font-size: {SMALL_SIZE}")
-        attached = [
-            block_html(block, cwd)
-            for block in blocks
-            if is_attachment(block)
-            and not isinstance(block, (m.ImageContentBlock, m.ResourceLinkContentBlock))
-        ]
-        parts = [
-            label,
-            render_markdown(prompt_words(blocks).strip()),
-            sent_html(items),
-            details(esc("What was sent"), "".join(attached)) if attached else "",
-        ]
         self.widget = w.VBox(
-            [w.HTML("".join(parts), layout=w.Layout(margin="0"))],
-            layout=w.Layout(
-                border_left=f"3px solid {INFO}", padding="0 0 0 8px", margin="4px 0 6px 0"
-            ),
+            [w.HTML(prompt_html(blocks, items, cwd), layout=w.Layout(margin="0"))],
+            layout=w.Layout(border_left=USER_EDGE, padding=USER_PADDING, margin=USER_MARGIN),
         )
 
     def refresh(self, active: bool = False) -> bool:

@@ -31,6 +31,7 @@ from ..client.display import (
     tool_content_shown,
 )
 from ..client.render import Renderer, usage_tokens_line
+from ..client.sent import sent_items
 from ..client.toolcall import ToolCallState
 from ..client.transcript import (
     MessageEntry,
@@ -49,6 +50,7 @@ from .markdown import render_markdown, render_muted_markdown
 from .message import THOUGHT, USER_EDGE, USER_MARGIN, USER_PADDING, YOU_LABEL, note_html
 from .permission import decision_line, warning_line
 from .plan import plan_html
+from .sent import prompt_html
 from .style import ERROR, MUTED, SMALL_SIZE, WARN, details, div, esc, json_pre
 from .terminal import terminal_html
 from .toolcall import (
@@ -74,7 +76,7 @@ class TurnHtml:
         self.text = Renderer(transcript, terminals=terminals, markdown=False)
 
     def turn(self, record: TurnRecord) -> str:
-        parts = [self.entry(entry) for entry in self.transcript.entries_of(record.index)]
+        parts = [self.entry(entry, record) for entry in self.transcript.entries_of(record.index)]
         parts.append(self.footer(record))
         body = "".join(p for p in parts if p)
         return literal_fallbacks(
@@ -83,8 +85,12 @@ class TurnHtml:
 
     # ------------------------------------------------------------------ entries
 
-    def entry(self, entry: object) -> str:
+    def entry(self, entry: object, record: TurnRecord | None = None) -> str:
         if isinstance(entry, MessageEntry):
+            if entry.role == "user" and record is not None and sent_items(record.prompt):
+                # Context was attached: the words, "Sent: …", the attachments collapsed.
+                style = f"border-left: {USER_EDGE}; padding: {USER_PADDING}; margin: {USER_MARGIN}"
+                return div(prompt_html(record.prompt, sent_items(record.prompt), self.cwd), style)
             return self.message(entry)
         if isinstance(entry, ToolCallEntry):
             return self.tool_call(entry.tool_call)

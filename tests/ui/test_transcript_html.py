@@ -7,6 +7,7 @@ import re
 
 from acp_notebook.client.terminals import TerminalSnapshot
 from acp_notebook.client.transcript import PlanView
+from acp_notebook.protocol import models as m
 from acp_notebook.ui.plan import plan_html
 from acp_notebook.ui.style import ADDED_BG, REMOVED_BG
 from acp_notebook.ui.transcript_html import literal_fallbacks, turn_html
@@ -148,3 +149,23 @@ def test_theme_colours_have_a_literal_that_an_untrusted_notebook_keeps(
             if "var(" in declaration and "," in declaration:
                 literal = declaration.split(":")[0].strip() + ":"
                 assert literal in style.split(declaration)[0], (declaration, style)
+
+
+def test_the_saved_html_lists_what_was_sent_like_the_live_view(session: FakeSession) -> None:
+    words = m.TextContentBlock(type="text", text="refactor this function")
+    cell = m.TextContentBlock.model_validate(
+        {
+            "type": "text",
+            "text": "def add(a, b):\n    return a + b\n",
+            "_meta": {"acpNotebook": {"label": "cell [4] (2 lines)", "notes": []}},
+        }
+    )
+    turn = session.submit("unused")
+    turn.blocks = [words, cell]
+    record = session.start(turn)
+    session.transcript.apply(agent_chunk("Done."))
+    session.end(turn)
+    html = turn_html(session.transcript, record, session.terminal_view)
+    assert "Sent: " in html and "cell [4] (2 lines)" in html
+    # the attachment's text is there, collapsed under "What was sent"
+    assert html.index("What was sent") < html.index("return a + b")
