@@ -116,8 +116,10 @@ def details(summary_html: str, body_html: str) -> str:
     )
 
 
-def json_pre(value: Any) -> str:
-    return pre(raw_json(value))
+def json_pre(value: Any, cwd: str | None = None) -> str:
+    """``value`` as pretty JSON; with ``cwd``, the session's directory written as ``.``
+    (what a saved notebook keeps must not hold this machine's paths)."""
+    return pre(raw_json(value, cwd))
 
 
 def link(uri: str, label: str) -> str:

@@ -30,6 +30,7 @@ from ..client.display import (
     diff_shown,
     tool_content_shown,
 )
+from ..client.formatting import portable
 from ..client.render import Renderer, usage_tokens_line
 from ..client.sent import sent_items
 from ..client.toolcall import ToolCallState
@@ -99,7 +100,7 @@ class TurnHtml:
         if isinstance(entry, NoteEntry):
             return note_html(entry.text)
         if isinstance(entry, UnknownEntry):
-            return raw_html(RawShown("update", entry.kind, entry.raw))
+            return raw_html(RawShown("update", entry.kind, portable(entry.raw, self.cwd)))
         # Anything else (a question the agent asked, …): its Markdown, rendered.
         return render_markdown(self.markdown.entry(entry))
 
@@ -129,7 +130,9 @@ class TurnHtml:
                 parts.append(diff_html(diff_shown(diff, self.cwd)))
         for title, value in (("Raw input", call.raw_input), ("Raw output", call.raw_output)):
             if value is not None:
-                parts.append(details(esc(title), div(json_pre(value), f"font-size: {SMALL_SIZE}")))
+                parts.append(
+                    details(esc(title), div(json_pre(value, self.cwd), f"font-size: {SMALL_SIZE}"))
+                )
         for request in call.permissions:
             parts.append(
                 warning_line(request.danger) + div(decision_line(request), "margin: 2px 0")

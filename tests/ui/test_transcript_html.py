@@ -169,3 +169,21 @@ def test_the_saved_html_lists_what_was_sent_like_the_live_view(session: FakeSess
     assert "Sent: " in html and "cell [4] (2 lines)" in html
     # the attachment's text is there, collapsed under "What was sent"
     assert html.index("What was sent") < html.index("return a + b")
+
+
+def test_the_saved_html_holds_no_machine_path_in_raw_json(session: FakeSession) -> None:
+    turn = session.submit("read it")
+    record = session.start(turn)
+    session.transcript.apply(
+        tool_call(
+            "read-1",
+            "Read notes",
+            kind="read",
+            status="completed",
+            rawInput={"path": f"{CWD}/notes.txt", "cwd": CWD},
+        )
+    )
+    session.end(turn)
+    html = turn_html(session.transcript, record, session.terminal_view)
+    assert "Raw input" in html and "notes.txt" in html
+    assert CWD not in html
