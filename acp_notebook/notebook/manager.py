@@ -98,7 +98,9 @@ class NotebookAgents:
 
     def message_table(self) -> MessageTable:
         """Every JSON-RPC message of this notebook's agents, numbered (the inspector)."""
-        return MessageTable(pair_responses(self.log.events()), cwd=self.cwd)
+        return MessageTable(
+            pair_responses(self.log.events()), cwd=self.cwd, dropped=self.log.dropped
+        )
 
     def slash_commands(self) -> set[str]:
         """The slash commands the agents announced (for Tab completion, main thread: the

@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["CUT_NOTE", "MAX_DEPTH", "bounded", "decode_line", "encode_message", "scrub"]
+__all__ = ["CUT_NOTE", "MAX_DEPTH", "abridged", "bounded", "decode_line", "encode_message", "scrub"]
 
 #: Containers nested deeper than this are cut (the message object itself is level 1).
 MAX_DEPTH = 64
@@ -127,3 +127,48 @@ def encode_message(message: Any) -> bytes:
     except (UnicodeEncodeError, RecursionError):
         text = json.dumps(bounded(message), separators=(",", ":"), ensure_ascii=False)
         return text.encode() + b"\n"
+
+
+def abridged(value: Any, budget: int) -> Any:
+    """A copy of a JSON value in about ``budget`` characters: strings, lists and objects
+    are cut where the budget runs out, each cut saying how much it left out.
+
+    For keepers of many messages (the notebook's message log), so one huge message (a
+    32 MB ``terminal/output``) costs them ``budget``, not its size."""
+    remaining = budget
+
+    def cut_text(text: str) -> str:
+        nonlocal remaining
+        keep = max(0, min(len(text), remaining))
+        remaining -= keep
+        if keep == len(text):
+            return text
+        return f"{text[:keep]}… ({len(text) - keep} characters cut)"
+
+    def walk(item: Any, depth: int) -> Any:
+        nonlocal remaining
+        if isinstance(item, str):
+            return cut_text(item)
+        if isinstance(item, (dict, list, tuple)) and depth <= 0:
+            return CUT_NOTE
+        if isinstance(item, dict):
+            kept: dict[Any, Any] = {}
+            for key, member in item.items():
+                if remaining <= 0:
+                    kept["…"] = f"{len(item) - len(kept)} more members cut"
+                    break
+                remaining -= len(key) if isinstance(key, str) else 8
+                kept[key] = walk(member, depth - 1)
+            return kept
+        if isinstance(item, (list, tuple)):
+            out: list[Any] = []
+            for member in item:
+                if remaining <= 0:
+                    out.append(f"… {len(item) - len(out)} more items cut")
+                    break
+                out.append(walk(member, depth - 1))
+            return out
+        remaining -= 8
+        return item
+
+    return walk(value, MAX_DEPTH)

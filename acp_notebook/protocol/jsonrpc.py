@@ -69,6 +69,11 @@ class TraceEvent:
     time: float
     message: dict[str, Any] | None = None
     invalid: str | None = None
+    #: The message's size on the wire in bytes (its line, without the newline).
+    size: int = 0
+    #: Set by a keeper that stored ``message`` abridged (long strings and lists cut):
+    #: the size of the message it stands for.
+    abridged_from: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {"direction": self.direction, "time": self.time}
@@ -76,6 +81,8 @@ class TraceEvent:
             record["message"] = self.message
         else:
             record["invalid"] = self.invalid
+        if self.abridged_from is not None:
+            record["abridgedFrom"] = self.abridged_from
         return record
 
 
@@ -255,9 +262,9 @@ class Peer:
                 await self._send_stream.aclose()
 
     async def _write(self, message: dict[str, Any]) -> None:
-        if self._observers:
-            self._emit(TraceEvent("send", time.time(), message))
         data = encode_message(message)
+        if self._observers:
+            self._emit(TraceEvent("send", time.time(), message, size=len(data) - 1))
         try:
             async with self._send_lock:
                 await self._send_stream.send(data)
@@ -434,7 +441,7 @@ class Peer:
                 )
             return
         if self._observers:
-            self._emit(TraceEvent("recv", time.time(), message))
+            self._emit(TraceEvent("recv", time.time(), message, size=len(line)))
         method = message.get("method")
         if method is None:
             self._handle_response(message)
@@ -549,4 +556,4 @@ class Peer:
     def _emit_invalid(self, line: bytes) -> None:
         if self._observers:
             excerpt = line[:_INVALID_EXCERPT].decode("utf-8", "replace")
-            self._emit(TraceEvent("recv", time.time(), None, excerpt))
+            self._emit(TraceEvent("recv", time.time(), None, excerpt, size=len(line)))
