@@ -9,34 +9,22 @@ not answer within the timeout).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from typing import IO
 
 from ..agents.presets import AgentNotFound, resolve_agent
 from ..client.connection import ClientConnection
 from ..client.errors import AcpClientError, AuthRequired
 from ..client.rules import PermissionRules
+from ..client.secrets import redacting
 from ..client.session import PromptTurn
+from ..client.trace import TraceWriter, open_private
 from ..protocol.errors import ConnectionClosed, RpcError
-from ..protocol.jsonrpc import TraceEvent
 from ..protocol.process import AgentStartError
 from .exits import EXIT_USAGE, fail
 from .prompts import elicitation_asker, permission_asker
 
-__all__ = ["TraceWriter", "run"]
-
-
-class TraceWriter:
-    """``--trace FILE``: one JSON object per JSON-RPC message, flushed as it happens."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.stream = stream
-
-    def __call__(self, event: TraceEvent) -> None:
-        self.stream.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
-        self.stream.flush()
+__all__ = ["run"]
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -52,8 +40,9 @@ async def run(args: argparse.Namespace) -> int:
         rules = PermissionRules.parse(args.rule)
     except ValueError as exc:
         return fail(str(exc), EXIT_USAGE)
-    trace_file = open(args.trace, "w", encoding="utf-8") if args.trace else None  # noqa: SIM115
-    observers = [TraceWriter(trace_file)] if trace_file else []
+    trace_file = open_private(args.trace) if args.trace else None
+    given = dict(args.env)
+    observers = [redacting(TraceWriter(trace_file), given.values)] if trace_file else []
     interactive = policy == "ask" and sys.stdin.isatty()
     try:
         async with ClientConnection.spawn(
@@ -72,7 +61,7 @@ async def run(args: argparse.Namespace) -> int:
                 additional_directories=args.add_dir,
                 policy=policy,
                 interactive=interactive,
-                env=env,
+                # No env: --env variables reach only the agent, never its terminals.
             )
             session.permissions.rules = rules or None
             if interactive or (rules and sys.stdin.isatty()):

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..client.render import portable
+from ..client.trace import open_private, trace_line
 from ..protocol.bounds import abridged
 from ..protocol.jsonrpc import Observer, TraceEvent
 from .answers import md_cell
@@ -224,9 +225,9 @@ class MessageTable:
 
     def save(self, path: str) -> int:
         """Write the messages as JSON Lines in the CLI's ``--trace`` format; the count written."""
-        with open(path, "w", encoding="utf-8") as handle:
+        with open_private(path) as handle:
             for msg in self.messages:
-                handle.write(json.dumps(msg.event.to_json(), ensure_ascii=False) + "\n")
+                handle.write(trace_line(msg.event))
         return len(self.messages)
 
     # ------------------------------------------------------------------ rendering

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..agents.presets import resolve_agent
 from ..client.mcp import normalise
 from ..client.rules import PermissionRules
+from ..client.secrets import redacting
 from ..client.session import PromptTurn, Session
 from .inspector import MessageLog, MessageTable, pair_responses
 from .loop import AgentLoop
@@ -69,12 +70,14 @@ class NotebookAgents:
                 resolve_agent(agent),
                 cwd=self.cwd,
                 env=self.env,
-                observers=(self.log.observer(agent),),
                 start_task=self._start_task,
                 mcp_servers=self.all_mcp_servers,
                 rules=self.permission_rules,
             )
             runtime.key = agent
+            # Redacted before it is kept: MCP env and headers, secret form fields, and the
+            # login variables of this agent as they are when each message passes.
+            runtime.observers = (redacting(self.log.observer(agent), runtime.env.values),)
             self.runtimes[agent] = runtime
         return runtime
 

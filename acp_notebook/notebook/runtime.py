@@ -233,12 +233,13 @@ class AgentRuntime:
         interactive: bool,
     ) -> Session:
         """`session/new`, `load` or `resume` (``opener``) in the notebook's directory,
-        with this agent's environment and the MCP servers it can take."""
+        with the MCP servers this agent can take. Not with ``self.env``: login variables
+        reach only the agent process, never the terminals it starts (``printenv`` there
+        would put an API key into the saved notebook)."""
         return await opener(
             self.cwd,
             policy=policy,
             interactive=interactive,
-            env=self.env or None,
             mcp_servers=self._mcp_for(conn),
         )
 
