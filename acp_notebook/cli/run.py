@@ -53,6 +53,8 @@ async def run(args: argparse.Namespace) -> int:
             observers=observers,
             cancel_grace=args.cancel_grace,
         ) as conn:
+            if args.timeout is not None:
+                conn.handshake_timeout = args.timeout
             await conn.initialize()
             if args.auth:
                 await conn.authenticate(args.auth)

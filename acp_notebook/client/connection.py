@@ -33,7 +33,7 @@ from ..protocol.modelbase import AcpModel
 from ..protocol.process import AgentProcess, open_agent_process
 from ..protocol.tasks import background_tasks
 from .elicitation import ElicitationBroker
-from .errors import AuthRequired, ProtocolVersionMismatch, UnsupportedByAgent
+from .errors import AuthRequired, HandshakeTimeout, ProtocolVersionMismatch, UnsupportedByAgent
 from .handlers import HANDLER_NAMES
 from .permissions import Policy
 from .routing import Router
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLIENT_INFO",
+    "HANDSHAKE_TIMEOUT",
     "PROTOCOL_VERSION",
     "ClientConnection",
     "SessionOptions",
@@ -52,6 +53,9 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION = 1
+#: Seconds the handshake requests may take by default (an agent fetched by npx/uvx on its
+#: first run is still starting then; one that does not answer after this is stuck).
+HANDSHAKE_TIMEOUT = 120.0
 CLIENT_INFO = {"name": "acp-notebook", "title": "acp_notebook", "version": __version__}
 
 #: The request and response models of the three ways to open a session.
@@ -127,6 +131,8 @@ class ClientConnection:
         self.process = process
         self.name = name
         self.cancel_grace = cancel_grace
+        #: Seconds ``initialize`` and ``session/new|load|resume`` may take.
+        self.handshake_timeout = HANDSHAKE_TIMEOUT
         self.handlers = _checked_handlers(handlers)
         self.sessions: dict[str, Session] = {}
         self.initialize_response: m.InitializeResponse | None = None
@@ -241,7 +247,7 @@ class ClientConnection:
             client_info=m.Implementation(**CLIENT_INFO),
         )
         self.advertised = request.client_capabilities
-        result = await self.peer.request("initialize", request)
+        result = await self._handshake("initialize", request)
         response = m.InitializeResponse.parse(result if isinstance(result, dict) else {})
         # spec: the agent answers our version if it supports it, else its latest; a
         # client that cannot speak the answer SHOULD close the connection and say so.
@@ -346,12 +352,14 @@ class ClientConnection:
             # Registered before the request: the replayed history arrives before the answer.
             self.router.register(session)
         try:
-            result = await self.peer.request(method, request)
-        except RpcError as exc:
+            result = await self._handshake(method, request)
+        except (RpcError, HandshakeTimeout) as exc:
             if self.sessions.get(session.session_id) is session:
                 del self.sessions[session.session_id]
             await session._shutdown()
-            raise self._auth_error(exc) from None
+            if isinstance(exc, RpcError):
+                raise self._auth_error(exc) from None
+            raise
         response = cast(
             "m.NewSessionResponse | m.LoadSessionResponse | m.ResumeSessionResponse",
             response_type.parse(result if isinstance(result, dict) else {}),
@@ -361,6 +369,17 @@ class ClientConnection:
         session.transcript.set_modes(response.modes)
         session.transcript.set_config_options(response.config_options)
         return session if method == "session/load" else self.router.register(session)
+
+    async def _handshake(self, method: str, request: Any) -> Any:
+        """A request of the handshake (``initialize``, opening a session): its answer
+        within :attr:`handshake_timeout` seconds, else :class:`HandshakeTimeout` (an agent
+        that never answers must not hang a cell or the command line forever)."""
+        with anyio.move_on_after(self.handshake_timeout):
+            return await self.peer.request(method, request)
+        raise HandshakeTimeout(
+            f"{self.agent_name} did not answer `{method}` within {self.handshake_timeout:g} s; "
+            "check that it is an ACP agent and see its stderr for why it is stuck."
+        )
 
     def _auth_error(self, exc: RpcError) -> RpcError:
         if exc.code != AUTH_REQUIRED:

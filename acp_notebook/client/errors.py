@@ -9,6 +9,7 @@ from ..protocol.errors import AUTH_REQUIRED, RpcError
 __all__ = [
     "AcpClientError",
     "AuthRequired",
+    "HandshakeTimeout",
     "PromptNotSupported",
     "ProtocolVersionMismatch",
     "TurnTimeout",
@@ -29,6 +30,10 @@ class UnsupportedByAgent(AcpClientError):
         )
         self.method = method
         self.capability = capability
+
+
+class HandshakeTimeout(AcpClientError):
+    """The agent did not answer `initialize` or `session/new|load|resume` in time."""
 
 
 class ProtocolVersionMismatch(AcpClientError):
