@@ -93,6 +93,8 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 _MEDIA_TYPE = re.compile(r"(?P<kind>[\w.+-]+)/[\w.+-]+")
 _SAFE_SCHEMES = re.compile(r"^(https?|mailto|ftp|file):", re.IGNORECASE)
 _ANY_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+#: What a browser removes from anywhere in a URL before parsing it.
+_URL_IGNORED = re.compile(r"[\t\n\r]")
 
 
 def base64_size(data: str) -> int:
@@ -115,8 +117,12 @@ def inline_data_uri(kind: str, mime_type: str, data: str) -> str | None:
 
 
 def safe_href(uri: str) -> str | None:
-    """``uri`` if a browser may follow it (no ``javascript:`` and the like), else None."""
-    uri = uri.strip()
+    """``uri`` if a browser may follow it (no ``javascript:`` and the like), else None.
+
+    Checked as the browser parses it (URL standard): leading and trailing C0 controls and
+    spaces stripped, tabs and newlines removed anywhere, so ``java\nscript:`` is seen as
+    the ``javascript:`` it becomes; the returned form is the one checked."""
+    uri = _URL_IGNORED.sub("", uri).strip("".join(map(chr, range(0x21))))
     if _SAFE_SCHEMES.match(uri) or not _ANY_SCHEME.match(uri):
         return uri
     return None

@@ -11,14 +11,13 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
 
 from ..protocol import models as m
-from .style import MUTED
+from .style import MUTED, esc
 
 #: ``choose(method_id, env)``: called on the agent loop thread (through ``post``).
 Choose = Callable[[str | None, dict[str, str]], None]
@@ -61,8 +60,8 @@ class AuthPrompt:
         self.fields: dict[str, dict[str, w.Password]] = {}
         self.buttons: dict[str, w.Button] = {}
         header = w.HTML(
-            f"<div><b>{html.escape(agent)} needs you to log in.</b> It said:</div>"
-            f"<blockquote style='margin: 4px 0 6px 8px; white-space: pre-wrap'>{html.escape(message)}</blockquote>"
+            f"<div><b>{esc(agent)} needs you to log in.</b> It said:</div>"
+            f"<blockquote style='margin: 4px 0 6px 8px; white-space: pre-wrap'>{esc(message)}</blockquote>"
         )
         rows: list[w.Widget] = [header]
         for method in methods:
@@ -71,7 +70,7 @@ class AuthPrompt:
                 getattr(method, "raw", {}) or {}
             ).get("description")
             note = (
-                f"<span style='color: {MUTED}'>{html.escape(str(description))}</span>"
+                f"<span style='color: {MUTED}'>{esc(str(description))}</span>"
                 if description
                 else ""
             )
@@ -96,22 +95,20 @@ class AuthPrompt:
                 button.on_click(lambda _b, mid=method_id: self.choose(mid, self._values(mid)))
                 self.buttons[method_id] = button
                 rows.append(
-                    w.VBox(
-                        [w.HTML(f"<b>{html.escape(name)}</b> {note}"), *secrets.values(), button]
-                    )
+                    w.VBox([w.HTML(f"<b>{esc(name)}</b> {note}"), *secrets.values(), button])
                 )
             elif kind == "terminal":
                 args = " ".join(getattr(method, "args", None) or [])
-                command = html.escape(f"{command_line} {args}".strip())
+                command = esc(f"{command_line} {args}".strip())
                 rows.append(
                     w.HTML(
-                        f"<b>{html.escape(name)}</b>: run <code>{command}</code> in a terminal, then press Retry. {note}"
+                        f"<b>{esc(name)}</b>: run <code>{command}</code> in a terminal, then press Retry. {note}"
                     )
                 )
             else:
                 rows.append(
                     w.HTML(
-                        f"<b>{html.escape(name)}</b> (an auth method of type <code>{html.escape(kind)}</code> this client cannot drive) {note}"
+                        f"<b>{esc(name)}</b> (an auth method of type <code>{esc(kind)}</code> this client cannot drive) {note}"
                     )
                 )
         retry = w.Button(description="Retry", tooltip="try again without logging in here")
@@ -154,4 +151,4 @@ class AuthPrompt:
             for field in secrets.values():
                 field.value = ""
                 field.disabled = True
-        self.status.value = f"<span style='color: {MUTED}'>{html.escape(text)}</span>"
+        self.status.value = f"<span style='color: {MUTED}'>{esc(text)}</span>"
