@@ -10,14 +10,19 @@ Prompts (the first word of the first text block):
   surrogate      a chunk, a tool call title and a plan entry holding lone surrogates
   escapes        text and a tool call title with terminal escapes (OSC 52, cursor moves)
   garbage        lines that are not JSON-RPC objects, then a chunk ``after garbage``
-Every prompt ends with ``end_turn``.
+  escape PATH    start a process that leaves the group and session (double fork +
+                 ``setsid``), write "ESCAPEE_PID AGENT_PID" to PATH, and never end the turn
+Every other prompt ends with ``end_turn``.
 """
 
 import json
+import os
 import sys
+import time
 
 out = sys.stdout.buffer
 SESSION = "hostile-1"
+AGENT_PID = os.getpid()
 ESCAPES = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[1A\x1b[2Kls -la\r\x9b31m\u202e"
 
 
@@ -94,6 +99,16 @@ def prompt(word, arg):
                 "status": "completed",
             }
         )
+    elif word == "escape":
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                with open(arg + ".tmp", "w") as handle:
+                    handle.write(f"{os.getpid()} {AGENT_PID}")
+                os.rename(arg + ".tmp", arg)
+                time.sleep(120)
+            os._exit(0)
+        return False
     elif word == "garbage":
         for line in (
             b"not json",
@@ -129,7 +144,8 @@ def main():
         elif method == "session/prompt":
             blocks = message["params"]["prompt"]
             words = [*(blocks[0].get("text", "") if blocks else "").split(), "", ""]
-            prompt(words[0], words[1])
+            if prompt(words[0], words[1]) is False:
+                continue
             write({"jsonrpc": "2.0", "id": mid, "result": {"stopReason": "end_turn"}})
         elif mid is not None and method is not None:
             write({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "no"}})
