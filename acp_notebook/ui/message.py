@@ -23,9 +23,9 @@ THOUGHT = "Thought"
 
 
 def _run_length(run: TextRun) -> int:
-    # The parts' lengths, not ``run.text``: joining every chunk on every refresh would copy
-    # the whole reply each time just to learn that nothing changed.
-    return sum(map(len, run.parts))
+    # What was received, not ``len(run.text)``: joining every chunk on every refresh would
+    # copy the whole reply each time just to learn that nothing changed.
+    return run.received
 
 
 class MessageBody:
@@ -66,7 +66,7 @@ class MessageBody:
                 length = _run_length(item)
                 if length != self._lengths[index]:
                     self._lengths[index] = length
-                    view.update(item.text)
+                    view.update(item.live_text)
                     changed = True
         if added:
             self.widget.children = self._children()
@@ -74,7 +74,7 @@ class MessageBody:
 
     def _make(self, item: TextRun | object) -> GrowingText | w.HTML:
         if isinstance(item, TextRun):
-            return GrowingText(self._render, cut_markdown, item.text)
+            return GrowingText(self._render, cut_markdown, item.live_text)
         return flat_html(block_html(item, self.cwd))  # type: ignore[arg-type]
 
     @property

@@ -10,6 +10,7 @@ Prompts (the first word of the first text block):
   surrogate      a chunk, a tool call title and a plan entry holding lone surrogates
   escapes        text and a tool call title with terminal escapes (OSC 52, cursor moves)
   garbage        lines that are not JSON-RPC objects, then a chunk ``after garbage``
+  flood MB      MB megabytes of agent text in 64 KB chunks, numbered lines ("line N")
   escape PATH    start a process that leaves the group and session (double fork +
                  ``setsid``), write "ESCAPEE_PID AGENT_PID" to PATH, and never end the turn
 Every other prompt ends with ``end_turn``.
@@ -99,6 +100,15 @@ def prompt(word, arg):
                 "status": "completed",
             }
         )
+    elif word == "flood":
+        line_count = 0
+        for _ in range(int(arg) * 16):
+            lines, size = [], 0
+            while size < 65536 - 20:
+                lines.append(f"line {line_count}\n")
+                size += len(lines[-1])
+                line_count += 1
+            chunk("".join(lines))
     elif word == "escape":
         if os.fork() == 0:
             os.setsid()
