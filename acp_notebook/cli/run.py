@@ -26,6 +26,9 @@ from .prompts import elicitation_asker, permission_asker
 
 __all__ = ["run"]
 
+#: The least time ``--timeout`` gives each handshake request.
+HANDSHAKE_FLOOR = 10.0
+
 
 async def run(args: argparse.Namespace) -> int:
     """Run the turn; the exit code."""
@@ -54,7 +57,9 @@ async def run(args: argparse.Namespace) -> int:
             cancel_grace=args.cancel_grace,
         ) as conn:
             if args.timeout is not None:
-                conn.handshake_timeout = args.timeout
+                # Starting an agent takes seconds (an interpreter, npx): a turn timeout
+                # shorter than that bounds the handshake at that floor, not below it.
+                conn.handshake_timeout = max(args.timeout, HANDSHAKE_FLOOR)
             await conn.initialize()
             if args.auth:
                 await conn.authenticate(args.auth)

@@ -65,4 +65,4 @@ def test_an_agent_that_never_answers_the_handshake_is_given_up_after_the_timeout
 ):
     result = cli("run", "hi", "--agent", hostile(option), "--timeout", "2", cwd=tmp_path)
     line = one_error_line(result)
-    assert f"did not answer `{method}` within 2 s" in line
+    assert f"did not answer `{method}` within 10 s" in line  # the handshake's floor
