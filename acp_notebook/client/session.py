@@ -26,6 +26,7 @@ import anyio
 
 from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
+from .checkpoints import Checkpoints
 from .elicitation import ElicitationBroker
 from .errors import PromptNotSupported, TurnTimeout
 from .fs import FileChange, FileSystem
@@ -154,6 +155,8 @@ class Session:
         self.additional_directories = list(additional_directories)
         roots = [cwd, *self.additional_directories]
         self.transcript = Transcript(cwd)
+        #: What each turn changed (files written for the agent, cells), to review and revert.
+        self.checkpoints = Checkpoints(cwd)
         self.fs = FileSystem(roots, on_change=self._changed)
         self.terminals = TerminalManager(roots, cwd, env=env, on_output=self._changed)
         # AgentRequests (client/handlers.py): files and terminals are served by their
@@ -237,10 +240,14 @@ class Session:
             turn.state = "running"
             turn.started = time.monotonic()
             turn.record = self.transcript.begin_turn(turn.blocks)
+            self.checkpoints.begin(turn.record.index)
             try:
                 await self._exchange(turn)
             finally:
                 self._active = None
+                changes = self.checkpoints.end()
+                if changes is not None:
+                    self.transcript.add_note(changes.summary())
                 if turn.stop_reason is None and turn.error is None:
                     # Abandoned mid-turn (the connection or the session closed): a finished
                     # turn must never read "Running…".
@@ -395,9 +402,11 @@ class Session:
 
     # ------------------------------------------------------------------ listeners
 
-    def _changed(self, _what: object = None) -> None:
+    def _changed(self, what: object = None) -> None:
         """A file was written, a terminal printed, a request appeared or was decided:
         views redraw from the transcript's version."""
+        if isinstance(what, FileChange):
+            self.checkpoints.file_written(what)
         self.transcript.changed()
 
     def on_change(self, listener: Callable[[Transcript], None]) -> Callable[[], None]:

@@ -285,6 +285,13 @@ class Transcript:
             if call.turn == turn and not call.finished:
                 call.status = CANCELLED
 
+    def add_note(self, text: str) -> NoteEntry:
+        """A line from the client itself in the current turn (what a turn changed)."""
+        note = NoteEntry(self.current_turn, text)
+        self.entries.append(note)
+        self.changed()
+        return note
+
     def entries_of(self, turn: int | None) -> list[Entry]:
         return [e for e in self.entries if e.turn == turn]
 

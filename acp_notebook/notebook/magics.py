@@ -27,7 +27,7 @@ from ..client.permissions import Policy
 from .completion import install as install_completion
 from .config import AcpConfig
 from .context import prompt_with_context
-from .controls import REGISTRY, ControlContext, ControlFailed, run
+from .controls import REGISTRY, Control, ControlContext, ControlFailed, run, run_awaited
 from .headless import detect_headless
 from .manager import NotebookAgents
 from .options import AcpOptions, OptionError, parse_line
@@ -102,7 +102,7 @@ class AcpMagics(AcpConfig, Magics):
     @line_cell_magic
     def acp(self, line: str, cell: str | None = None) -> None:
         """Send a prompt to the agent (``%acp --help`` for options)."""
-        handle = self._start(line, cell, awaited=False)
+        handle = self._start(self._parse(line, cell), awaited=False)
         if handle is not None and handle.settings.headless:
             try:
                 handle.wait()
@@ -111,7 +111,11 @@ class AcpMagics(AcpConfig, Magics):
 
     async def acp_awaited(self, line: str, cell: str | None) -> None:
         """What a top-level ``%acp`` becomes: awaited, so the cell stays busy."""
-        handle = self._start(line, cell, awaited=True)
+        options = self._parse(line, cell)
+        if options.control is not None and REGISTRY[str(options.control)].awaits_page:
+            await self._control_awaited(options)
+            return
+        handle = self._start(options, awaited=True)
         if handle is None:
             return
         if handle.settings.headless:
@@ -122,11 +126,14 @@ class AcpMagics(AcpConfig, Magics):
         elif handle.settings.wait:
             await handle
 
-    def _start(self, line: str, cell: str | None, *, awaited: bool) -> TurnHandle | None:
+    @staticmethod
+    def _parse(line: str, cell: str | None) -> AcpOptions:
         try:
-            options = parse_line(line, cell)
+            return parse_line(line, cell)
         except OptionError as exc:
             raise UsageError(str(exc)) from None
+
+    def _start(self, options: AcpOptions, *, awaited: bool) -> TurnHandle | None:
         if options.control is not None:
             self._control(options)
             return None
@@ -210,13 +217,23 @@ class AcpMagics(AcpConfig, Magics):
     # ------------------------------------------------------------------ controls
 
     def _control(self, options: AcpOptions) -> None:
-        control = REGISTRY[str(options.control)]
-        session = options.session if "session" in options.given else None
-        ctx = self.control_context(options.agent, session, options)
+        control, ctx = self._control_of(options)
         try:
             show(run(control, ctx, *control.arguments(options.control_value)))
         except ControlFailed as exc:
             print(f"acp_notebook: {exc}", file=sys.stderr)
+
+    async def _control_awaited(self, options: AcpOptions) -> None:
+        control, ctx = self._control_of(options)
+        try:
+            show(await run_awaited(control, ctx, *control.arguments(options.control_value)))
+        except ControlFailed as exc:
+            print(f"acp_notebook: {exc}", file=sys.stderr)
+
+    def _control_of(self, options: AcpOptions) -> tuple[Control, ControlContext]:
+        control = REGISTRY[str(options.control)]
+        session = options.session if "session" in options.given else None
+        return control, self.control_context(options.agent, session, options)
 
 
 def show(answer: object) -> None:

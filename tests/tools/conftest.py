@@ -29,11 +29,12 @@ def agent(spec: dict[str, Any]) -> Iterator[McpAgent]:
 
 
 @pytest.fixture
-def policy(kernel: Kernel) -> Iterator[Callable[[str], None]]:
-    """Set the approval answer for a test ("allow" or "deny"); back to "allow" after."""
+def policy(kernel: Kernel, request: pytest.FixtureRequest) -> Iterator[Callable[[str], None]]:
+    """Set the approval answer for a test ("allow" or "deny"); back to the module's
+    ``DEFAULT_ANSWER`` ("allow" unless it says otherwise) after."""
 
     def set_answer(answer: str) -> None:
         kernel.text(f"_tools_policy['answer'] = {answer!r}")
 
     yield set_answer
-    set_answer("allow")
+    set_answer(getattr(request.module, "DEFAULT_ANSWER", "allow"))

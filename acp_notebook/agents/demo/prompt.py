@@ -14,6 +14,7 @@ from typing import Any
 
 from ...protocol import models as m
 from . import edits
+from .cells import edit_cell_holding
 from .placeholders import PlaceholderEdit, add_placeholders
 from .replies import StopReason, missing_capability
 from .tools import Proposal, apply_edit, read_whole
@@ -197,6 +198,11 @@ async def _refactor_code(turn: Turn, label: str, code: str) -> StopReason:
     result = await _placeholders(turn, code, label)
     if result is None:
         return "end_turn"
+    in_cell = await edit_cell_holding(
+        turn, code, result.text, "add docstring and type-hint placeholders"
+    )
+    if in_cell is not None:
+        return in_cell
     changes = "\n".join(f"- {change}" for change in result.changes)
     return await turn.reply(
         f"A mechanical demonstration, not an AI refactoring: {label} has no file I could "

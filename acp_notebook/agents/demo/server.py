@@ -175,6 +175,11 @@ class DemoAgent:
             ]
         if mcp_servers is not None:
             session.mcp_servers = [_server_name(server) for server in mcp_servers]
+            session.mcp_stdio = {
+                server.name: server
+                for server in mcp_servers
+                if isinstance(server, m.McpServerStdio)
+            }
         session.active = True
 
     async def _stop_turn(self, session: DemoSession) -> None:

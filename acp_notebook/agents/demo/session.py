@@ -110,6 +110,8 @@ class DemoSession:
     # -- runtime only (not saved) --
     active: bool = False
     mcp_servers: list[str] = field(default_factory=list)
+    #: The stdio MCP servers given, by name (the scenes that use the client's MCP tools).
+    mcp_stdio: dict[str, m.McpServerStdio] = field(default_factory=dict)
     turn: Turn | None = None
 
     def new_call_id(self) -> str:

@@ -11,10 +11,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..answers import Text
-from . import agents, permissions, sessions
-from .base import Arg, Control, ControlContext, ControlFailed, run
+from . import agents, changes, permissions, sessions
+from .base import Arg, Control, ControlContext, ControlFailed, run, run_awaited
 
-__all__ = ["REGISTRY", "Arg", "Control", "ControlContext", "ControlFailed", "Registry", "run"]
+__all__ = [
+    "REGISTRY",
+    "Arg",
+    "Control",
+    "ControlContext",
+    "ControlFailed",
+    "Registry",
+    "run",
+    "run_awaited",
+]
 
 
 class Registry:
@@ -78,6 +87,10 @@ REGISTRY = Registry([
     Control("pending", ("--pending",), "permission requests waiting for an answer", permissions.pending),
     Control("answer", ("--answer",), "answer a waiting permission request with one of its options",
             permissions.answer, Arg("KEY=OPTION", split=permissions.split_answer), scope="agent"),
+    Control("changes", ("--changes",), "what the session's last turn changed, with Revert per hunk and Revert all",
+            changes.changes, scope="session"),
+    Control("undo", ("--undo",), "revert the files and cells the session's last turn changed", changes.undo,
+            scope="session", awaits_page=True),
     Control("log", ("--log",), "the last JSON-RPC messages of the agents", agents.log, scope="agent"),
     Control("help", ("--help", "-h"), "this text", show_help),
 ])

@@ -8,8 +8,10 @@ import shlex
 from ...agents.presets import PresetStatus, install_hint, preset_table
 from ...protocol import models as m
 from ..answers import Column, Table, Text
+from ..frontend import frontends
 from ..inspector import MessageTable
 from ..snapshots import SessionSnapshot
+from ..tools.live_tools import offered_line
 from .base import ControlContext, ControlFailed
 
 #: How many messages ``%acp --log`` shows (``acp.messages()`` filters all of them).
@@ -23,6 +25,7 @@ async def status(ctx: ControlContext) -> Text:
     if not agents.runtimes:
         lines.append("No agent started yet (the first %acp starts one).")
     lines += [runtime.describe() for runtime in agents.runtimes.values()]
+    lines.append(offered_line(frontends))
     for handle, turn in agents.running_turns():
         settings = handle.settings
         lines.append(f"turn in session {settings.session!r} of {settings.agent}: {turn.state}")

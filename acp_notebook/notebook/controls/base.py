@@ -15,11 +15,13 @@ runs on the caller's thread.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, cast
 
 from ...client.permissions import Policy
@@ -69,6 +71,9 @@ class Control:
     scope: Scope = "notebook"
     #: False for a control that needs someone to click in the cell.
     headless: bool = True
+    #: The handler waits for the notebook's page (live cells): its answers reach the
+    #: kernel only while the cell awaits, so ``%acp`` awaits it (:func:`run_awaited`).
+    awaits_page: bool = False
 
     @property
     def flag(self) -> str:
@@ -100,6 +105,9 @@ class ControlContext:
     session: str | None = None
     policy: Policy = "ask"
     interactive: bool = False
+    #: The handler was awaited by the cell (:func:`run_awaited`), so the notebook's page
+    #: can answer it meanwhile.
+    awaited: bool = False
 
     @property
     def agent_name(self) -> str:
@@ -142,17 +150,41 @@ class ControlContext:
 def run(control: Control, ctx: ControlContext, *args: object, **kwargs: object) -> object:
     """Carry out ``control``: its handler on the agent loop (``async def``) or here; an
     expected failure becomes :class:`ControlFailed` with its one sentence."""
-    if not control.headless and not ctx.interactive:
-        raise ControlFailed(f"{control.flag} needs a notebook where someone can click.")
-    call = functools.partial(control.handler, ctx, *args, **kwargs)
-    try:
+    call = _call(control, ctx, *args, **kwargs)
+    with _failures(control):
         if not inspect.iscoroutinefunction(control.handler):
             return call()
         loop = ctx.agents.loop
         if loop.in_loop_thread():
             raise RuntimeError(f"acp.{control.name}() waits for the agent loop: not from it.")
         return loop.run(cast(Callable[[], Awaitable[object]], call), timeout=CONTROL_TIMEOUT)
-    except concurrent.futures.TimeoutError:
+
+
+async def run_awaited(control: Control, ctx: ControlContext, *args: object) -> object:
+    """:func:`run` for a cell that awaits: the kernel's own loop stays free meanwhile
+    (ipykernel >= 7.4 then processes comm messages, such as the notebook page's answers)."""
+    ctx = replace(ctx, awaited=True)
+    call = _call(control, ctx, *args)
+    with _failures(control):
+        if not inspect.iscoroutinefunction(control.handler):
+            return call()
+        future = ctx.agents.loop.submit(cast(Callable[[], Awaitable[object]], call))
+        return await asyncio.wait_for(asyncio.wrap_future(future), CONTROL_TIMEOUT)
+
+
+def _call(
+    control: Control, ctx: ControlContext, *args: object, **kwargs: object
+) -> Callable[[], object]:
+    if not control.headless and not ctx.interactive:
+        raise ControlFailed(f"{control.flag} needs a notebook where someone can click.")
+    return functools.partial(control.handler, ctx, *args, **kwargs)
+
+
+@contextlib.contextmanager
+def _failures(control: Control) -> Iterator[None]:
+    try:
+        yield
+    except (concurrent.futures.TimeoutError, asyncio.TimeoutError):
         raise ControlFailed(
             f"{control.flag} did not finish within {CONTROL_TIMEOUT:.0f} s; "
             "`%acp --restart` starts the agent again."

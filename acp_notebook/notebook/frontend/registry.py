@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import comm
@@ -11,6 +12,7 @@ from comm.base_comm import BaseComm
 from pydantic import ValidationError
 
 from ... import __version__
+from ..listeners import Listeners
 from .live import LiveNotebook
 from .protocol import FRONTEND_TARGET, KERNEL_TARGET, PROTOCOL_VERSION, Hello, message
 
@@ -22,6 +24,7 @@ class Frontends:
         self._lock = threading.Lock()
         self._live: list[LiveNotebook] = []
         self._beacon: BaseComm | None = None
+        self._listeners = Listeners("the live notebooks")
 
     def current(self) -> LiveNotebook | None:
         """The most recently connected notebook; None when no extension is connected
@@ -32,6 +35,11 @@ class Frontends:
     def connected(self) -> list[LiveNotebook]:
         with self._lock:
             return list(self._live)
+
+    def on_change(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener()`` after a notebook connects or disconnects (on the thread
+        that handled the comm message); returns the function that stops it."""
+        return self._listeners.add(listener)
 
     @property
     def installed(self) -> bool:
@@ -83,7 +91,9 @@ class Frontends:
         with self._lock:
             self._live.append(live)
         live.send("welcome", version=__version__)
+        self._listeners.notify()
 
     def _drop(self, live: LiveNotebook) -> None:
         with self._lock, contextlib.suppress(ValueError):
             self._live.remove(live)
+        self._listeners.notify()

@@ -1,15 +1,28 @@
-"""Asking before a notebook tool acts: what is asked, and the two possible answers.
+"""Asking before a notebook tool acts: what is asked, and the three possible answers.
 
 The notebook layer plugs its permission broker, rules and policy in as one async
-callback (:data:`Approve`); the tools only await it. The callback runs on the agent
-loop thread, like every other permission request.
+callback (:data:`Approve`); the tools only await it (through :func:`ask`). The callback
+runs on the agent loop thread, like every other permission request.
+
+Who decides, in order: a rule or the policy (deny → :class:`Denied`; an allow rule or
+the policy ``allow`` → :class:`Approved`; ``ask`` where no one can click → Denied);
+otherwise the user. For most tools the user answers a permission card in the turn; a
+tool whose change is reviewed where it lands (``review_in_place``: a cell edit, shown
+as a diff in the cell with Accept and Reject) gets :class:`Review` instead, shows its
+own review and reports the user's decision itself.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+log = logging.getLogger(__name__)
+
+#: The ACP tool kind a notebook tool acts as (what ``allow KIND …`` rules name).
+ToolKind = Literal["read", "edit", "delete", "execute"]
 
 
 @dataclass(frozen=True)
@@ -26,11 +39,24 @@ class ToolApproval:
     code: str | None = None
     #: The tool call's arguments as the agent sent them (the card's raw input).
     arguments: Mapping[str, Any] = field(default_factory=dict)
+    #: What the tool does, as an ACP tool kind: rules match on it.
+    kind: ToolKind = "execute"
+    #: The tool shows the change for review where it lands (in the cell) and waits for
+    #: the user there: answer :class:`Review` instead of showing a card.
+    review_in_place: bool = False
+    #: The files the call changes (a cell edit: the notebook's own path, as the server
+    #: knows it); rules with a path glob match on them.
+    paths: tuple[str, ...] = ()
+    #: The live cell the call changes (its nbformat id), if it is a cell tool.
+    cell_id: str | None = None
 
 
 @dataclass(frozen=True)
 class Approved:
-    """Go ahead."""
+    """Go ahead. ``by`` says who allowed it without asking, in words the transcript
+    shows ("rule `allow edit *.ipynb`", "the policy allow"); empty when the user did."""
+
+    by: str = ""
 
 
 @dataclass(frozen=True)
@@ -41,5 +67,24 @@ class Denied:
     reason: str
 
 
-Decision = Approved | Denied
+@dataclass(frozen=True)
+class Review:
+    """No rule or policy decided: the tool shows its own review (``review_in_place``)
+    and reports the user's decision."""
+
+
+Decision = Approved | Denied | Review
 Approve = Callable[[ToolApproval], Awaitable[Decision]]
+
+
+async def ask(approve: Approve, request: ToolApproval) -> Decision:
+    """``approve(request)``; a failure to ask is a denial (nothing runs unapproved), and
+    :class:`Review` for a tool that cannot review in place is a denial too."""
+    try:
+        decision = await approve(request)
+    except Exception as exc:
+        log.exception("asking to approve %s failed", request.tool)
+        return Denied(f"not approved: asking for approval failed ({type(exc).__name__})")
+    if isinstance(decision, Review) and not request.review_in_place:
+        return Denied("not approved: no one reviewed it")
+    return decision

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..summaries import NOT_FOUND, Summary, resolve, summarise
 from . import execute, history
-from .approval import Denied, ToolApproval
+from .approval import Denied, ToolApproval, ask
 from .registry import NotebookTool, ToolContent, ToolContext, ToolImage, ToolRegistry, ToolResult
 
 if TYPE_CHECKING:
@@ -80,10 +80,7 @@ def _title(code: str) -> str:
 async def _run_code(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolResult:
     code = str(arguments["code"])
     request = ToolApproval(ctx.session, "run_code", _title(code), code, dict(arguments))
-    try:
-        decision = await ctx.approve(request)
-    except Exception as exc:
-        decision = Denied(f"not approved: asking for approval failed ({type(exc).__name__})")
+    decision = await ask(ctx.approve, request)
     if isinstance(decision, Denied):
         return ToolResult.error(f"The code did not run: {decision.reason}.")
     result = await ctx.runner.run(execute.run, ctx.shell, code)

@@ -21,6 +21,7 @@ import base64
 import contextvars
 import functools
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,7 @@ from .approval import Approve
 from .endpoint import McpServerSpec, RelayEndpoint
 from .execute import CodeResult
 from .kernel_tools import kernel_tools
-from .registry import ToolContext, ToolImage, ToolRegistry, ToolResult
+from .registry import CellChangeReport, ToolContext, ToolImage, ToolRegistry, ToolResult
 from .runner import MainThreadRunner
 
 if TYPE_CHECKING:
@@ -43,6 +44,10 @@ if TYPE_CHECKING:
     from mcp.server.models import InitializationOptions
 
 log = logging.getLogger(__name__)
+
+#: mcp's package is not safe to import from two threads at once (its modules import each
+#: other: "partially initialized module"), and two sessions' servers start together.
+_IMPORTING = threading.Lock()
 
 #: The server's name in ``mcpServers`` (a rule or the inspector names it so).
 SERVER_NAME = "notebook"
@@ -72,10 +77,11 @@ class NotebookToolsServer:
         approve: Approve,
         show: Callable[[CodeResult], None] | None = None,
         registry: ToolRegistry | None = None,
+        report: Callable[[CellChangeReport], None] | None = None,
     ) -> None:
         self._loop = loop
         self.registry = registry if registry is not None else kernel_tools()
-        self.context = ToolContext(session, shell, runner, approve, show)
+        self.context = ToolContext(session, shell, runner, approve, show, report)
         self._endpoint: RelayEndpoint | None = None
         self._spec: McpServerSpec | None = None
         self._scope: anyio.CancelScope | None = None
@@ -164,7 +170,8 @@ class NotebookToolsServer:
 
     def _mcp_server(self) -> Server[Any]:
         """The MCP server (built in a worker thread: importing ``mcp`` takes a while)."""
-        from mcp.server.lowlevel import Server
+        with _IMPORTING:
+            from mcp.server.lowlevel import Server
 
         return Server(
             SERVER_NAME,

@@ -1,0 +1,139 @@
+"""``%acp --undo`` and the revert behind it, in a real kernel without a browser: the last
+turn's files come back, a file or cell changed after the turn is never overwritten, and
+cells are reverted through the live notebook (the test client plays the extension)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import UTILS_PY, Kernel, rel
+from .fake_frontend import FUNCTION, RENAMED, FakeFrontend
+
+pytestmark = pytest.mark.kernel
+
+
+def edit_turn(kernel: Kernel, path: Path) -> str:
+    """A headless turn of the demo agent editing ``path`` (allowed); its plain transcript."""
+    turn = kernel.execute(
+        f"%acp -p allow /edit {rel(kernel, path)}", allow_stdin=False, until="final"
+    )
+    assert not turn.errors, turn.describe()
+    assert path.read_text() != UTILS_PY
+    return turn.plain
+
+
+def test_undo_restores_the_file_the_last_turn_wrote(kernel: Kernel, utils_py: Path) -> None:
+    plain = edit_turn(kernel, utils_py)
+    assert f"Changed in this turn: {rel(kernel, utils_py)} (+" in plain
+
+    assert kernel.text("%acp --undo").strip() == f"Reverted {rel(kernel, utils_py)}."
+    assert utils_py.read_text() == UTILS_PY
+
+
+def test_undo_refuses_to_overwrite_a_file_changed_after_the_turn(
+    kernel: Kernel, utils_py: Path
+) -> None:
+    edit_turn(kernel, utils_py)
+    changed = utils_py.read_text() + "# the user's line\n"
+    utils_py.write_text(changed)
+
+    out = kernel.text("%acp --undo").strip()
+    assert out == f"Nothing was reverted: {rel(kernel, utils_py)} was changed after the turn."
+    assert utils_py.read_text() == changed
+
+
+#: A turn's record built as the cell tools report it, and the revert run on an agent loop
+#: (awaited by the cell, so the fake frontend's answers reach the kernel meanwhile).
+REVERT = """
+import asyncio
+from acp_notebook.client.checkpoints import Checkpoints
+from acp_notebook.client.fs import FileChange
+from acp_notebook.notebook.loop import AgentLoop
+from acp_notebook.notebook.revert import revert
+_loop = AgentLoop()
+_checkpoints = Checkpoints({cwd!r})
+_checkpoints.begin(0)
+_checkpoints.file_written(FileChange({path!r}, "before\\n", "after\\n", resolved_path={path!r}))
+_checkpoints.cell_changed("c-func", "cell 2", {function!r}, {renamed!r}, notebook="work/analysis.ipynb")
+_checkpoints.cell_changed("c-new", "cell 3", None, "total([1])", notebook="work/analysis.ipynb")
+_checkpoints.cell_changed(
+    "c-note", "cell 4", "Sums.", None, notebook="work/analysis.ipynb", anchor="c-new",
+    cell_type="markdown",
+)
+_turn = _checkpoints.end()
+print((await asyncio.wrap_future(_loop.submit(revert, _turn))).sentence())
+"""
+
+
+@pytest.fixture
+def turned(kernel: Kernel, workdir: Path) -> tuple[FakeFrontend, Path]:
+    """A notebook and a file as a turn left them: cell 2 edited, a cell added below it, the
+    markdown cell deleted, and a file written."""
+    fake = FakeFrontend(kernel)
+    fake.cells = [
+        fake.cell("c-load", "code", "%load_ext acp_notebook", 1),
+        fake.cell("c-func", "code", RENAMED, 2),
+        fake.cell("c-new", "code", "total([1])"),
+    ]
+    fake.connect()
+    written = workdir / "notes.txt"
+    written.write_text("after\n")
+    return fake, written
+
+
+def revert_code(path: Path) -> str:
+    return REVERT.format(path=str(path), cwd=str(path.parent), function=FUNCTION, renamed=RENAMED)
+
+
+def test_a_turns_cells_and_files_are_reverted_through_the_live_notebook(
+    kernel: Kernel, turned: tuple[FakeFrontend, Path]
+) -> None:
+    fake, written = turned
+    execution = fake.serve(kernel.execute(revert_code(written), until=None))
+    assert not execution.errors, execution.describe()
+    assert execution.stdout.strip() == "Reverted notes.txt, cell 2, cell 3, cell 4."
+    assert [(c["id"], c["source"]) for c in fake.cells] == [
+        ("c-load", "%load_ext acp_notebook"),
+        ("c-func", FUNCTION),
+        ("c-new", "Sums."),  # the markdown cell came back (the fake names new cells c-new)
+    ]
+    assert fake.cells[2]["cell_type"] == "markdown"
+    assert {r["type"] for r in fake.requests} == {"list_cells", "apply"}
+    assert written.read_text() == "before\n"
+    fake.close()
+
+
+def test_a_cell_changed_after_the_turn_stops_the_whole_revert(
+    kernel: Kernel, turned: tuple[FakeFrontend, Path]
+) -> None:
+    fake, written = turned
+    fake.cells[1]["source"] = RENAMED + "\n# the user's line"
+    execution = fake.serve(kernel.execute(revert_code(written), until=None))
+    assert execution.stdout.strip() == "Nothing was reverted: cell 2 was changed after the turn."
+    assert fake.cells[1]["source"].endswith("# the user's line")
+    assert [c["id"] for c in fake.cells] == ["c-load", "c-func", "c-new"]
+    assert [r["type"] for r in fake.requests] == ["list_cells"]
+    assert written.read_text() == "after\n"
+    fake.close()
+
+
+def test_the_changes_list_reverts_one_hunk_then_all_that_is_left(
+    kernel: Kernel, utils_py: Path
+) -> None:
+    edit_turn(kernel, utils_py)
+    edited = utils_py.read_text()
+    view = kernel.execute("%acp --changes", until="idle")
+    assert view.widget_display is not None, view.describe()
+    reverts = view.buttons("Revert")
+    assert len(reverts) >= 2, "the demo's edit of utils.py has a hunk per function"
+
+    kernel.click("Revert", within=view)  # the last hunk only
+    kernel.wait_for(lambda: utils_py.read_text() != edited, "the hunk to be reverted")
+    partly = utils_py.read_text()
+    assert partly != UTILS_PY
+    assert partly.splitlines()[:3] == edited.splitlines()[:3]  # the first hunk stays
+
+    kernel.click("Revert all")
+    kernel.wait_for(lambda: utils_py.read_text() == UTILS_PY, "the rest to be reverted")
