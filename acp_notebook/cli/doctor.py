@@ -18,6 +18,7 @@ from typing import IO, Any
 import anyio
 
 from ..agents.presets import AgentNotFound, resolve_agent
+from ..client.auth_methods import auth_method_facts
 from ..client.connection import ClientConnection
 from ..client.errors import AuthRequired
 from ..protocol import models as m
@@ -57,11 +58,8 @@ def capability_summary(caps: m.AgentCapabilities) -> str:
 
 def _auth_method(method: Any) -> str:
     """``id (name; type)`` of an auth method, known variant or not."""
-    raw = method.raw if hasattr(method, "raw") else {}
-    kind = getattr(method, "type", None) or getattr(method, "discriminator_value", None) or "agent"
-    method_id = getattr(method, "id", None) or raw.get("id", "?")
-    name = getattr(method, "name", None) or raw.get("name", "")
-    return f"{method_id} ({name}; {kind})"
+    facts = auth_method_facts(method)
+    return f"{facts.id} ({facts.name}; {facts.kind})"
 
 
 def _agent_info(response: m.InitializeResponse) -> str:
@@ -85,7 +83,7 @@ async def _check_new_session(
         with anyio.fail_after(args.timeout):
             session = await conn.new_session(os.getcwd(), policy="deny")
     except AuthRequired as exc:
-        ids = [getattr(method, "id", "?") for method in exc.auth_methods]
+        ids = [auth_method_facts(method).id for method in exc.auth_methods]
         print(f"session/new: needs authentication: {exc.message}", file=out)
         if ids:
             print(

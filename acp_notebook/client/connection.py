@@ -32,6 +32,7 @@ from ..protocol.jsonrpc import Observer, Peer
 from ..protocol.modelbase import AcpModel
 from ..protocol.process import AgentProcess, open_agent_process
 from ..protocol.tasks import background_tasks
+from .auth_methods import auth_method_facts
 from .elicitation import ElicitationBroker
 from .errors import AuthRequired, HandshakeTimeout, ProtocolVersionMismatch, UnsupportedByAgent
 from .handlers import HANDLER_NAMES
@@ -262,9 +263,9 @@ class ClientConnection:
 
     async def authenticate(self, method_id: str) -> None:
         """`authenticate` with one of the agent-handled methods it advertised."""
-        method = next((a for a in self.auth_methods if getattr(a, "id", None) == method_id), None)
+        method = next((a for a in self.auth_methods if auth_method_facts(a).id == method_id), None)
         if method is None:
-            offered = ", ".join(f"`{getattr(a, 'id', '?')}`" for a in self.auth_methods) or "none"
+            offered = ", ".join(f"`{auth_method_facts(a).id}`" for a in self.auth_methods) or "none"
             raise RpcError(
                 INVALID_PARAMS,
                 f"{self.agent_name} did not offer the auth method `{method_id}` (offered: {offered}).",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol.errors import AUTH_REQUIRED, RpcError
+from .auth_methods import auth_method_facts
 
 __all__ = [
     "AcpClientError",
@@ -48,10 +49,8 @@ class AuthRequired(RpcError):
         self.auth_methods = auth_methods
 
     def __str__(self) -> str:
-        names = ", ".join(
-            f"{getattr(m, 'name', None) or getattr(m, 'id', '?')} (`{getattr(m, 'id', '?')}`)"
-            for m in self.auth_methods
-        )
+        facts = [auth_method_facts(method) for method in self.auth_methods]
+        names = ", ".join(f"{fact.name} (`{fact.id}`)" for fact in facts)
         hint = f" Authentication methods it offers: {names}." if names else ""
         return f"The agent needs authentication: {self.message}{hint}"
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..protocol import models as m
+from ..client.auth_methods import auth_method_facts
 from .style import MUTED, esc
 
 #: ``choose(method_id, env)``: called on the agent loop thread (through ``post``).
@@ -26,19 +26,8 @@ Post = Callable[..., Any]
 
 def _method_fields(method: Any) -> tuple[str, str, str, list[str]]:
     """(kind, id, name, env var names) of an auth method model."""
-    if isinstance(method, m.AuthMethodAgent):
-        return "agent", method.id, method.name, []
-    if isinstance(method, m.AuthMethodTerminal):
-        return "terminal", method.id, method.name, []
-    raw = getattr(method, "raw", {}) or {}
-    kind = str(raw.get("type", "?"))
-    names = []
-    for var in raw.get("vars") or []:
-        if isinstance(var, dict) and isinstance(var.get("name"), str):
-            names.append(var["name"])
-        elif isinstance(var, str):
-            names.append(var)
-    return kind, str(raw.get("id", "?")), str(raw.get("name", raw.get("id", "?"))), names
+    facts = auth_method_facts(method)
+    return facts.kind, facts.id, facts.name, facts.env_vars
 
 
 class AuthPrompt:
@@ -66,9 +55,7 @@ class AuthPrompt:
         rows: list[w.Widget] = [header]
         for method in methods:
             kind, method_id, name, env_names = _method_fields(method)
-            description = getattr(method, "description", None) or (
-                getattr(method, "raw", {}) or {}
-            ).get("description")
+            description = auth_method_facts(method).description
             note = (
                 f"<span style='color: {MUTED}'>{esc(str(description))}</span>"
                 if description

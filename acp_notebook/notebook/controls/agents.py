@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 
 from ...agents.presets import PresetStatus, install_hint, preset_table
+from ...client.auth_methods import auth_method_facts
 from ...protocol import models as m
 from ..answers import Column, Table, Text
 from ..frontend import frontends
@@ -137,7 +138,9 @@ async def login(ctx: ControlContext, method_id: str | None = None) -> Text:
     if method_id is None:
         agent_methods = [mm for mm in conn.auth_methods if isinstance(mm, m.AuthMethodAgent)]
         if len(agent_methods) != 1:
-            offered = ", ".join(f"`{getattr(mm, 'id', '?')}`" for mm in conn.auth_methods) or "none"
+            offered = (
+                ", ".join(f"`{auth_method_facts(mm).id}`" for mm in conn.auth_methods) or "none"
+            )
             raise ControlFailed(
                 f"Name the auth method: `%acp --login METHOD` (the agent offers: {offered})."
             )
