@@ -122,9 +122,22 @@ class AgentRuntime:
                 observers=self.observers,
                 on_stderr=self.stderr_lines.append,
             ) as conn:
-                await conn.initialize()
-                if self.auth_method:
-                    await conn.authenticate(self.auth_method)
+                # `%acp --stop` stops an agent that is still starting too (one that never
+                # answers `initialize` would otherwise keep --stop waiting).
+                async with anyio.create_task_group() as starting:
+
+                    async def stop_starting() -> None:
+                        await stop.wait()
+                        starting.cancel_scope.cancel()
+
+                    starting.start_soon(stop_starting)
+                    await conn.initialize()
+                    if self.auth_method:
+                        await conn.authenticate(self.auth_method)
+                    starting.cancel_scope.cancel()
+                if stop.is_set():
+                    self.status = "stopped"
+                    return
                 self.connection = conn
                 self.status = "ready"
                 ready.set()
