@@ -60,6 +60,8 @@ class AgentRuntime:
         #: prompt collected go here: kept in memory only).
         self.env = dict(env or {})
         self.observers = observers
+        #: The start (initialize, authenticate) while it runs, for stop() to cancel.
+        self._starting: anyio.CancelScope | None = None
         #: The auth method to use again when the agent restarts.
         self.auth_method = auth_method
         self._start_task = start_task
@@ -122,19 +124,12 @@ class AgentRuntime:
                 observers=self.observers,
                 on_stderr=self.stderr_lines.append,
             ) as conn:
-                # `%acp --stop` stops an agent that is still starting too (one that never
-                # answers `initialize` would otherwise keep --stop waiting).
-                async with anyio.create_task_group() as starting:
-
-                    async def stop_starting() -> None:
-                        await stop.wait()
-                        starting.cancel_scope.cancel()
-
-                    starting.start_soon(stop_starting)
+                # `%acp --stop` cancels this too (an agent that never answers `initialize`
+                # would otherwise keep --stop waiting): see stop().
+                with anyio.CancelScope() as self._starting:
                     await conn.initialize()
                     if self.auth_method:
                         await conn.authenticate(self.auth_method)
-                    starting.cancel_scope.cancel()
                 if stop.is_set():
                     self.status = "stopped"
                     return
@@ -164,6 +159,7 @@ class AgentRuntime:
             self.status = "failed"
             self.error = f"The agent `{self.name}` failed: {type(exc).__name__}: {exc}"
         finally:
+            self._starting = None
             if self.status == "ready":
                 self.status = "stopped"
             self.connection = None
@@ -181,6 +177,8 @@ class AgentRuntime:
         """Shut the agent down (its sessions' terminals are killed first)."""
         if self._stop is not None:
             self._stop.set()
+        if self._starting is not None:
+            self._starting.cancel()
         if self._stopped is not None:
             await self._stopped.wait()
         if self.status != "failed":
