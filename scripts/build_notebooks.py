@@ -127,13 +127,31 @@ sees exactly what you are looking at."""),
             'temperatures = {"mon": 21.5, "tue": 23.0, "wed": 19.8}\n%acp What stands out in {temperatures}?'
         ),
         md("""
-## 7. What went over the wire
+## 7. The cell you just ran goes with the prompt
+
+Every prompt carries the most recently executed code cell (its code, and its result or error) and
+any code above the `%acp` line, so "this function" means something; the turn lists what was sent
+("Sent: …"). `--no-context` sends only the words, `--dry-run` shows the content blocks and sends
+nothing, and `%acp --fix` sends the last error with its cell."""),
+        code("def scale(values, factor):\n    return [v * factor for v in values]"),
+        code("%acp refactor this function"),
+        md("""
+## 8. The agent works in your kernel
+
+Every session is offered the notebook's own MCP server, `notebook`: the agent can list and inspect
+your variables and run code in this kernel — after you allow it, like any other tool call (here
+`-p allow`; the rule `allow notebook run_code` does the same). The demo agent's `/tools` uses it as
+any MCP client would."""),
+        code("%acp -p allow /tools doubled = scale(list(temperatures.values()), 2)"),
+        code("doubled"),
+        md("""
+## 9. What went over the wire
 
 Every JSON-RPC message is kept. `acp.messages()` shows them numbered; `.step(n)` shows one in full.
 The [protocol tour](protocol_tour.ipynb) walks through them step by step."""),
         code('import acp_notebook as acp\n\nacp.messages(method="initialize")'),
         md("""
-## 8. A real agent
+## 10. A real agent
 
 Everything above works the same with a real agent. Install one (see
 [real agents](real_agents.ipynb)), then either pass it per prompt or make it the default:
@@ -251,62 +269,65 @@ agent's session can be shown offline."""),
     )
 
 
-SALES_SCRIPT = """import csv, random
-random.seed(7)
-rows = []
-for month in ["2026-01", "2026-02", "2026-03", "2026-04", "2026-05", "2026-06"]:
-    for region in ["north", "south", "east"]:
-        units = random.randint(80, 160) + (60 if (region, month) == ("east", "2026-04") else 0)
-        rows.append({"month": month, "region": region, "units": units, "price": 12.5})
-with open("sales.csv", "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=["month", "region", "units", "price"])
-    writer.writeheader()
-    writer.writerows(rows)
-print(len(rows), "rows written to sales.csv")
-"""
-
-
 def data_analysis() -> nbformat.NotebookNode:
     cells = [
         md("""
 # Agent-assisted data analysis
 
-A small, made-up sales table; the agent reads the file, sees the live data you pass it, and runs
-a command to check a number. With the demo agent the "analysis" is a demonstration of the
-mechanics; with a real agent (`-a claude`, `-a gemini`, …) the same cells do real work."""),
-        workspace_cell("analysis-workspace", {}),
-        code(SALES_SCRIPT),
+A small, made-up sales table (`sales.csv`, next to this notebook) in pandas. The agent sees what
+you see: the cell you just ran, the variables you name in `{braces}`, the last error — and, with
+your permission, it can look at and run code in this kernel itself. With the demo agent the
+"analysis" demonstrates the mechanics; with a real agent (`-a claude`, `-a gemini`, …) the same
+cells do real work."""),
         code("%load_ext acp_notebook"),
-        md("## The agent reads the file through the notebook"),
-        code("%acp /read sales.csv 1 5"),
+        code('import pandas as pd\n\nsales = pd.read_csv("sales.csv")\nsales.head()'),
         md("""
 ## Your data, as you see it
 
-Load it in the kernel, then name the variable in the prompt: the agent receives the rows you are
-looking at (here as CSV), not a copy it has to rebuild."""),
-        code(
-            'import csv\nwith open("sales.csv") as f:\n    sales = list(csv.DictReader(f))\n'
-            'east_april = [r for r in sales if r["region"] == "east" and r["month"] == "2026-04"]\neast_april'
-        ),
-        code("%acp Why is east so high in April? {east_april}"),
+Name a variable in the prompt and the agent receives a summary built for its type: for a data
+frame its shape, dtypes, null counts, `describe()` and the first rows as CSV (bounded, with a
+note when rows were left out). `--dry-run` shows exactly what would be sent, and sends nothing."""),
+        code("%acp --dry-run --no-context what stands out in {sales}?"),
+        code("%acp what stands out in {sales}?"),
         md("""
-## The agent checks a number by running code
+## The cell you just ran is context
 
-Commands run in a terminal the notebook owns, after permission (here given up front with
-`-p allow`), and their output stays in the transcript."""),
+Every prompt carries the most recently executed code cell (and any code above the `%acp` line in
+the same cell), so "this function" means something. The turn lists what was sent."""),
         code(
-            "%acp -p allow /run python -c \"import csv; rows=list(csv.DictReader(open('sales.csv'))); "
-            "print(sum(int(r['units']) for r in rows))\""
+            'def monthly(frame):\n    return frame.groupby("month")["units"].sum()\n\n'
+            "monthly(sales)"
         ),
-        code('print(sum(int(r["units"]) for r in sales))'),
+        code("%acp refactor this function"),
+        md("""
+## Hand it an error: `--fix`
+
+`%acp --fix` sends the last traceback and the code of the cell that raised it."""),
+        new_code_cell(
+            'returns = sales[sales["units"] > 1000]\naverage_return = int(returns["units"].sum()) / len(returns)',
+            metadata={"tags": ["raises-exception"]},
+        ),
+        code("%acp --fix"),
+        md("""
+## The agent works in your kernel: the notebook tools
+
+Every session is offered an MCP server named `notebook`: the agent can list and inspect your
+variables, read your cells and the last error, and run code in this kernel — only after you allow
+it (here with `-p allow`; a rule such as `allow notebook run_code` does it too). The code and its
+output stay in the turn. The demo agent's `/tools` uses them as any MCP client would."""),
+        code(
+            "# NBVAL_IGNORE_OUTPUT\n# (the byte sizes list_variables reports depend on the pandas build)\n"
+            '%acp -p allow /tools best = sales.groupby("region")["units"].sum().idxmax()'
+        ),
+        code("best"),
         md("""
 ## With a real agent
 
 ```python
-%acp -a claude Plot units per month and region from sales.csv, save it as sales.png, and tell me what stands out.
+%acp -a claude Plot units per month and region from {sales}, and tell me what stands out.
 ```"""),
         code(
-            "# NBVAL_SKIP\n# (needs a real agent)\n%acp -a claude Summarise sales.csv in three bullet points."
+            "# NBVAL_SKIP\n# (needs a real agent)\n%acp -a claude Summarise {sales} in three bullet points."
         ),
     ]
     return new_notebook(
@@ -383,6 +404,21 @@ NOTEBOOK_BUILDERS = {
 def execute(path: Path) -> None:
     from nbclient import NotebookClient
 
+    class AsNbval(NotebookClient):  # type: ignore[misc]
+        """Runs every cell as nbval does, without storing history (no ``In``/``Out``, no
+        new execution count): the stored outputs are what nbval's own run produces."""
+
+        async def async_execute_cell(
+            self,
+            cell: nbformat.NotebookNode,
+            cell_index: int,
+            execution_count: int | None = None,
+            store_history: bool = True,
+        ) -> nbformat.NotebookNode:
+            return await super().async_execute_cell(
+                cell, cell_index, execution_count, store_history=False
+            )
+
     nb = nbformat.read(path, as_version=4)
     # nbval never runs NBVAL_SKIP cells (they need a real agent): neither do we.
     skipped = {
@@ -392,7 +428,7 @@ def execute(path: Path) -> None:
     }
     for i in skipped:
         nb.cells[i].source = ""
-    NotebookClient(
+    AsNbval(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     ).execute()
     for i, source in skipped.items():

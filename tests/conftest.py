@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import tempfile
 from types import ModuleType
 from typing import NoReturn
 
@@ -37,3 +38,9 @@ def import_or_skip(name: str, reason: str) -> ModuleType:
         return importlib.import_module(name)
     except ImportError as exc:
         skip_or_fail(f"{reason} ({exc})", allow_module_level=True)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Notebook state (acp_notebook's per-user state directory) goes to a directory of
+    this test run, never the user's: every kernel and command the tests start inherits it."""
+    os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="acp-notebook-state-")

@@ -107,3 +107,41 @@ def test_main_job_opens_jupyterlab_on_the_quickstart(tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+def test_headless_skips_cells_that_need_a_real_agent_and_fails_on_a_failing_cell(
+    tmp_path: Path,
+) -> None:
+    from acp_notebook.notebook.launch import run_headless
+
+    def notebook(*cells: nbformat.NotebookNode) -> str:
+        name = f"nb{len(list(tmp_path.glob('*.ipynb')))}.ipynb"
+        nbformat.write(nbformat.v4.new_notebook(cells=list(cells)), tmp_path / name)
+        return name
+
+    needs_agent = nbformat.v4.new_code_cell("raise RuntimeError('a real agent was started')")
+    needs_agent.metadata["tags"] = ["needs-agent"]
+    good = notebook(
+        nbformat.v4.new_code_cell("# NBVAL_SKIP\nraise RuntimeError('npx claude was started')"),
+        needs_agent,
+        nbformat.v4.new_code_cell("print('ran')"),
+    )
+    output = tmp_path / "out.ipynb"
+    assert run_headless(tmp_path, good, output, timeout=120) == 0
+    ran = nbformat.read(output, as_version=4)
+    assert [len(c.outputs) for c in ran.cells] == [0, 0, 1]
+    bad = notebook(nbformat.v4.new_code_cell("1 / 0"), nbformat.v4.new_code_cell("print('after')"))
+    assert run_headless(tmp_path, bad, output, timeout=120) == 1
+
+
+def test_lab_starts_with_real_time_collaboration_off_unless_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from acp_notebook.notebook import launch
+
+    started: list[list[str]] = []
+    monkeypatch.setattr(launch.os, "execv", lambda _exe, argv: started.append(list(argv)))
+    launch.run_lab(tmp_path, "x.ipynb", 0)
+    launch.run_lab(tmp_path, "x.ipynb", 0, collaborative=True)
+    assert "--YDocExtension.disable_rtc=True" in started[0]
+    assert "--YDocExtension.disable_rtc=True" not in started[1]

@@ -26,6 +26,18 @@ PRESETS_ENV = "ACP_NOTEBOOK_PRESETS"
 
 Which = Callable[[str], "str | None"]
 
+#: The environment of a package runner: npm retries an unreachable registry for over a
+#: minute by default (an offline `npx` sat 71 s), so once, quickly; and it logs each
+#: download (`http`), which is the start-up progress shown while the agent is fetched.
+RUNNER_ENV: dict[str, dict[str, str]] = {
+    "npx": {
+        "npm_config_fetch_retries": "1",
+        "npm_config_fetch_retry_mintimeout": "1000",
+        "npm_config_fetch_retry_maxtimeout": "3000",
+        "npm_config_loglevel": "http",
+    },
+}
+
 
 class AgentNotFound(Exception):
     """A preset none of whose launch methods is available here; the message says what to install."""
@@ -142,9 +154,8 @@ def launch_options(preset: Preset, which: Which = shutil.which) -> list[LaunchOp
                 if runner == "npx"
                 else "`uvx` (from uv) is not on PATH"
             )
-            options.append(
-                LaunchOption(runner, argv, dict(entry.get("env", {})), found is not None, why)
-            )
+            env = {**RUNNER_ENV.get(runner, {}), **dict(entry.get("env", {}))}
+            options.append(LaunchOption(runner, argv, env, found is not None, why))
     return options
 
 

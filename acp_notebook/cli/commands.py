@@ -72,7 +72,7 @@ def _install_kernel(args: argparse.Namespace) -> int:
 
 def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run_parser = sub.add_parser(
-        "run", help="run one prompt turn and print its transcript as Markdown"
+        "run", help="run one prompt turn: streamed on a terminal, Markdown when piped"
     )
     add = run_parser.add_argument
     add(
@@ -109,7 +109,18 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="after a timeout, how long to wait for the agent to confirm the cancel (default: 10)",
     )
-    add("--auth", metavar="METHOD_ID", help="authenticate with this method before the session")
+    add(
+        "--auth",
+        metavar="METHOD_ID",
+        help="authenticate with this auth method (any id the agent offers) before the session",
+    )
+    add(
+        "--format",
+        choices=("auto", "terminal", "markdown"),
+        default="auto",
+        help="terminal: stream the reply as it comes, styled; markdown: the transcript as "
+        "Markdown at the end; auto (default): terminal when stdout is one, else markdown",
+    )
     add(
         "--env",
         action="append",
@@ -176,3 +187,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args.func(args))
     except KeyboardInterrupt:
         return fail("interrupted", EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        # The reader went away (`acp-notebook agents | head`): what it wanted was printed.
+        # Python would complain again flushing stdout at exit, so stdout goes nowhere now.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0

@@ -8,23 +8,21 @@ works, with a hint for each failure. It exits non-zero when something failed.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shlex
 import sys
 import time
-from typing import IO, Any
+from typing import IO
 
 import anyio
 
-from ..agents.presets import AgentNotFound, resolve_agent
-from ..client.auth_methods import auth_method_facts
+from ..agents.presets import AgentNotFound, LaunchSpec, install_hint, resolve_agent
 from ..client.connection import ClientConnection
-from ..client.errors import AuthRequired
+from ..client.errors import AcpClientError, AuthRequired
 from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.process import AgentStartError
 from .exits import EXIT_AGENT_FAILED
+from .hints import auth_hint
 
 __all__ = ["capability_summary", "doctor"]
 
@@ -56,12 +54,6 @@ def capability_summary(caps: m.AgentCapabilities) -> str:
     return "; ".join(parts) or "none beyond the baseline"
 
 
-def _auth_method(method: Any) -> str:
-    """``id (name; type)`` of an auth method, known variant or not."""
-    facts = auth_method_facts(method)
-    return f"{facts.id} ({facts.name}; {facts.kind})"
-
-
 def _agent_info(response: m.InitializeResponse) -> str:
     info = response.agent_info
     if info is None:
@@ -69,39 +61,40 @@ def _agent_info(response: m.InitializeResponse) -> str:
     return f"{info.name} {info.version}" + (f" ({info.title})" if info.title else "")
 
 
-def _stderr_hint(conn: ClientConnection, out: IO[str], lead: str) -> None:
+def _stderr_hint(conn: ClientConnection, out: IO[str], lead: str, spec: LaunchSpec) -> None:
+    """The agent's last stderr lines, or (when it wrote none) how to see what it does."""
     tail = [line for line in (conn.process.stderr_tail(5) if conn.process else []) if line.strip()]
     if tail:
         print(f"Hint: {lead}: " + " | ".join(tail), file=out)
+    else:
+        print(
+            f"Hint: it wrote nothing on stderr; run `{spec.command_line}` in a terminal to see "
+            "what it does (an ACP agent waits for JSON-RPC on its stdin).",
+            file=out,
+        )
 
 
 async def _check_new_session(
-    conn: ClientConnection, args: argparse.Namespace, out: IO[str]
+    conn: ClientConnection, args: argparse.Namespace, spec: LaunchSpec, out: IO[str]
 ) -> bool:
     """Open a session in this directory (never prompting); whether it worked."""
     try:
         with anyio.fail_after(args.timeout):
             session = await conn.new_session(os.getcwd(), policy="deny")
     except AuthRequired as exc:
-        ids = [auth_method_facts(method).id for method in exc.auth_methods]
-        print(f"session/new: needs authentication: {exc.message}", file=out)
-        if ids:
-            print(
-                f"Hint: authenticate with method `{ids[0]}` (e.g. `acp-notebook run --agent "
-                f"{shlex.quote(args.agent or 'demo')} --auth {ids[0]} ...`); methods: "
-                f"{', '.join(ids)}",
-                file=out,
-            )
+        print(f"session/new: needs authentication: {exc.said}", file=out)
+        hint = auth_hint(args.agent or spec.name, spec.command_line, exc.auth_methods)
+        print(f"Hint: {hint}", file=out)
+        if spec.preset is not None and spec.preset.auth:
+            print(f"Hint: {spec.preset.auth}", file=out)
         return False
     except TimeoutError:
         print(f"session/new: no answer within {args.timeout:g} s", file=out)
+        _stderr_hint(conn, out, "its last stderr lines", spec)
         return False
-    except RpcError as exc:
-        detail = ""
-        if exc.data is not None:
-            detail = f"; data: {json.dumps(exc.data, ensure_ascii=False)[:300]}"
-        print(f"session/new: failed: {exc}{detail}", file=out)
-        _stderr_hint(conn, out, "the agent's last stderr lines")
+    except (RpcError, AcpClientError) as exc:
+        print(f"session/new: failed: {exc}", file=out)
+        _stderr_hint(conn, out, "the agent's last stderr lines", spec)
         return False
     extras = []
     transcript = session.transcript
@@ -121,38 +114,48 @@ async def doctor(args: argparse.Namespace) -> int:
         spec = resolve_agent(args.agent)
     except AgentNotFound as exc:
         print(f"Agent: {args.agent}\nProblem: {exc}", file=out)
+        print("Hint: `acp-notebook agents` lists every preset and what each needs.", file=out)
         return EXIT_AGENT_FAILED
     print(f"Agent: {spec.display_name}", file=out)
     print(f"Command: {spec.command_line}  (via {spec.method})", file=out)
     started = time.monotonic()
+    process = None
     try:
         async with ClientConnection.spawn(
             spec.argv, env={**spec.env, **dict(args.env)}, name=spec.name, cancel_grace=2.0
         ) as conn:
-            print(f"Started: yes (pid {conn.process.pid if conn.process else '?'})", file=out)
+            process = conn.process
+            print(f"Started: yes (pid {process.pid if process else '?'})", file=out)
             try:
                 with anyio.fail_after(args.timeout):
-                    response = await conn.initialize()
+                    response = await conn.initialize(timeout=None)
             except TimeoutError:
                 print(f"initialize: no answer within {args.timeout:g} s", file=out)
-                _stderr_hint(conn, out, "its last stderr lines")
+                _stderr_hint(conn, out, "its last stderr lines", spec)
+                return EXIT_AGENT_FAILED
+            except AcpClientError as exc:  # a protocol version we do not speak
+                print(f"initialize: {exc}", file=out)
+                print("Hint: update the agent, or acp-notebook, so both speak ACP v1.", file=out)
                 return EXIT_AGENT_FAILED
             print(f"initialize: answered in {time.monotonic() - started:.2f} s", file=out)
             print(f"Protocol version: {response.protocol_version}", file=out)
             print(f"Agent info: {_agent_info(response)}", file=out)
             print(f"Capabilities: {capability_summary(response.agent_capabilities)}", file=out)
-            methods = [_auth_method(method) for method in response.auth_methods]
+            methods = [f"{a.id} ({a.name}; {a.type})" for a in conn.auth_method_infos]
             print("Auth methods: " + (", ".join(methods) if methods else "none"), file=out)
-            ok = await _check_new_session(conn, args, out)
+            ok = await _check_new_session(conn, args, spec, out)
     except AgentStartError as exc:
         print(f"Started: no. {exc}", file=out)
+        if spec.preset is not None and (hint := install_hint(spec.preset)):
+            print(f"Hint: install it with {hint}.", file=out)
         return EXIT_AGENT_FAILED
     except ConnectionClosed as exc:
         print(f"Problem: {exc}", file=out)
-        print(
-            "Hint: the agent exited early; its last stderr lines (in the problem above) usually say "
-            "why — a missing model, key or configuration is common.",
-            file=out,
-        )
+        if process is None or process.start_problem is None:  # that one says what to do
+            print(
+                "Hint: the agent exited early; its last stderr lines (in the problem above) "
+                "usually say why — a missing model, key or configuration is common.",
+                file=out,
+            )
         return EXIT_AGENT_FAILED
     return 0 if ok else EXIT_AGENT_FAILED

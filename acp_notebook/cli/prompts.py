@@ -7,11 +7,15 @@ Everything is shown and read on stderr/stdin, so stdout keeps only the transcrip
 from __future__ import annotations
 
 import json
+import math
 import sys
-from typing import Any
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TextIO
 
 import anyio
-import anyio.to_thread
+from anyio.from_thread import BlockingPortal
 
 from ..client import elicitation
 from ..client import permissions as perms
@@ -20,65 +24,144 @@ from ..client.permissions import PermissionRequest
 from ..client.render import Renderer
 from ..client.session import Session
 
-__all__ = ["elicitation_asker", "parse_field", "permission_asker"]
+__all__ = ["Console", "elicitation_asker", "parse_field", "permission_asker"]
 
 
-def _read_line(prompt: str) -> str:
-    sys.stderr.write(prompt)
-    sys.stderr.flush()
-    return sys.stdin.readline()
+class Console:
+    """The terminal's questions, one at a time, and the one reader of its input.
 
+    A single thread reads stdin, line by line, for the whole run: a question that ends
+    (answered, or its request cancelled by a timeout) leaves no reader behind to swallow
+    the next line, and a line is only ever an answer to the question on screen — lines
+    typed before a question appeared are dropped (issue 11: a "1" typed under one prompt
+    approved another). Use as ``async with Console() as console``.
+    """
 
-async def _ask(prompt: str) -> str:
-    """One line typed on the terminal (without its newline); a cancelled turn stops
-    waiting for it."""
-    line = await anyio.to_thread.run_sync(_read_line, prompt, abandon_on_cancel=True)
-    return line.rstrip("\n")
+    def __init__(self, stdin: TextIO | None = None) -> None:
+        self._stdin = stdin
+        self._lock = anyio.Lock()
+        self._send, self._receive = anyio.create_memory_object_stream[str](math.inf)
+        self._portal: BlockingPortal | None = None
+        self._reader: threading.Thread | None = None
+        self._eof = False
+
+    async def __aenter__(self) -> Console:
+        self._portal = BlockingPortal()
+        await self._portal.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        portal, self._portal = self._portal, None
+        if portal is not None:
+            await portal.stop(cancel_remaining=True)
+            await portal.__aexit__(*exc_info)
+
+    @asynccontextmanager
+    async def question(self) -> AsyncIterator[None]:
+        """Hold the terminal for one question (what it is about, then its answers)."""
+        async with self._lock:
+            yield
+
+    async def ask(self, prompt: str) -> str:
+        """One line typed after ``prompt`` was shown (without its newline); "" at EOF."""
+        self._start_reader()
+        while True:  # drop what was typed before this prompt was on screen
+            try:
+                self._remember(self._receive.receive_nowait())
+            except anyio.WouldBlock:
+                break
+        if self._eof:
+            return ""
+        sys.stderr.write(prompt)
+        sys.stderr.flush()
+        line = self._remember(await self._receive.receive())
+        return line.rstrip("\n")
+
+    def _remember(self, line: str) -> str:
+        self._eof = self._eof or line == ""
+        return line
+
+    def _start_reader(self) -> None:
+        if self._reader is not None:
+            return
+        portal = self._portal
+        if portal is None:
+            raise RuntimeError("Use the Console as `async with Console() as console`.")
+        stdin, send = self._stdin or sys.stdin, self._send
+
+        def read() -> None:
+            # A daemon thread: a read blocked at exit must not keep the process alive.
+            while True:
+                line = stdin.readline()
+                try:
+                    portal.call(send.send_nowait, line)
+                except Exception:  # the run is over: nobody waits for answers any more
+                    return
+                if not line:
+                    return
+
+        self._reader = threading.Thread(target=read, name="acp-console", daemon=True)
+        self._reader.start()
 
 
 def _say(text: str) -> None:
     print(text, file=sys.stderr)
 
 
-def permission_asker(session: Session) -> perms.Asker:
-    """Show what is being approved (the tool call as text, its raw input), read a choice."""
+def permission_asker(session: Session, console: Console) -> perms.Asker:
+    """Show what is being approved (the tool call as text, its raw input), read a choice.
+    One request at a time holds the terminal; one cancelled meanwhile (a timeout, the
+    agent's withdrawal) ends its question (the broker stops waiting for it)."""
 
     async def ask(request: PermissionRequest) -> None:
-        call = session.transcript.tool_calls.get(request.tool_call_id)
-        renderer = Renderer(session.transcript, terminals=session.terminal_view, markdown=False)
-        lines = ["", "The agent asks for permission:"]
-        if call is not None:
-            lines.append(renderer.tool_call(call))
-            if call.raw_input is not None and call.content:
-                lines.append("Raw input: " + json.dumps(call.raw_input, ensure_ascii=False))
-        for number, option in enumerate(request.options, 1):
-            lines.append(f"  [{number}] {option.name} ({option.kind})")
-        lines.append("  [c] cancel")
-        _say("\n".join(lines))
-        while request.pending:
-            answer = (await _ask("Choice: ")).strip().lower()
+        async with console.question():
             if not request.pending:
-                break
-            if answer in ("c", "cancel", ""):
-                session.permissions.cancel(request.key, by="user")
-            elif answer.isdigit() and 1 <= int(answer) <= len(request.options):
-                session.permissions.choose(request.key, request.options[int(answer) - 1].option_id)
-            else:
-                _say(f"Type a number from 1 to {len(request.options)}, or c.")
+                return
+            call = session.transcript.tool_calls.get(request.tool_call_id)
+            renderer = Renderer(session.transcript, terminals=session.terminal_view, markdown=False)
+            lines = ["", "The agent asks for permission:"]
+            if call is not None:
+                lines.append(renderer.tool_call(call))
+                if call.raw_input is not None and call.content:
+                    lines.append("Raw input: " + json.dumps(call.raw_input, ensure_ascii=False))
+            for number, option in enumerate(request.options, 1):
+                lines.append(f"  [{number}] {option.name} ({option.kind})")
+            lines.append("  [c] cancel")
+            _say("\n".join(lines))
+            try:
+                while request.pending:
+                    answer = (await console.ask("Choice: ")).strip().lower()
+                    if not request.pending:
+                        break
+                    if answer in ("c", "cancel", ""):
+                        session.permissions.cancel(request.key, by="user")
+                    elif answer.isdigit() and 1 <= int(answer) <= len(request.options):
+                        option = request.options[int(answer) - 1]
+                        session.permissions.choose(request.key, option.option_id)
+                    else:
+                        _say(f"Type a number from 1 to {len(request.options)}, or c.")
+            finally:
+                if request.state == "cancelled" and request.decided_by != "user":
+                    _say(f"\n{request.describe()}")
 
     return ask
 
 
-def elicitation_asker(session: Session) -> elicitation.Asker:
+def elicitation_asker(session: Session, console: Console) -> elicitation.Asker:
     """Fill in a form field by field (empty skips a field), or consent to open a URL."""
 
     async def ask(request: ElicitationRequest) -> None:
+        async with console.question():
+            if request.pending:
+                await fill_in(request)
+
+    async def fill_in(request: ElicitationRequest) -> None:
         broker = session.elicitations
         _say(f"\n{request.agent or 'The agent'} asks: {request.message}")
         if request.mode == "url" and request.url:
             scheme, host, rest = split_url(request.url)
             _say(f"  It wants you to open {scheme}[{host}]{rest}  (host: {host})")
-            answer = await _ask("Open it yourself? [y = accept / n = decline / c = cancel] ")
+            answer = await console.ask("Open it yourself? [y = accept / n = decline / c = cancel] ")
             answer = answer.strip().lower()
             if answer == "y":
                 broker.accept(request.key)
@@ -91,10 +174,12 @@ def elicitation_asker(session: Session) -> elicitation.Asker:
             values: dict[str, Any] = {}
             for spec in request.fields:
                 star = "*" if spec.required else ""
-                raw = (await _ask(f"  {spec.title}{star} ({spec.describe()}): ")).strip()
+                raw = (await console.ask(f"  {spec.title}{star} ({spec.describe()}): ")).strip()
                 if raw:
                     values[spec.name] = parse_field(spec.kind, raw)
-            answer = (await _ask("Send it? [y = accept / n = decline / c = cancel] ")).strip()
+            answer = (
+                await console.ask("Send it? [y = accept / n = decline / c = cancel] ")
+            ).strip()
             if answer.lower() == "n":
                 broker.decline(request.key)
             elif answer.lower() != "y":

@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 
 from ..agents.presets import AgentNotFound, resolve_agent
-from ..client.connection import ClientConnection
+from ..client.connection import START_TIMEOUT, ClientConnection
 from ..client.errors import AcpClientError, AuthRequired
 from ..client.rules import PermissionRules
 from ..client.secrets import redacting
@@ -22,7 +23,9 @@ from ..client.trace import TraceWriter, open_private
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.process import AgentStartError
 from .exits import EXIT_USAGE, fail
-from .prompts import elicitation_asker, permission_asker
+from .hints import auth_hint, missing_vars
+from .prompts import Console, elicitation_asker, permission_asker
+from .terminal_render import StartProgress, TerminalPrinter, use_color
 
 __all__ = ["run"]
 
@@ -37,6 +40,8 @@ async def run(args: argparse.Namespace) -> int:
     except AgentNotFound as exc:
         return fail(str(exc))
     env = {**spec.env, **dict(args.env)}
+    #: The agent as the user named it (a preset, or a command line): what hints repeat.
+    agent = args.agent or spec.name
     cwd = os.path.abspath(args.cwd)
     policy = args.permissions
     try:
@@ -47,6 +52,7 @@ async def run(args: argparse.Namespace) -> int:
     given = dict(args.env)
     observers = [redacting(TraceWriter(trace_file), given.values)] if trace_file else []
     interactive = policy == "ask" and sys.stdin.isatty()
+    progress = StartProgress(sys.stderr)
     try:
         async with ClientConnection.spawn(
             spec.argv,
@@ -54,14 +60,22 @@ async def run(args: argparse.Namespace) -> int:
             cwd=cwd,
             name=spec.name,
             observers=observers,
+            on_stderr=progress,
             cancel_grace=args.cancel_grace,
         ) as conn:
+            start_timeout = START_TIMEOUT
             if args.timeout is not None:
                 # Starting an agent takes seconds (an interpreter, npx): a turn timeout
                 # shorter than that bounds the handshake at that floor, not below it.
-                conn.handshake_timeout = max(args.timeout, HANDSHAKE_FLOOR)
-            await conn.initialize()
+                conn.handshake_timeout = start_timeout = max(args.timeout, HANDSHAKE_FLOOR)
+            try:
+                await conn.initialize(timeout=start_timeout)
+            finally:
+                progress.done()
             if args.auth:
+                problem = _auth_problem(conn, args.auth, env)
+                if problem:
+                    return fail(problem, EXIT_USAGE)
                 await conn.authenticate(args.auth)
             session = await conn.new_session(
                 cwd,
@@ -71,15 +85,28 @@ async def run(args: argparse.Namespace) -> int:
                 # No env: --env variables reach only the agent, never its terminals.
             )
             session.permissions.rules = rules or None
-            if interactive or (rules and sys.stdin.isatty()):
-                # An `ask` rule (or the safeguard) asks on the terminal whatever the policy.
-                session.permissions.asker = permission_asker(session)
-            if interactive:
-                session.elicitations.asker = elicitation_asker(session)
-            turn = await session.prompt(args.prompt, timeout=args.timeout)
+            async with Console() as console:
+                if sys.stdin.isatty():
+                    # Whatever the policy, an `ask` rule (or the safeguard), and a write to a
+                    # protected path (client/guard.py), ask on the terminal.
+                    session.permissions.asker = permission_asker(session, console)
+                if interactive:
+                    session.elicitations.asker = elicitation_asker(session, console)
+                printer = (
+                    TerminalPrinter(session, sys.stdout, color=use_color(sys.stdout))
+                    if _for_terminal(args)
+                    else None
+                )
+                turn = await session.prompt(args.prompt, timeout=args.timeout)
+            if isinstance(turn.exception, AuthRequired):
+                hint = auth_hint(agent, spec.command_line, turn.exception.auth_methods)
+                turn.error = f"{turn.error} To log in, {hint}."
+            if printer is not None:
+                printer.close()
+                return _report_streamed(printer, turn, args.timeout)
             return _report(turn, args.timeout)
     except AuthRequired as exc:
-        return fail(str(exc) + " Pass --auth METHOD_ID.")
+        return fail(f"{exc} To log in, {auth_hint(agent, spec.command_line, exc.auth_methods)}.")
     except (AgentStartError, ConnectionClosed, AcpClientError) as exc:
         return fail(str(exc))
     except RpcError as exc:
@@ -87,6 +114,43 @@ async def run(args: argparse.Namespace) -> int:
     finally:
         if trace_file:
             trace_file.close()
+
+
+def _auth_problem(conn: ClientConnection, method_id: str, env: Mapping[str, str]) -> str | None:
+    """Why ``--auth METHOD_ID`` cannot work, before trying: the variables an ``env_var``
+    method reads are not set (the agent reads them from its environment)."""
+    method = next((info for info in conn.auth_method_infos if info.id == method_id), None)
+    missing = missing_vars(method, env) if method is not None else []
+    if not missing:
+        return None
+    names = " and ".join(missing)
+    return (
+        f"The auth method `{method_id}` reads {names} from the agent's environment, and it is "
+        f"not set: export it, or pass `--env {missing[0]}=…`."
+    )
+
+
+def _for_terminal(args: argparse.Namespace) -> bool:
+    """Stream for a terminal (``--format terminal``, or ``auto`` with stdout a TTY)."""
+    return args.format == "terminal" or (args.format == "auto" and sys.stdout.isatty())
+
+
+def _report_streamed(printer: TerminalPrinter, turn: PromptTurn, timeout: float | None) -> int:
+    """After a streamed turn: how it ended (already on screen), and the exit code."""
+    if turn.record is not None:
+        printer.footer(turn.record)
+    if turn.stop_reason is not None and not turn.timed_out:
+        return 0
+    if turn.timed_out:
+        return fail(turn.error or _not_finished(timeout))
+    return fail(turn.error or _NO_STOP)
+
+
+_NO_STOP = "The turn ended without a stop reason."
+
+
+def _not_finished(timeout: float | None) -> str:
+    return f"The agent did not finish within {timeout or 0:g} s; the turn was cancelled and the agent stopped."
 
 
 def _report(turn: PromptTurn, timeout: float | None) -> int:
@@ -101,8 +165,5 @@ def _report(turn: PromptTurn, timeout: float | None) -> int:
     if turn.timed_out:
         if turn.stop_reason is not None:
             sys.stdout.write(f"\nstop reason: {turn.stop_reason}\n")
-        return fail(
-            turn.error
-            or f"The agent did not finish within {timeout or 0:g} s; the turn was cancelled and the agent stopped."
-        )
-    return fail(turn.error or "The turn ended without a stop reason.")
+        return fail(turn.error or _not_finished(timeout))
+    return fail(turn.error or _NO_STOP)

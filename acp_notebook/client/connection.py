@@ -27,14 +27,20 @@ import anyio.abc
 
 from .._version import __version__
 from ..protocol import models as m
-from ..protocol.errors import AUTH_REQUIRED, INVALID_PARAMS, ConnectionClosed, RpcError
+from ..protocol.errors import INVALID_PARAMS, ConnectionClosed, RpcError
 from ..protocol.jsonrpc import Observer, Peer
 from ..protocol.modelbase import AcpModel
-from ..protocol.process import AgentProcess, open_agent_process
+from ..protocol.process import AgentProcess, AgentStartError, open_agent_process
 from ..protocol.tasks import background_tasks
-from .auth_methods import auth_method_facts
+from .auth import AuthMethodInfo, auth_method_info
 from .elicitation import ElicitationBroker
-from .errors import AuthRequired, HandshakeTimeout, ProtocolVersionMismatch, UnsupportedByAgent
+from .errors import (
+    AuthRequired,
+    HandshakeTimeout,
+    ProtocolVersionMismatch,
+    UnsupportedByAgent,
+    looks_like_auth,
+)
 from .handlers import HANDLER_NAMES
 from .permissions import Policy
 from .routing import Router
@@ -47,6 +53,7 @@ __all__ = [
     "CLIENT_INFO",
     "HANDSHAKE_TIMEOUT",
     "PROTOCOL_VERSION",
+    "START_TIMEOUT",
     "ClientConnection",
     "SessionOptions",
     "client_capabilities",
@@ -54,8 +61,11 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION = 1
-#: Seconds the handshake requests may take by default (an agent fetched by npx/uvx on its
-#: first run is still starting then; one that does not answer after this is stuck).
+#: How long an agent may take to answer `initialize`: long enough for ``npx``/``uvx``
+#: to download a large agent the first time (their progress is on stderr meanwhile).
+START_TIMEOUT = 180.0
+#: Seconds opening a session (`session/new|load|resume`) may take by default: an agent
+#: that does not answer by then is stuck.
 HANDSHAKE_TIMEOUT = 120.0
 CLIENT_INFO = {"name": "acp-notebook", "title": "acp_notebook", "version": __version__}
 
@@ -98,6 +108,9 @@ class SessionOptions(TypedDict, total=False):
     interactive: bool
     #: Environment variables for the session's terminals, over the client's own.
     env: Mapping[str, str] | None
+    #: The notebook open in Jupyter that the session works for: the agent never writes
+    #: it behind the browser's back (it edits cells through the notebook tools).
+    notebook_path: str | None
 
 
 def _checked_handlers(handlers: object | None) -> object | None:
@@ -224,6 +237,11 @@ class ClientConnection:
         return list(self.initialize_response.auth_methods) if self.initialize_response else []
 
     @property
+    def auth_method_infos(self) -> list[AuthMethodInfo]:
+        """The advertised auth methods as the client lists and chooses them (any ``type``)."""
+        return [auth_method_info(method) for method in self.auth_methods]
+
+    @property
     def agent_info(self) -> m.Implementation | None:
         return self.initialize_response.agent_info if self.initialize_response else None
 
@@ -239,16 +257,28 @@ class ClientConnection:
         return (info.title or info.name) if info is not None else self.name
 
     async def initialize(
-        self, capabilities: m.ClientCapabilities | None = None
+        self,
+        capabilities: m.ClientCapabilities | None = None,
+        *,
+        timeout: float | None = START_TIMEOUT,
     ) -> m.InitializeResponse:
-        """`initialize` with protocol version 1, our capabilities and clientInfo."""
+        """`initialize` with protocol version 1, our capabilities and clientInfo.
+
+        An agent that has not answered within ``timeout`` seconds (None: wait forever)
+        is reported as not started, with its last stderr lines.
+        """
         request = m.InitializeRequest(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=capabilities or client_capabilities(),
             client_info=m.Implementation(**CLIENT_INFO),
         )
         self.advertised = request.client_capabilities
-        result = await self._handshake("initialize", request)
+        with anyio.move_on_after(timeout) as waiting:
+            result = await self.peer.request("initialize", request)
+        if waiting.cancelled_caught:
+            raise AgentStartError(self._no_answer(timeout))
+        if self.process is not None:
+            self.process.starting = False
         response = m.InitializeResponse.parse(result if isinstance(result, dict) else {})
         # spec: the agent answers our version if it supports it, else its latest; a
         # client that cannot speak the answer SHOULD close the connection and say so.
@@ -261,16 +291,27 @@ class ClientConnection:
         self.initialize_response = response
         return response
 
+    def _no_answer(self, timeout: float | None) -> str:
+        sentence = f"{self.agent_name} did not answer `initialize` within {timeout or 0:g} s"
+        tail = [line for line in (self.process.stderr_tail(3) if self.process else []) if line]
+        return sentence + (
+            "; its last stderr lines: " + " | ".join(tail) + "."
+            if tail
+            else " and wrote nothing on stderr."
+        )
+
     async def authenticate(self, method_id: str) -> None:
-        """`authenticate` with one of the agent-handled methods it advertised."""
-        method = next((a for a in self.auth_methods if auth_method_facts(a).id == method_id), None)
+        """`authenticate` with one of the methods the agent advertised, of any ``type``
+        but ``terminal`` (that one is run by the user, not through `authenticate`)."""
+        offered = self.auth_method_infos
+        method = next((info for info in offered if info.id == method_id), None)
         if method is None:
-            offered = ", ".join(f"`{auth_method_facts(a).id}`" for a in self.auth_methods) or "none"
+            ids = ", ".join(f"`{info.id}`" for info in offered) or "none"
             raise RpcError(
                 INVALID_PARAMS,
-                f"{self.agent_name} did not offer the auth method `{method_id}` (offered: {offered}).",
+                f"{self.agent_name} did not offer the auth method `{method_id}` (offered: {ids}).",
             )
-        if isinstance(method, m.AuthMethodTerminal):
+        if method.type == "terminal":
             raise UnsupportedByAgent(
                 f"terminal auth method `{method_id}`", "auth.terminal (client side)", "acp_notebook"
             )
@@ -320,6 +361,7 @@ class ClientConnection:
         policy: Policy = "ask",
         interactive: bool = False,
         env: Mapping[str, str] | None = None,
+        notebook_path: str | None = None,
     ) -> Session:
         """Send ``method`` (new, load or resume) and set up the session it opens."""
         cwd = os.path.abspath(cwd)
@@ -345,6 +387,7 @@ class ClientConnection:
             policy=policy,
             interactive=interactive,
             env=dict(env) if env else None,
+            notebook_path=os.path.abspath(notebook_path) if notebook_path else None,
         )
         # The connection's task group runs the terminals' helper tasks: it outlives every
         # session and is exited in the task that entered it.
@@ -359,7 +402,7 @@ class ClientConnection:
                 del self.sessions[session.session_id]
             await session._shutdown()
             if isinstance(exc, RpcError):
-                raise self._auth_error(exc) from None
+                raise self.auth_error(exc) from None
             raise
         response = cast(
             "m.NewSessionResponse | m.LoadSessionResponse | m.ResumeSessionResponse",
@@ -372,9 +415,9 @@ class ClientConnection:
         return session if method == "session/load" else self.router.register(session)
 
     async def _handshake(self, method: str, request: Any) -> Any:
-        """A request of the handshake (``initialize``, opening a session): its answer
-        within :attr:`handshake_timeout` seconds, else :class:`HandshakeTimeout` (an agent
-        that never answers must not hang a cell or the command line forever)."""
+        """A request opening a session: its answer within :attr:`handshake_timeout`
+        seconds, else :class:`HandshakeTimeout` (an agent that never answers must not hang
+        a cell or the command line forever)."""
         with anyio.move_on_after(self.handshake_timeout):
             return await self.peer.request(method, request)
         raise HandshakeTimeout(
@@ -382,16 +425,20 @@ class ClientConnection:
             "check that it is an ACP agent and see its stderr for why it is stuck."
         )
 
-    def _auth_error(self, exc: RpcError) -> RpcError:
-        if exc.code != AUTH_REQUIRED:
+    def auth_error(self, exc: RpcError) -> RpcError:
+        """``exc`` as :class:`AuthRequired` when it asks for a login (with the methods
+        advertised at `initialize`, or those its ``data`` names), else unchanged."""
+        if isinstance(exc, AuthRequired) or not looks_like_auth(exc):
             return exc
-        methods = self.auth_methods
+        methods = self.auth_method_infos
         data_methods = exc.data.get("authMethods") if isinstance(exc.data, dict) else None
         if not methods and isinstance(data_methods, list):
             methods = [
-                m.parse(m.AuthMethod, item) for item in data_methods if isinstance(item, dict)
+                auth_method_info(m.parse(m.AuthMethod, item))
+                for item in data_methods
+                if isinstance(item, dict)
             ]
-        return AuthRequired(exc.message, exc.data, methods)
+        return AuthRequired(exc.code, exc.message, exc.data, methods)
 
     def _session_caps(self) -> m.SessionCapabilities:
         return self.agent_capabilities.session_capabilities

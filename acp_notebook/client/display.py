@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..protocol import models as m
 from .formatting import capped, human_bytes, lang_of, portable, short_path, to_json
 from .rawinput import DERIVED_NOTE, FileDiff
-from .toolcall import CANCELLED
+from .toolcall import CANCELLED, ToolCallState
 
 if TYPE_CHECKING:
     from .terminals import TerminalSnapshot
@@ -75,6 +75,28 @@ STATUS_ICONS = {
     "failed": "❌",
     CANCELLED: "⏹️",
 }
+
+
+def rejected_by(call: ToolCallState) -> str | None:
+    """Who rejected the call ("you", "rule `deny execute rm *`", "policy deny"), when it
+    failed because its permission was rejected: that is no failure of the tool."""
+    if call.status != "failed":
+        return None
+    for request in reversed(call.permissions):
+        if request.state == "selected" and request.chosen is not None:
+            if request.chosen.allows:
+                return None
+            return "you" if request.decided_by == "user" else request.decided_by
+    return None
+
+
+def status_text(call: ToolCallState) -> str:
+    """The call's status as shown: "✅ completed", "⏹️ cancelled", or "🚫 rejected by you"
+    (by a rule, by the policy) for a call whose permission was rejected."""
+    who = rejected_by(call)
+    if who is not None:
+        return f"🚫 rejected by {who}"
+    return f"{STATUS_ICONS.get(call.status, '')} {call.status.replace('_', ' ')}".strip()
 
 
 def kind_icon(kind: str) -> str:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..protocol.errors import AUTH_REQUIRED, RpcError
-from .auth_methods import auth_method_facts
+from .auth import AuthMethodInfo
 
 __all__ = [
     "AcpClientError",
@@ -15,6 +17,7 @@ __all__ = [
     "ProtocolVersionMismatch",
     "TurnTimeout",
     "UnsupportedByAgent",
+    "looks_like_auth",
 ]
 
 
@@ -42,17 +45,42 @@ class ProtocolVersionMismatch(AcpClientError):
 
 
 class AuthRequired(RpcError):
-    """The agent answered `auth_required` (-32000): its own message and the ways to log in."""
+    """The agent wants a login: it answered `auth_required` (-32000), or an error whose
+    message or data talks of logging in, keys or credentials (:func:`looks_like_auth`).
+    Its own message, the ways to log in it offers, and the original error."""
 
-    def __init__(self, message: str, data: Any, auth_methods: list[Any]) -> None:
-        super().__init__(AUTH_REQUIRED, message, data)
-        self.auth_methods = auth_methods
+    def __init__(
+        self, code: int, message: str, data: Any, auth_methods: Sequence[AuthMethodInfo]
+    ) -> None:
+        super().__init__(code, message, data)
+        self.auth_methods = list(auth_methods)
+
+    @property
+    def said(self) -> str:
+        """The agent's own words: its message, and what its ``data`` adds."""
+        return self.message + (f": {self.detail}" if self.detail else "")
 
     def __str__(self) -> str:
-        facts = [auth_method_facts(method) for method in self.auth_methods]
-        names = ", ".join(f"{fact.name} (`{fact.id}`)" for fact in facts)
+        names = ", ".join(method.label for method in self.auth_methods)
         hint = f" Authentication methods it offers: {names}." if names else ""
-        return f"The agent needs authentication: {self.message}{hint}"
+        return f"The agent needs authentication: {self.said}{hint}"
+
+
+#: Words of an error that is about logging in (case-insensitive; "author" is not one).
+_AUTH_WORDS = re.compile(
+    r"log ?in|/login|not logged|authenticat|unauthori[sz]|\bauth\b|auth[_ -]required|"
+    r"api[ _-]?key|credential|access token|\b401\b",
+    re.IGNORECASE,
+)
+
+
+def looks_like_auth(error: RpcError) -> bool:
+    """Whether ``error`` means "log in first": the `auth_required` code, or words about
+    logging in, keys or credentials in its message or data (agents answer a missing login
+    with -32603 "Internal error" and the reason in ``data``)."""
+    return error.code == AUTH_REQUIRED or bool(
+        _AUTH_WORDS.search(f"{error.message} {error.detail}")
+    )
 
 
 class TurnTimeout(AcpClientError):

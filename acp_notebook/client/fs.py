@@ -24,16 +24,19 @@ Error codes (one-sentence messages, ``data`` names the path):
 * ``-32603`` internal error: the file is not UTF-8 text, or the OS refused the
   operation (permission denied, disk full, ...); the message carries the OS reason.
 
-Confinement guards against an agent's mistakes, not against a hostile one: an agent
-with ``terminal/*`` can run any command anyway. What is left is a race where another
-process swaps a checked directory for a symlink between the check and the open; the
-final component is opened with ``O_NOFOLLOW`` and a created parent is re-resolved after
-creation, which closes the common cases.
+Confinement holds under races: a path is resolved once, then walked from its root through
+directory descriptors without following links (``beneath.py``), and the file is opened,
+created and replaced relative to its directory's descriptor, so a symlink swapped in
+between the check and the use (``-32602``, "changed into a symbolic link") never leads
+outside. Two more refusals (``-32602``): a file with more than one hard link is not read
+(the other link may be a file outside the roots, which no check of this path can see), and
+a read-only file is not replaced (the agent is told to ask for it to be made writable).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import logging
 import os
@@ -48,7 +51,9 @@ import anyio.to_thread
 
 from ..protocol import models as m
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
+from .beneath import open_parent, root_of
 from .handlers import Params, read_params
+from .lines import read_window
 
 __all__ = [
     "DEFAULT_MAX_READ_BYTES",
@@ -66,7 +71,6 @@ log = logging.getLogger(__name__)
 #: would strain the kernel or the JSON-RPC pipe.
 DEFAULT_MAX_READ_BYTES = 16 * 1024 * 1024
 
-_CHUNK = 1024 * 1024
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -133,7 +137,15 @@ def resolve_inside(value: str, roots: Sequence[str], *, what: str = "path") -> s
             f"The {what} {value!r} is relative, but it must be absolute.",
             {"path": value},
         )
-    resolved = os.path.realpath(value)
+    try:
+        resolved = os.path.realpath(value)
+    except OSError:  # a link swapped for a directory while it was read (EINVAL), a loop
+        raise RpcError(
+            INVALID_PARAMS,
+            f"The {what} {value} changed while it was resolved (a symbolic link on it was "
+            "swapped), so it was not used.",
+            {"path": value},
+        ) from None
     if not any(is_inside(resolved, root) for root in roots):
         raise _outside(value, resolved, roots, what)
     return resolved
@@ -175,54 +187,19 @@ def _at_least(key: str, value: int | None, minimum: int) -> int | None:
     return value
 
 
-def _read_window(f: BinaryIO, start: int, limit: int | None, max_bytes: int, path: str) -> bytes:
-    """Lines ``start`` .. ``start + limit - 1`` (1-based) of ``f``, terminators included.
-
-    Streams in chunks so a huge file is never held whole, and keeps only the requested
-    lines. Lines end at ``\\n`` (so ``\\r\\n`` stays attached to its line and a lone
-    ``\\r`` does not start a new one): the same numbering as ``grep -n`` / ``wc -l``,
-    which is where agents get line numbers from. ``\\n`` is never part of a multibyte
-    UTF-8 sequence, so splitting raw bytes on it is safe.
-    """
-    stop = None if limit is None else start + limit
-    if stop is not None and stop <= start:
-        return b""
-    out = bytearray()
-    line_no = 1
-    while True:
-        chunk = f.read(_CHUNK)
-        if not chunk:
-            break
-        if line_no < start:
-            newlines = chunk.count(b"\n")
-            if line_no + newlines < start:  # the window starts in a later chunk
-                line_no += newlines
-                continue
-        i = 0
-        while i < len(chunk):
-            nl = chunk.find(b"\n", i)
-            end = len(chunk) if nl < 0 else nl + 1
-            if line_no >= start:
-                out += chunk[i:end]
-                if len(out) > max_bytes:
-                    raise RpcError(
-                        INVALID_PARAMS,
-                        f"The requested lines of {path} exceed {max_bytes} bytes; ask for fewer lines with `limit`.",
-                        {"path": path, "maxBytes": max_bytes},
-                    )
-            if nl < 0:
-                break
-            line_no += 1
-            i = end
-            if stop is not None and line_no >= stop:
-                return bytes(out)
-    return bytes(out)
-
-
-def _open_no_follow(path: str, flags: int, mode: int = 0o777) -> int:
+def _open_no_follow(parent: int, name: str, flags: int, mode: int = 0o777) -> int:
     # O_NOFOLLOW: the final component was resolved already, so a symlink here means
     # someone swapped it in after the check; refuse instead of following it.
-    return os.open(path, flags | _O_NOFOLLOW | _O_CLOEXEC, mode)
+    return os.open(name, flags | _O_NOFOLLOW | _O_CLOEXEC, mode, dir_fd=parent)
+
+
+def _swapped(path: str) -> RpcError:
+    return RpcError(
+        INVALID_PARAMS,
+        f"The path {path} changed into a symbolic link while it was used, so nothing was "
+        "read or written; use the path it points to.",
+        {"path": path},
+    )
 
 
 class FileSystem:
@@ -273,23 +250,55 @@ class FileSystem:
         content = await anyio.to_thread.run_sync(self._read_sync, request.path, line, limit)
         return m.ReadTextFileResponse(content=content)
 
+    def _parent(self, path: str, resolved: str, *, create: bool = False) -> tuple[int, str]:
+        """The directory of ``resolved`` (``path`` resolved inside the roots, once) opened
+        through descriptors from its root (``beneath.py``): the descriptor (closed by the
+        caller) and the final name."""
+        try:
+            return open_parent(root_of(resolved, self._roots), resolved, create=create)
+        except IsADirectoryError:
+            raise _not_a_file(path, stat.S_IFDIR) from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise _swapped(path) from None
+            if create and exc.errno == errno.ENOTDIR:
+                raise RpcError(
+                    INVALID_PARAMS,
+                    f"Cannot write {path} because a directory on its way is not a directory.",
+                    {"path": path},
+                ) from None
+            raise
+
     def _read_sync(self, path: str, line: int | None, limit: int | None) -> str:
         resolved = resolve_inside(path, self._roots)
         try:
-            # O_NONBLOCK: opening a FIFO must not hang the worker thread waiting for
-            # a writer; the type check below then refuses it.
-            fd = _open_no_follow(resolved, os.O_RDONLY | _O_NONBLOCK)
+            parent, name = self._parent(path, resolved)
+            try:
+                # O_NONBLOCK: opening a FIFO must not hang the worker thread waiting for
+                # a writer; the type check below then refuses it.
+                fd = _open_no_follow(parent, name, os.O_RDONLY | _O_NONBLOCK)
+            finally:
+                os.close(parent)
         except (FileNotFoundError, NotADirectoryError):
             # spec: -32002 for missing files.
             raise RpcError(
                 RESOURCE_NOT_FOUND, f"The file {path} does not exist.", {"path": path}
             ) from None
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise _swapped(path) from None
             raise _os_error("read", path, exc) from None
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise _not_a_file(path, info.st_mode)
+            if info.st_nlink > 1:
+                raise RpcError(
+                    INVALID_PARAMS,
+                    f"The file {path} has {info.st_nlink} hard links, and another one may lie "
+                    "outside the session's directories, so it is not read here.",
+                    {"path": path, "links": info.st_nlink},
+                )
             f = open(fd, "rb", closefd=True)  # noqa: SIM115 (closed by the with below)
         except BaseException:
             os.close(fd)
@@ -299,7 +308,7 @@ class FileSystem:
                 if line is None and limit is None:
                     data = self._read_whole(f, info.st_size, path)
                 else:
-                    data = _read_window(f, line or 1, limit, self.max_read_bytes, path)
+                    data = read_window(f, line or 1, limit, self.max_read_bytes, path)
             except OSError as exc:
                 raise _os_error("read", path, exc) from None
         try:
@@ -352,57 +361,37 @@ class FileSystem:
 
     def _write_sync(self, path: str, content: str, data: bytes) -> FileChange:
         resolved = resolve_inside(path, self._roots)
-        parent, name = os.path.split(resolved)
-
-        # The deepest existing ancestor must itself be a directory inside the roots:
-        # the directories we create go below it.
-        ancestor = parent
-        while not os.path.lexists(ancestor):
-            ancestor = os.path.dirname(ancestor)
-        real_ancestor = os.path.realpath(ancestor)
-        if not any(is_inside(real_ancestor, root) for root in self._roots):
-            raise _outside(path, real_ancestor, self._roots)
-        if not os.path.isdir(real_ancestor):
-            raise RpcError(
-                INVALID_PARAMS,
-                f"Cannot write {path} because {ancestor} is not a directory.",
-                {"path": path},
-            )
-
         try:
-            old_info: os.stat_result | None = os.lstat(resolved)
-        except FileNotFoundError:
-            old_info = None
+            # spec: fs/write_text_file MUST create the file if it does not exist; we also
+            # create its missing parents, each inside the one checked before it.
+            parent, name = self._parent(path, resolved, create=True)
         except OSError as exc:
-            raise _os_error("write", path, exc) from None
-        if old_info is not None:
-            if stat.S_ISLNK(old_info.st_mode):
-                # realpath left a link here, so it changed under us (or loops): never
-                # write through it, and never "fix" it by replacing the link.
-                raise RpcError(
-                    INVALID_PARAMS,
-                    f"The path {path} is a symbolic link that could not be resolved safely.",
-                    {"path": path},
-                )
-            if not stat.S_ISREG(old_info.st_mode):
-                raise _not_a_file(path, old_info.st_mode)
-        old_text, unavailable = self._old_text(resolved, old_info)
-
-        if parent != ancestor:
+            raise _os_error("create the directories for", path, exc) from None
+        try:
             try:
-                # spec: fs/write_text_file MUST create the file if it does not exist;
-                # we also create its missing parents, all below the checked ancestor.
-                os.makedirs(parent, exist_ok=True)
-            except OSError as exc:
-                raise _os_error("create the directories for", path, exc) from None
-            if os.path.realpath(parent) != parent:
-                raise RpcError(
-                    INVALID_PARAMS,
-                    f"The directory of {path} changed into a link while it was created.",
-                    {"path": path},
+                old_info: os.stat_result | None = os.stat(
+                    name, dir_fd=parent, follow_symlinks=False
                 )
-
-        self._replace_atomically(path, resolved, parent, name, data, old_info)
+            except FileNotFoundError:
+                old_info = None
+            except OSError as exc:
+                raise _os_error("write", path, exc) from None
+            if old_info is not None:
+                if stat.S_ISLNK(old_info.st_mode):
+                    raise _swapped(path)  # resolved already: a link here was swapped in
+                if not stat.S_ISREG(old_info.st_mode):
+                    raise _not_a_file(path, old_info.st_mode)
+                if not old_info.st_mode & stat.S_IWUSR:
+                    raise RpcError(
+                        INVALID_PARAMS,
+                        f"The file {path} is read-only, so it was not replaced; ask the user "
+                        "to make it writable if it should change.",
+                        {"path": path},
+                    )
+            old_text, unavailable = self._old_text(parent, name, old_info)
+            self._replace_atomically(path, parent, name, data, old_info)
+        finally:
+            os.close(parent)
         return FileChange(
             path=path,
             old_text=old_text,
@@ -411,14 +400,16 @@ class FileSystem:
             resolved_path=resolved,
         )
 
-    def _old_text(self, resolved: str, info: os.stat_result | None) -> tuple[str | None, bool]:
+    def _old_text(
+        self, parent: int, name: str, info: os.stat_result | None
+    ) -> tuple[str | None, bool]:
         """The file's current text for the diff, or (None, True) if it can't be kept."""
         if info is None:
             return None, False
         if info.st_size > self.max_read_bytes:
             return None, True
         try:
-            fd = _open_no_follow(resolved, os.O_RDONLY | _O_NONBLOCK)
+            fd = _open_no_follow(parent, name, os.O_RDONLY | _O_NONBLOCK)
             with open(fd, "rb", closefd=True) as f:
                 raw = f.read(self.max_read_bytes + 1)
         except OSError:
@@ -433,13 +424,13 @@ class FileSystem:
     def _replace_atomically(
         self,
         path: str,
-        resolved: str,
-        parent: str,
+        parent: int,
         name: str,
         data: bytes,
         old_info: os.stat_result | None,
     ) -> None:
-        """Write a temp file next to the target, then ``os.replace`` it over the target.
+        """Write a temp file next to the target, then rename it over the target, both
+        relative to the directory's descriptor ``parent``.
 
         A crash leaves either the old file or the new one, never half of one; and since
         the directory entry is replaced, a hard link to a file elsewhere is not written
@@ -451,11 +442,9 @@ class FileSystem:
         fd = -1
         temp = ""
         for _ in range(100):
-            temp = os.path.join(
-                parent, f".{name[:100]}.{os.getpid()}.{next(_temp_counter)}.acp-tmp"
-            )
+            temp = f".{name[:100]}.{os.getpid()}.{next(_temp_counter)}.acp-tmp"
             try:
-                fd = _open_no_follow(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+                fd = _open_no_follow(parent, temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
                 break
             except FileExistsError:
                 continue
@@ -476,17 +465,13 @@ class FileSystem:
                 os.fsync(fd)  # the data is on disk before the rename makes it visible
             finally:
                 os.close(fd)
-            os.replace(temp, resolved)
+            os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
         except BaseException as exc:
             with contextlib.suppress(OSError):
-                os.unlink(temp)
+                os.unlink(temp, dir_fd=parent)
             if isinstance(exc, OSError):
                 raise _os_error("write", path, exc) from None
             raise
         # Make the rename itself durable; best effort (not every filesystem allows it).
         with contextlib.suppress(OSError):
-            dir_fd = os.open(parent, os.O_RDONLY | _O_CLOEXEC)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+            os.fsync(parent)

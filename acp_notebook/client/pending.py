@@ -74,6 +74,22 @@ class Broker(Generic[R]):
     async def _decide(self, request: R) -> None:
         raise NotImplementedError
 
+    async def _run_asker(self, request: R) -> None:
+        """Await the asker on ``request`` until the request is decided by anyone: one
+        cancelled meanwhile (spec: a cancelled turn answers its pending requests
+        `cancelled`) stops its asker, so the answer is sent and no prompt lingers."""
+        asker = self.asker
+        if asker is None:
+            return
+
+        async def run() -> None:
+            await asker(request)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            await request._decided.wait()
+            group.cancel_scope.cancel()
+
     def cancel(self, key: str, *, by: str) -> bool:
         raise NotImplementedError
 

@@ -90,6 +90,9 @@ class PermissionRequest:
     danger: Danger | None = None
     #: The rule that decided (or forced asking), if one matched.
     rule: RuleMatch | None = None
+    #: The client asks this itself, about a write or command the agent did not ask for
+    #: (``guard.py`` applied the rules and the policy already): only a person decides.
+    unasked: bool = False
     _decided: anyio.Event = field(default_factory=anyio.Event, repr=False)
 
     @property
@@ -215,6 +218,9 @@ class PermissionBroker(Broker[PermissionRequest]):
     async def _decide(self, request: PermissionRequest) -> None:
         if not request.pending:  # cancelled before it was decided (a turn cancel)
             return
+        if request.unasked:
+            await self._ask(request, without_ui="no one to ask")
+            return
         match = self._match(request)
         if match is not None:
             request.rule = match
@@ -254,7 +260,7 @@ class PermissionBroker(Broker[PermissionRequest]):
         """A person decides (the asker, or the UI's :meth:`choose`); with neither, the
         request is rejected, never silently allowed (``decided_by`` = ``without_ui``)."""
         if self.asker is not None:
-            await self.asker(request)
+            await self._run_asker(request)
         elif not self.interactive:
             option = pick_by_policy(request.options, "deny")
             if option is not None:

@@ -14,7 +14,6 @@ from typing import Any
 from ..protocol import models as m
 from .agent_markdown import agent_markdown
 from .display import (
-    STATUS_ICONS,
     DiffShown,
     FileShown,
     LinkShown,
@@ -29,11 +28,13 @@ from .display import (
     kind_icon,
     location_label,
     raw_json,
+    status_text,
     tool_content_shown,
 )
 from .elicitation import split_url
 from .formatting import code_span, fence, md_escape, md_url, portable
 from .rawinput import DERIVED_NOTE
+from .sent import SentItem, is_attachment, prompt_words, sent_items
 from .transcript import (
     ElicitationEntry,
     MessageEntry,
@@ -99,7 +100,20 @@ class Renderer:
     # ------------------------------------------------------------------ public
 
     def turn(self, record: TurnRecord, *, footer: bool = True) -> str:
-        parts = [self.entry(entry) for entry in self.transcript.entries_of(record.index)]
+        entries = self.transcript.entries_of(record.index)
+        parts = [self.entry(entry) for entry in entries]
+        attached = sent_items(record.prompt)
+        if attached:  # the prompt's words, then what was attached, listed (sent.py)
+            prompt = next(
+                (
+                    i
+                    for i, e in enumerate(entries)
+                    if isinstance(e, MessageEntry) and e.role == "user"
+                ),
+                None,
+            )
+            if prompt is not None:
+                parts[prompt] = self.prompt_with_attachments(record.prompt, attached)
         if footer:
             parts.append(self.turn_footer(record))
         return "\n\n".join(p for p in parts if p).strip() + "\n"
@@ -176,6 +190,26 @@ class Renderer:
             return self.collapsed("Thought", body)
         return body
 
+    def prompt_with_attachments(self, blocks: list[m.ContentBlock], items: list[SentItem]) -> str:
+        """ "You: words", the "Sent: …" line, and the attachments' text collapsed under it."""
+        words = prompt_words(blocks).strip()
+        you = f"{self._bold('You:')} {words}" if self.markdown else f"You: {words}"
+        listed = [
+            (f"{self._code(item.name)} " if item.name else "")
+            + self._text(item.label)
+            + (f" ({self._text('cut: ' + '; '.join(item.notes))})" if item.notes else "")
+            for item in items
+        ]
+        sent = f"{self._italic('Sent:')} " + " · ".join(listed)
+        shown = [
+            self.item(block)
+            for block in blocks
+            if is_attachment(block)
+            and not isinstance(block, (m.ImageContentBlock, m.ResourceLinkContentBlock))
+        ]
+        details = self.collapsed("What was sent", "\n\n".join(shown)) if shown else ""
+        return "\n\n".join(p for p in (you, sent, details) if p)
+
     def item(self, item: TextRun | m.ContentBlock) -> str:
         if isinstance(item, TextRun):
             return agent_markdown(item.text) if self.markdown else item.text
@@ -214,9 +248,8 @@ class Renderer:
     # ------------------------------------------------------------------ tool calls
 
     def tool_call_heading(self, call: ToolCallState) -> str:
-        status = f"{STATUS_ICONS.get(call.status, '')} {call.status}".strip()
         title = call.title or call.tool_call_id
-        return f"{kind_icon(call.kind)} {self._bold(title)} · {self._prose(call.kind)} · {status}"
+        return f"{kind_icon(call.kind)} {self._bold(title)} · {self._prose(call.kind)} · {status_text(call)}"
 
     def tool_call(self, call: ToolCallState) -> str:
         parts = [self.tool_call_heading(call)]

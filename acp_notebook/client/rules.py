@@ -10,6 +10,8 @@ before the session's policy does.
     allow execute "git status"    exactly `git status`
     deny execute rm *             commands where any part matches `rm *`
     ask execute git push*         always ask (even when a later rule or the policy would allow)
+    allow notebook run_code       the notebook tool run_code (Python in the user's kernel)
+    deny notebook                 every notebook tool that asks (run_code, cell edits, …)
     allow *                       anything (but see the safeguard)
 
 A rule is ``ACTION KIND [PATTERN]``: the action ``allow``, ``deny`` or ``ask``; a tool
@@ -18,20 +20,34 @@ kind (``read``, ``edit``, ``delete``, ``move``, ``search``, ``execute``, ``think
 tried in order and the first that matches decides; when none does, the session's policy
 decides as before.
 
+``notebook`` is not a tool kind: it names the client's own notebook tools (the
+``notebook`` MCP server in the user's kernel), by tool name (``allow notebook run_code``,
+``allow notebook edit_*``). A notebook tool call also has its tool kind (``run_code`` is
+``execute``, a cell edit ``edit``), so a rule of that kind without a pattern, or one with a
+path glob matching its paths (a cell edit: the notebook), matches it too; a command
+pattern never does (it runs Python, not a shell command).
+
 What a pattern is matched against:
 
 * ``execute`` — the shell command (:attr:`ToolCallState.command`: from ``rawInput``; the
   title when there is none). A command made of several (``a && b``, ``a | b``, ``$(…)``,
   ``sh -c '…'``) is allowed only when *every* part matches, and denied or asked when
-  *any* part does: so ``allow execute pytest*`` does not allow ``pytest; rm -rf ~``;
+  *any* part does: so ``allow execute pytest*`` does not allow ``pytest; rm -rf ~``.
+  Deny and ask rules also see each part as it runs, wrappers and assignments looked
+  through (``sudo /bin/rm``, ``FOO=1 rm``, ``env rm``, ``xargs rm`` are all ``rm``);
 * ``fetch`` — the URL (:attr:`ToolCallState.url`, from ``rawInput``): a fetch whose URL
   only its title names matches no fetch pattern (the title is not what is fetched);
 * any other kind — every file path of the call (:attr:`ToolCallState.paths`: diffs,
   locations, ``rawInput``, the files of its patches), each relative to the session's
-  directory. All must match; a call naming no path does not.
+  directory, both as named and with its symlinks resolved. An allow needs all of them
+  to match (a call naming no path matches none); a deny or ask, any one.
   Globs work like ``.gitignore``: without a ``/`` they match the file name at any depth,
   with one they match from the session's directory; ``*`` stays within a directory and
   ``**`` crosses them. Paths outside the session's directory match only absolute globs.
+
+Failing closed: an allow rule never allows a command that :func:`~.shell.uncertain`
+cannot read with certainty (``$'…'`` quoting, a quoted ``#``, heredocs, brace groups,
+functions, ``eval``, writes by redirection, assignments to ``PATH``…): it is asked.
 
 The safeguard: a rule whose pattern is only wildcards (``allow *``, ``allow execute``,
 ``allow execute *``) never allows a command that :func:`~.danger.assess_command` rates
@@ -46,11 +62,13 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, cast
 
+from wcmatch import glob
+
 from .danger import assess_command
-from .shell import command_parts
+from .shell import command_forms, command_parts, uncertain
 
 if TYPE_CHECKING:
     from .toolcall import ToolCallState
@@ -68,8 +86,10 @@ KINDS = (
     "fetch",
     "switch_mode",
     "other",
+    "notebook",
 )
 _WILDCARDS = frozenset("*?")
+_GLOB_FLAGS = glob.GLOBSTAR | glob.DOTGLOB
 
 
 @dataclass(frozen=True)
@@ -83,6 +103,9 @@ class RuleMatch:
     note: str | None = None
     #: True when the safeguard turned an ``allow`` into ``ask``.
     safeguard: bool = False
+    #: The rule's pattern is only wildcards (or absent): it names no path or command, so
+    #: it never lets a protected write through (``guard.py``).
+    wildcard: bool = field(default=False, compare=False)
 
     @property
     def by(self) -> str:
@@ -107,6 +130,9 @@ class Rule:
     def explain(self) -> str:
         """What the rule does, in a sentence fragment (for ``%acp --rules``)."""
         verb = {"allow": "allows", "deny": "denies", "ask": "always asks for"}[self.action]
+        if self.kind == "notebook":
+            tools = " or ".join(f"`{p}`" for p in self.patterns)
+            return f"{verb} " + (f"the notebook tool {tools}" if tools else "every notebook tool")
         if not self.patterns or self.wildcard_only:
             what = {"*": "any tool call", "execute": "any command", "fetch": "any fetch"}.get(
                 self.kind, f"every `{self.kind}` tool call"
@@ -129,6 +155,11 @@ class Rule:
     # ------------------------------------------------------------------ matching
 
     def matches(self, call: ToolCallState, cwd: str) -> bool:
+        if self.kind == "notebook":
+            tool = call.notebook_tool
+            return tool is not None and (
+                not self.patterns or any(_fnmatch(tool, p) for p in self.patterns)
+            )
         if self.kind != "*" and call.kind != self.kind:
             return False
         if not self.patterns:
@@ -139,17 +170,24 @@ class Rule:
         if self.kind == "fetch":
             url = call.url
             return url is not None and _fnmatch(url, self.patterns[0])
+        # Every path as named and as it resolves (a `.py` link to a file elsewhere is
+        # the file elsewhere): an allow needs all of them, a deny or ask any one.
         paths = call.paths
-        return bool(paths) and all(self._matches_path(p, cwd) for p in paths)
+        real_cwd = _real(cwd)
+        forms = [(p, cwd) for p in paths] + [(_real(p, cwd), real_cwd) for p in paths]
+        if self.action == "allow":
+            return bool(paths) and all(self._matches_path(p, base) for p, base in forms)
+        return any(self._matches_path(p, base) for p, base in forms)
 
     def _matches_command(self, command: str) -> bool:
         pattern = _squash(self.patterns[0])
-        whole = _fnmatch(_squash(command), pattern)
-        parts = [_squash(p) for p in command_parts(command)] or [_squash(command)]
         if self.action == "allow":
-            # Every part, so a wildcard never hides a second command.
+            # Every part as written, so a wildcard never hides a second command.
+            parts = [_squash(p) for p in command_parts(command)] or [_squash(command)]
             return all(_fnmatch(part, pattern) for part in parts)
-        return whole or any(_fnmatch(part, pattern) for part in parts)
+        # Any part, as written or as it runs (`sudo /bin/rm -rf x` is `rm -rf x`).
+        forms = [_squash(command), *(_squash(f) for f in command_forms(command))]
+        return any(_fnmatch(form, pattern) for form in forms)
 
     def _matches_path(self, path: str, cwd: str) -> bool:
         relative = _relative(path, cwd)
@@ -228,8 +266,19 @@ class PermissionRules:
         for rule in self.rules:
             if not rule.matches(call, cwd):
                 continue
+            command = call.command
+            if rule.action == "allow" and command is not None and rule.kind in ("*", "execute"):
+                doubt = uncertain(command)
+                if doubt is not None:
+                    # Fail closed: what cannot be read with certainty is asked.
+                    return RuleMatch(
+                        "ask",
+                        rule.text,
+                        note=f"rule `{rule.text}` does not cover a command it cannot read "
+                        f"with certainty ({doubt})",
+                        safeguard=True,
+                    )
             if rule.action == "allow" and rule.wildcard_only:
-                command = call.command
                 danger = assess_command(command) if command else None
                 if danger is not None and danger.level == "danger":
                     return RuleMatch(
@@ -238,7 +287,7 @@ class PermissionRules:
                         note=f"rule `{rule.text}` does not cover risky commands",
                         safeguard=True,
                     )
-            return RuleMatch(rule.action, rule.text)
+            return RuleMatch(rule.action, rule.text, wildcard=rule.wildcard_only)
         return None
 
     def describe(self, policy: str | None = None) -> list[str]:
@@ -346,6 +395,14 @@ def _fnmatch(text: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(text, pattern)
 
 
+def _real(path: str, cwd: str = "") -> str:
+    """``path`` (relative to ``cwd``) with every symlink resolved; as given when it cannot be."""
+    try:
+        return os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
+    except (OSError, ValueError):
+        return path
+
+
 def _relative(path: str, cwd: str) -> str | None:
     """``path`` relative to ``cwd`` ("a/b.py"), or None when it lies outside."""
     absolute = os.path.normpath(path if os.path.isabs(path) else os.path.join(cwd, path))
@@ -360,48 +417,6 @@ def _relative(path: str, cwd: str) -> str | None:
 
 
 def _glob_match(pattern: str, path: str) -> bool:
-    return _glob_regex(pattern).fullmatch(path) is not None
-
-
-_GLOB_CACHE: dict[str, re.Pattern[str]] = {}
-
-
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob as a regular expression: ``*`` and ``?`` stay within one directory, ``**``
-    crosses directories (``a/**`` is everything under ``a``), ``[…]`` is a class."""
-    cached = _GLOB_CACHE.get(pattern)
-    if cached is not None:
-        return cached
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        ch = pattern[i]
-        if pattern.startswith("**", i):
-            at_start = i == 0 or pattern[i - 1] == "/"
-            i += 2
-            if at_start and i < n and pattern[i] == "/":
-                out.append("(?:.*/)?")  # **/ : any directories, or none
-                i += 1
-            else:
-                out.append(".*")  # a/** : everything under a
-            continue
-        if ch == "*":
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        elif ch == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "]") else i + 1)
-            if end == -1:
-                out.append(re.escape(ch))
-            else:
-                body = pattern[i + 1 : end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
-                i = end
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    compiled = re.compile("".join(out), re.DOTALL)
-    _GLOB_CACHE[pattern] = compiled
-    return compiled
+    """``*`` and ``?`` stay within one directory, ``**`` crosses directories (``a/**`` is
+    everything under ``a``), ``[…]`` is a class; dotfiles match like any file."""
+    return glob.globmatch(path, pattern, flags=_GLOB_FLAGS)

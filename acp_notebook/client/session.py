@@ -30,6 +30,7 @@ from .checkpoints import Checkpoints
 from .elicitation import ElicitationBroker
 from .errors import PromptNotSupported, TurnTimeout
 from .fs import FileChange, FileSystem
+from .guard import Guard
 from .handlers import ElicitationParams, ElicitationResponse
 from .permissions import PermissionBroker, Policy
 from .render import transcript_bundle
@@ -148,8 +149,12 @@ class Session:
         policy: Policy = "ask",
         interactive: bool = False,
         env: dict[str, str] | None = None,
+        notebook_path: str | None = None,
     ) -> None:
         self.connection = connection
+        #: The notebook open in Jupyter that this session works for: never written
+        #: behind the browser's back (``guard.py``).
+        self.notebook_path = notebook_path
         self.session_id = session_id
         self.cwd = cwd
         self.additional_directories = list(additional_directories)
@@ -161,9 +166,8 @@ class Session:
         self.terminals = TerminalManager(roots, cwd, env=env, on_output=self._changed)
         # AgentRequests (client/handlers.py): files and terminals are served by their
         # managers; the other requests by the methods below.
+        # Writes and new commands pass the guard first (write_text_file, create_terminal).
         self.read_text_file = self.fs.read_text_file
-        self.write_text_file = self.fs.write_text_file
-        self.create_terminal = self.terminals.create
         self.terminal_output = self.terminals.output
         self.wait_for_terminal_exit = self.terminals.wait_for_exit
         self.kill_terminal = self.terminals.kill
@@ -171,6 +175,7 @@ class Session:
         self.permissions = PermissionBroker(
             policy, interactive=interactive, on_change=self._changed
         )
+        self.guard = Guard(self)
         # Elicitations are decided by the same UI as permissions (a terminal asker that
         # only knows permissions, as in the CLI, is no UI for forms: declined there).
         self.elicitations = ElicitationBroker(
@@ -301,6 +306,8 @@ class Session:
             # spec says the agent answers `cancelled`; some answer an error instead: be lenient.
             turn.stop_reason = "cancelled"
         else:
+            if isinstance(error, RpcError):
+                error = self.connection.auth_error(error)
             turn.error = str(error)
             turn.exception = error
 
@@ -380,6 +387,16 @@ class Session:
             self.permissions.cancel(pending.key, by="cancel")
         decided = await self.permissions.decide(pending)
         return m.RequestPermissionResponse.parse(decided.outcome())
+
+    async def write_text_file(self, request: m.WriteTextFileRequest) -> m.WriteTextFileResponse:
+        """Written when the user's decisions allow it (``guard.py``), confined to the roots."""
+        await self.guard.check_write(request.path)
+        return await self.fs.write_text_file(request)
+
+    async def create_terminal(self, request: m.CreateTerminalRequest) -> m.CreateTerminalResponse:
+        """Started when the user's decisions allow it (``guard.py``), in the roots."""
+        await self.guard.check_command(request)
+        return await self.terminals.create(request)
 
     async def create_elicitation(self, request: ElicitationParams) -> ElicitationResponse:
         """Shown in the turn; answered when the user (or the headless rule, or a cancel) decides."""

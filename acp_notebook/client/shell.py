@@ -1,49 +1,54 @@
 """Reading a shell command line the way a person checks it: its simple commands, what each
-one runs, and the files its redirections write.
+one runs, the files its redirections write, and whether it can be read with certainty.
 
-A command is split with :mod:`shlex` into the commands of its pipelines and of its
-``&&``/``||``/``;`` chains and subshells; ``$(…)``, backticks and ``<(…)`` are read as
-commands of their own, and so is the payload of ``sh -c``/``bash -c``/``eval``. Wrappers
-(``sudo``, ``env``, ``nohup``, ``timeout``, ``xargs``…) are looked through to the command
-they run.
+A command is read by a small lexer that follows bash's quoting (``'…'``, ``"…"``,
+backslashes, ``$(…)`` and backticks, comments only at the start of an unquoted word) into
+the commands of its pipelines and of its ``&&``/``||``/``;`` chains and subshells;
+``$(…)``, backticks and ``<(…)`` are read as commands of their own, and so is the payload
+of ``sh -c``/``bash -c``/``eval``. Wrappers (``sudo``, ``env``, ``nohup``, ``timeout``,
+``xargs``…) are looked through to the command they run.
 
-This is a reading aid, not a shell: it does not expand variables, globs or aliases, and a
-command it cannot split (an unclosed quote) is read word by word. The risk rating
-(``danger.py``) and the permission rules (``rules.py``) both read commands through here.
+This is a reading aid, not a shell: it does not expand variables, globs or aliases. What
+it cannot read with certainty — ANSI-C or locale quoting, heredocs, brace groups,
+arithmetic, process substitution, functions, keywords, ``eval``/``alias``/``source``,
+assignments to ``PATH``/``IFS``/…, a command name that is expanded, writes by redirection,
+anything unclosed — :func:`uncertain` names, so a rule never allows it unasked (fail
+closed). The risk rating (``danger.py``) and the permission rules (``rules.py``) both read
+commands through here.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from .shell_lexer import Pipeline, Reading, SimpleCommand, read
 
 __all__ = [
     "MAX_DEPTH",
     "Pipeline",
     "SimpleCommand",
     "Unwrapped",
+    "command_forms",
     "command_parts",
     "flags",
+    "is_harmless_target",
     "is_interpreter",
     "pipelines",
     "positional",
     "shell_payload",
     "substitutions",
+    "uncertain",
     "unwrap",
 ]
 
 #: How deep ``sh -c '…'`` inside ``bash -c "…"`` (or ``$(…)`` inside ``$(…)``) is followed.
 MAX_DEPTH = 4
 
-_PUNCTUATION = "();<>|&\n"
-#: Operators that end a command. ``|`` and ``|&`` also join a pipeline.
-_PIPES = frozenset({"|", "|&"})
-_WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
-_READ_REDIRECTS = frozenset({"<", "<<", "<<<", "<<-"})
-_SUBSTITUTION = re.compile(r"\$\(([^()]*)\)|`([^`]*)`|<\(([^()]*)\)")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+#: Where a write by redirection changes no file of anyone's.
+_HARMLESS_TARGET = re.compile(r"^(/dev/(null|stdout|stderr|tty|fd/[0-9]+)|&?[0-9]+-?|&?-)$")
 
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "csh", "tcsh"})
 _INTERPRETERS = frozenset({"python", "python2", "python3", "perl", "ruby", "node", "php"})
@@ -66,27 +71,26 @@ _WRAPPERS = frozenset(
 )
 #: Commands that run another command as root (or as another user).
 _AS_ROOT = frozenset({"sudo", "su", "doas", "pkexec", "run0"})
-
-
-@dataclass
-class SimpleCommand:
-    """One command of a pipeline: its words, and the files its redirections write."""
-
-    argv: list[str]
-    writes: list[str] = field(default_factory=list)
-    #: Every token as read (words and redirections), for matching rules against.
-    tokens: list[str] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return os.path.basename(self.argv[0]) if self.argv else ""
-
-    @property
-    def text(self) -> str:
-        return " ".join(self.tokens)
-
-
-Pipeline = list[SimpleCommand]
+#: Words that make a command line more than a list of simple commands: what follows them
+#: runs under conditions, loops or definitions this reader does not follow.
+_KEYWORDS = frozenset(
+    {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case",
+     "esac", "select", "function", "coproc", "{", "}", "[[", "]]", "!"}
+)  # fmt: skip
+#: Builtins that change what later words mean (aliases, functions, variables, options).
+_META_BUILTINS = frozenset(
+    {"eval", "alias", "unalias", "source", ".", "trap", "enable", "hash", "shopt", "set",
+     "export", "declare", "typeset", "local", "readonly", "unset"}
+)  # fmt: skip
+#: Variables that change which program a name runs, or what runs before it.
+_RISKY_VARIABLES = frozenset(
+    {"PATH", "IFS", "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PS4",
+     "CDPATH", "GLOBIGNORE", "HOME", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS",
+     "PERL5OPT", "RUBYOPT", "GIT_CONFIG_GLOBAL", "GIT_DIR", "EDITOR", "PAGER"}
+)  # fmt: skip
+_EXPANDED_NAME = re.compile(r"[$`*?\[{}~]")
+#: Characters bash reads differently from this reader (``\r`` is part of a word there).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 @dataclass
@@ -96,89 +100,24 @@ class Unwrapped:
     argv: list[str]
     #: A wrapper runs it as root (``sudo``, ``su``, ``doas``…).
     as_root: bool = False
-
-
-def _tokens(command: str) -> list[str]:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=_PUNCTUATION)
-    lexer.whitespace_split = True
-    lexer.whitespace = " \t\r"
-    lexer.commenters = ""
-    try:
-        return list(lexer)
-    except ValueError:  # an unclosed quote: read it word by word instead
-        return re.findall(r"[;&|()<>\n]+|[^\s;&|()<>]+", command)
-
-
-def _is_operator(token: str) -> bool:
-    return bool(token) and all(ch in _PUNCTUATION for ch in token)
+    #: A wrapper adds arguments of its own (``xargs rm`` runs ``rm`` with the input's words).
+    adds_arguments: bool = False
 
 
 def pipelines(command: str) -> list[Pipeline]:
     """The pipelines of a command line, each a list of simple commands, in order."""
-    found: list[Pipeline] = []
-    current: Pipeline = []
-    words: list[str] = []
-    writes: list[str] = []
-    tokens: list[str] = []
-    pending: str | None = None  # "write" / "read": the next word is a redirection's target
-    comment = False
-
-    def end_command() -> None:
-        nonlocal words, writes, tokens
-        if words and words[-1] == "$":  # `$` of a `$(` that the lexer split off
-            words.pop()
-            tokens.pop()
-        if words or writes:
-            current.append(SimpleCommand(words, writes, tokens))
-        words, writes, tokens = [], [], []
-
-    def end_pipeline() -> None:
-        nonlocal current
-        end_command()
-        if current:
-            found.append(current)
-        current = []
-
-    for token in _tokens(command):
-        if comment:
-            if "\n" in token and _is_operator(token):
-                comment = False
-                end_pipeline()
-            continue
-        if _is_operator(token):
-            pending = None
-            if token in _WRITE_REDIRECTS:
-                pending = "write"
-                tokens.append(token)
-            elif token in _READ_REDIRECTS:
-                pending = "read"
-                tokens.append(token)
-            elif token in _PIPES:
-                end_command()
-            else:  # ; && || & ( ) <( newline, and runs of them
-                end_pipeline()
-            continue
-        if pending is not None:
-            if pending == "write" and not token.isdigit() and token != "-":
-                writes.append(token)
-            tokens.append(token)
-            pending = None
-            continue
-        if token.startswith("#") and not words:
-            comment = True
-            continue
-        words.append(token)
-        tokens.append(token)
-    end_pipeline()
-    return found
+    return read(command).pipelines
 
 
 def substitutions(command: str) -> list[str]:
-    """The commands inside ``$(…)``, backticks and ``<(…)`` (not nested)."""
-    return [
-        next(g for g in match.groups() if g is not None)
-        for match in _SUBSTITUTION.finditer(command)
-    ]
+    """The commands inside ``$(…)``, backticks and ``<(…)`` (each nested one is a
+    substitution of its outer one)."""
+    return list(read(command).substitutions)
+
+
+def is_harmless_target(target: str) -> bool:
+    """A redirection target that is no file of anyone's (``/dev/null``, ``&2``)."""
+    return bool(_HARMLESS_TARGET.match(target))
 
 
 def is_interpreter(name: str) -> bool:
@@ -205,7 +144,7 @@ def shell_payload(argv: list[str]) -> str | None:
 
 def unwrap(argv: list[str]) -> Unwrapped:
     """The command a wrapper runs (``sudo -u x cmd`` → ``cmd``), and whether it is as root."""
-    root = False
+    root = adds = False
     argv = list(argv)
     while argv and _ASSIGNMENT.match(argv[0]):
         argv.pop(0)  # FOO=1 cmd
@@ -217,7 +156,7 @@ def unwrap(argv: list[str]) -> Unwrapped:
             root = True
             if name == "su":
                 payload = argv[argv.index("-c") + 1] if "-c" in argv[:-1] else None
-                return Unwrapped(["sh", "-c", payload] if payload else [], root)
+                return Unwrapped(["sh", "-c", payload] if payload else [], root, adds)
             rest = argv[1:]
             while rest and rest[0].startswith("-"):
                 flag = rest.pop(0)
@@ -228,14 +167,15 @@ def unwrap(argv: list[str]) -> Unwrapped:
             rest = argv[1:]
             while rest and (rest[0].startswith("-") or _ASSIGNMENT.match(rest[0])):
                 flag = rest.pop(0)
-                if flag in ("-n", "-u", "-s", "-k", "-I", "-L", "-P", "-o") and rest:
+                if flag in ("-n", "-u", "-s", "-k", "-I", "-L", "-P", "-o", "-S") and rest:
                     rest.pop(0)  # an option with a value (nice -n 5, env -u NAME, xargs -I {})
             if name == "timeout" and rest:
                 rest.pop(0)  # the duration
+            adds = adds or name == "xargs"
             argv = rest
         else:
             break
-    return Unwrapped(argv, root)
+    return Unwrapped(argv, root, adds)
 
 
 def flags(argv: list[str]) -> tuple[set[str], set[str]]:
@@ -266,21 +206,95 @@ def positional(argv: list[str]) -> list[str]:
     return out
 
 
-def command_parts(command: str) -> list[str]:
-    """Every simple command of ``command`` as text: the commands of its pipelines and
-    chains, of ``$(…)``/backticks, and of ``sh -c`` payloads (what a rule must cover)."""
-    parts: list[str] = []
+def _walk(command: str) -> list[tuple[SimpleCommand, Reading]]:
+    """Every simple command of ``command`` — of its pipelines and chains, of ``$(…)`` and
+    backticks, of ``sh -c`` payloads — with the reading of the level it belongs to."""
+    out: list[tuple[SimpleCommand, Reading]] = []
 
     def walk(text: str, depth: int) -> None:
-        for pipeline in pipelines(text):
+        reading = read(text)
+        for pipeline in reading.pipelines:
             for cmd in pipeline:
-                parts.append(cmd.text)
+                out.append((cmd, reading))
                 payload = shell_payload(unwrap(cmd.argv).argv)
                 if payload is not None and depth < MAX_DEPTH:
                     walk(payload, depth + 1)
-        for sub in substitutions(text):
+        for sub in reading.substitutions:
             if depth < MAX_DEPTH:
                 walk(sub, depth + 1)
 
     walk(command, 0)
-    return parts
+    return out
+
+
+def command_parts(command: str) -> list[str]:
+    """Every simple command of ``command`` as text: the commands of its pipelines and
+    chains, of ``$(…)``/backticks, and of ``sh -c`` payloads (what a rule must cover)."""
+    return [cmd.text for cmd, _ in _walk(command)]
+
+
+def command_forms(command: str) -> list[str]:
+    """Every part of ``command`` as written and as the risk rater sees it — wrappers and
+    assignments looked through, the program by its name (``sudo /bin/rm -rf x`` is also
+    ``rm -rf x``): what a deny or ask rule is matched against."""
+    forms: list[str] = []
+    for cmd, _ in _walk(command):
+        forms.append(cmd.text)
+        unwrapped = unwrap(cmd.argv)
+        argv = unwrapped.argv
+        if argv:
+            extra = ["…"] if unwrapped.adds_arguments else []
+            forms.append(" ".join([os.path.basename(argv[0]), *argv[1:], *extra]))
+    return list(dict.fromkeys(forms))
+
+
+def uncertain(command: str) -> str | None:
+    """Why ``command`` cannot be read with certainty (None: it can). Such a command is
+    never allowed by a rule without asking (the rules fail closed)."""
+    doubts: list[str] = ["control characters"] if _CONTROL.search(command) else []
+    parts = _walk(command)
+    for cmd, reading in parts:
+        doubts += reading.doubts
+        doubts += _doubts_of(cmd)
+    if not parts:
+        doubts += read(command).doubts or ["no command"]
+    if _nesting(command) >= MAX_DEPTH:
+        doubts.append("shells nested too deep to follow")
+    return "; ".join(dict.fromkeys(doubts)) or None
+
+
+def _nesting(command: str, depth: int = 0) -> int:
+    if depth >= MAX_DEPTH:
+        return depth
+    deepest = depth
+    reading = read(command)
+    inner = [shell_payload(unwrap(c.argv).argv) for p in reading.pipelines for c in p]
+    for text in [*(t for t in inner if t), *reading.substitutions]:
+        deepest = max(deepest, _nesting(text, depth + 1))
+    return deepest
+
+
+def _doubts_of(cmd: SimpleCommand) -> list[str]:
+    doubts = [
+        f"writes `{target}` by redirection"
+        for target in cmd.writes
+        if not is_harmless_target(target)
+    ]
+    argv = unwrap(cmd.argv).argv
+    # FOO=1 cmd, env FOO=1 cmd, a lone FOO=1: the words before the command it runs.
+    for word in cmd.argv[: max(len(cmd.argv) - len(argv), 0)]:
+        match = _ASSIGNMENT.match(word)
+        name = re.split(r"[\[+=]", word, maxsplit=1)[0] if match else ""
+        if name in _RISKY_VARIABLES or name.startswith(("LD_", "DYLD_", "BASH_FUNC")):
+            doubts.append(f"sets {name}")
+    if argv:
+        name = argv[0]
+        if name in _KEYWORDS or cmd.argv[0] in _KEYWORDS:
+            doubts.append(f"the shell keyword `{name if name in _KEYWORDS else cmd.argv[0]}`")
+        elif os.path.basename(name) in _META_BUILTINS:
+            doubts.append(f"`{name}`, which changes what later commands mean")
+        elif _EXPANDED_NAME.search(name):
+            doubts.append("a command name that the shell expands")
+    elif cmd.argv and cmd.argv[0] in _KEYWORDS:
+        doubts.append(f"the shell keyword `{cmd.argv[0]}`")
+    return doubts

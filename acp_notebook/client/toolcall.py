@@ -45,6 +45,9 @@ class ToolCallState:
     meta: dict[str, Any] | None = None
     #: Permission requests about this call (objects of the permission broker).
     permissions: list[PermissionRequest] = field(default_factory=list)
+    #: The name of the client's own notebook tool this call is (``run_code``), set by the
+    #: client that made the call, never from the wire: ``notebook`` rules match on it.
+    notebook_tool: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -78,6 +81,8 @@ class ToolCallState:
         """The shell command the call runs: from rawInput (``command``/``cmd``), else — for
         kind ``execute`` — its title (agents that name the command only there), without
         the backticks around it."""
+        if self.notebook_tool is not None:
+            return None  # Python in the kernel, not a shell command
         command = command_of(self.raw_input)
         if command is None and self.kind == "execute":
             command = self.title.strip().strip("`").strip()

@@ -44,6 +44,12 @@ class LiveCell:
         if status != "ready":
             self.view.set_status("Starting agent…" if status != "failed" else "Restarting agent…")
 
+    def start_progress(self, line: str) -> None:
+        """A line the agent (or the ``npx``/``uvx`` fetching it) wrote while starting."""
+        line = line.strip()
+        if line:
+            self.view.set_status(f"Starting agent… {line[:160]}")
+
     def show_login(self, prompt: AuthPrompt) -> None:
         self.login = prompt
         self._panels.children = (prompt.widget,)
@@ -54,7 +60,7 @@ class LiveCell:
         self.view.on_cancel = turn.cancel
         self.view.bind(session, turn)
         transcript = session.transcript
-        if not (transcript.modes or transcript.config_options):
+        if self._settings is not None or not (transcript.modes or transcript.config_options):
             return
         self._settings = SessionPanel(
             session, submit=self._loop.submit, schedule_later=self._loop.call_later

@@ -11,6 +11,8 @@ headless            ACP_NOTEBOOK_HEADLESS           auto (allow_stdin)
 timeout             ACP_NOTEBOOK_TIMEOUT            none
 permission_rules    ACP_NOTEBOOK_PERMISSION_RULES   none (rules separated by ;)
 mcp_servers         ACP_NOTEBOOK_MCP_SERVERS        none (a JSON file)
+context             ACP_NOTEBOOK_CONTEXT            true
+tools               ACP_NOTEBOOK_TOOLS              true
 ==================  ==============================  =====================
 
 A setting that is refused (a malformed rule, an unreadable MCP file) says so in one line
@@ -82,10 +84,21 @@ class AcpConfig(Configurable):
         '"ask *"… (see %acp --rules). ACP_NOTEBOOK_PERMISSION_RULES sets them, separated by ;.',
     ).tag(config=True)
 
+    context = Bool(
+        help="Send the code above a %acp line, the last code cell and the notebook's path "
+        "with every prompt (--no-context: only the words)."
+    ).tag(config=True)
+    tools = Bool(
+        help="Offer every new session the `notebook` MCP server: the kernel's variables, "
+        "cells and last error, and running code in it after approval (--no-tools: not)."
+    ).tag(config=True)
+
     def apply_to_agents(self) -> None:
         """Hand the shared settings to ``agents`` (once it exists; later, on change)."""
         self._apply_mcp_servers(self.mcp_servers)
         self.agents.permission_rules.replace(self.permission_rules)
+        if self.agents.tools is not None:
+            self.agents.tools.enabled = self.tools
 
     # ------------------------------------------------------------------ defaults
 
@@ -101,6 +114,14 @@ class AcpConfig(Configurable):
     @default("wait")
     def _default_wait(self) -> bool:
         return env_flag("ACP_NOTEBOOK_WAIT") is not False
+
+    @default("context")
+    def _default_context(self) -> bool:
+        return env_flag("ACP_NOTEBOOK_CONTEXT") is not False
+
+    @default("tools")
+    def _default_tools(self) -> bool:
+        return env_flag("ACP_NOTEBOOK_TOOLS") is not False
 
     @default("headless")
     def _default_headless(self) -> str:
@@ -155,6 +176,11 @@ class AcpConfig(Configurable):
             # the value (said there), so a malformed one leaves the rules in force.
             with contextlib.suppress(ValueError):
                 self.agents.permission_rules.replace(self.permission_rules)
+
+    @observe("tools")
+    def _tools_changed(self, change: Bunch) -> None:
+        if hasattr(self, "agents") and self.agents.tools is not None:
+            self.agents.tools.enabled = bool(change["new"])
 
     @observe("mcp_servers")
     def _mcp_servers_changed(self, change: Bunch) -> None:

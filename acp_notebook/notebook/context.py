@@ -1,122 +1,201 @@
-"""The user's live data as prompt context: ``%acp what stands out in {sales}?``.
+"""What a ``%acp`` prompt carries besides its words: the notebook as context.
 
-A ``{name}`` naming a variable of the notebook becomes an embedded resource
-(``notebook://variables/name``) holding the value as text — CSV for data frames,
-JSON for plain containers, ``repr`` otherwise — so the agent sees the data the
-user is looking at, not a copy it has to rebuild. Names that are not variables
-stay as typed; ``{{name}}`` keeps literal braces. Agents that do not accept
-embedded resources get the same text inline.
+    prompt = notebook_prompt(shell, "refactor this function", cells=True)
+    blocks = prompt.blocks(agent_capabilities.prompt_capabilities)
+
+An :class:`Attachment` is one thing sent with the words: the code above the ``%acp``
+line, the most recently executed code cell (``cells.py``), the last error (``--fix``),
+and each live value a ``{name}`` names (``{df}``, ``{df.col}``, ``{d['key']}``,
+``{In[3]}``, ``{Out[3]}``; summarised for its type by ``summaries``). The open notebook's
+path goes as a ``resource_link``.
+
+Blocks follow the agent's ``promptCapabilities``: an embedded resource where
+``embeddedContext`` is accepted, the same text inline otherwise; a picture as an image
+block only where ``image`` is. Each attachment's first block carries its label and notes
+in ``_meta["acpNotebook"]``, from which the turn's view and its transcript list what was
+sent ("Sent: cell [4] (5 lines) · `df` DataFrame 3×2", ``client/render.py``).
 """
 
 from __future__ import annotations
 
-import json
+import base64
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from ..client.sent import ATTACHMENT_META
 from ..protocol import models as m
+from . import cells
+from .summaries import NOT_FOUND, Summary, resolve, summarise
+from .summaries.model import fence
 
-MAX_CHARS = 200_000
-MAX_ROWS = 2_000
-_VARIABLE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+#: ``{{``, ``}}`` (literal braces), or ``{expression}`` without braces inside it.
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}\n]+)\}")
+#: The prompt ``--fix`` sends when given none.
+FIX_PROMPT = "Explain this error and fix it."
+#: What ``--dry-run`` assumes when the agent has not started yet.
+ALL_ACCEPTED = m.PromptCapabilities(embedded_context=True, image=True)
 
 
 @dataclass(frozen=True)
 class Attachment:
-    name: str
-    mime_type: str
+    """One thing sent with the prompt's words."""
+
+    #: ``notebook://cells/4``, ``notebook://variables/df``, ``notebook://error``.
+    uri: str
+    #: How the turn lists it: "cell [4] (5 lines)", "DataFrame 3×2".
+    label: str
     text: str
-    note: str = ""
+    mime_type: str = "text/plain"
+    #: The name the user gave it (``df``), for variables.
+    name: str | None = None
+    png: bytes | None = None
+    #: One sentence per thing left out.
+    notes: tuple[str, ...] = ()
 
-    @property
-    def uri(self) -> str:
-        return f"notebook://variables/{self.name}"
-
-    def resource_block(self) -> m.EmbeddedResourceContentBlock:
-        return m.EmbeddedResourceContentBlock(
-            resource=m.TextResourceContents(uri=self.uri, mime_type=self.mime_type, text=self.text)
-        )
-
-    def inline_block(self) -> m.TextContentBlock:
-        fence = "```"
-        while fence in self.text:
-            fence += "`"
-        note = f" ({self.note})" if self.note else ""
-        return m.TextContentBlock(
-            text=f"Variable `{self.name}` ({self.mime_type}){note}:\n{fence}\n{self.text}\n{fence}"
-        )
-
-
-def describe_value(name: str, value: Any) -> Attachment:
-    """The value as text with a MIME type, capped in size."""
-    note = ""
-    to_csv = getattr(value, "to_csv", None)
-    if callable(to_csv) and hasattr(value, "shape"):  # a pandas DataFrame or Series
-        rows = value.shape[0]
-        shown = value.head(MAX_ROWS) if rows > MAX_ROWS else value
-        if rows > MAX_ROWS:
-            note = f"first {MAX_ROWS} of {rows} rows"
-        mime, text = "text/csv", str(to_csv(shown))
-    elif isinstance(value, str):
-        mime, text = "text/plain", value
-    elif isinstance(value, (dict, list, tuple, int, float, bool)) or value is None:
-        try:
-            mime, text = (
-                "application/json",
-                json.dumps(value, indent=2, ensure_ascii=False, default=repr),
+    def blocks(self, accepts: m.PromptCapabilities) -> list[m.ContentBlock]:
+        """Its blocks for an agent that accepts ``accepts``; the first carries the meta."""
+        notes = list(self.notes)
+        image: list[m.ContentBlock] = []
+        if self.png is not None:
+            if accepts.image:
+                data = base64.b64encode(self.png).decode("ascii")
+                image.append(m.ImageContentBlock(data=data, mime_type="image/png"))
+            else:
+                notes.append("its picture was left out: the agent does not accept images")
+        meta = {ATTACHMENT_META: {"label": self.label, "name": self.name, "notes": notes}}
+        first: m.ContentBlock
+        if accepts.embedded_context:
+            resource = m.TextResourceContents(
+                uri=self.uri, mime_type=self.mime_type, text=self.text
             )
-        except (TypeError, ValueError):
-            mime, text = "text/plain", repr(value)
-    else:
-        mime, text = "text/plain", repr(value)
-    if len(text) > MAX_CHARS:
-        text = text[:MAX_CHARS]
-        note = ", ".join(filter(None, [note, f"cut at {MAX_CHARS:,} characters"]))
-    return Attachment(name, mime, text, note)
+            first = m.EmbeddedResourceContentBlock(resource=resource, field_meta=meta)
+        else:
+            first = m.TextContentBlock(text=self.inline_text(notes), field_meta=meta)
+        return [first, *image]
+
+    def inline_text(self, notes: list[str]) -> str:
+        """The same text for an agent without ``embeddedContext``."""
+        what = f"`{self.name}` ({self.label})" if self.name else self.label
+        said = "".join(f"\n(note: {note})" for note in notes)
+        if self.mime_type in ("text/markdown", "text/plain"):
+            return f"Attached {what} [{self.uri}]:{said}\n\n{self.text}"
+        return f"Attached {what} [{self.uri}]:{said}\n{fence(self.text)}"
 
 
-def attach_variables(prompt: str, namespace: Mapping[str, Any]) -> tuple[str, list[Attachment]]:
-    """Replace ``{name}`` of existing variables by `` `name` `` and describe their values."""
+@dataclass(frozen=True)
+class NotebookPrompt:
+    """A prompt's words, its attachments and the open notebook's path."""
+
+    text: str
+    attachments: tuple[Attachment, ...] = ()
+    #: The open notebook (absolute), sent as a ``resource_link``.
+    notebook: str | None = None
+    #: Names the prompt mentioned that name nothing (left as typed).
+    unknown: tuple[str, ...] = field(default=())
+
+    def blocks(self, accepts: m.PromptCapabilities) -> list[m.ContentBlock]:
+        out: list[m.ContentBlock] = [m.TextContentBlock(text=self.text)]
+        for attachment in self.attachments:
+            out.extend(attachment.blocks(accepts))
+        if self.notebook is not None:
+            # spec: every agent accepts resource_link (no capability needed).
+            link = m.ResourceLinkContentBlock(
+                uri=Path(self.notebook).as_uri(),
+                name=Path(self.notebook).name,
+                mime_type="application/x-ipynb+json",
+                title="The open notebook (edit it with the notebook tools, not by writing the file)",
+                field_meta={ATTACHMENT_META: {"label": f"notebook {Path(self.notebook).name}"}},
+            )
+            out.append(link)
+        return out
+
+
+def _variable(summary: Summary) -> Attachment:
+    return Attachment(
+        f"notebook://variables/{summary.name}",
+        summary.label,
+        summary.text,
+        summary.mime_type,
+        name=summary.name,
+        png=summary.png,
+        notes=summary.notes,
+    )
+
+
+def attach_variables(
+    prompt: str, namespace: Mapping[str, Any]
+) -> tuple[str, list[Attachment], list[str]]:
+    """Replace each ``{expression}`` that names a value by `` `expression` `` and
+    summarise the value; the rest stays as typed. The prompt's text, the attachments,
+    and the expressions that named nothing."""
     found: dict[str, Attachment] = {}
+    unknown: list[str] = []
 
     def replace(match: re.Match[str]) -> str:
         token = match.group(0)
-        if token == "{{":
-            return "{"
-        if token == "}}":
-            return "}"
-        name = match.group(1)
-        if name.startswith("_") or name not in namespace:
-            return token
-        if name not in found:
-            found[name] = describe_value(name, namespace[name])
-        return f"`{name}`"
+        if token in ("{{", "}}"):
+            return token[0]
+        expression = match.group(1).strip()
+        if expression not in found:
+            value = resolve(expression, namespace)
+            if value is NOT_FOUND:
+                unknown.append(expression)
+                return token
+            found[expression] = _variable(summarise(value, expression))
+        return f"`{expression}`"
 
-    return _VARIABLE.sub(replace, prompt), list(found.values())
-
-
-def prompt_with_context(prompt: str, namespace: Mapping[str, Any] | None) -> list[m.ContentBlock]:
-    """The prompt's content blocks: its text, then one embedded resource per variable."""
-    if namespace is None:
-        return [m.TextContentBlock(text=prompt)]
-    text, attachments = attach_variables(prompt, namespace)
-    return [m.TextContentBlock(text=text), *(a.resource_block() for a in attachments)]
+    return _PLACEHOLDER.sub(replace, prompt), list(found.values()), unknown
 
 
-def inline_resources(blocks: list[m.ContentBlock]) -> list[m.ContentBlock]:
-    """For agents without ``promptCapabilities.embeddedContext``: the same text, inline."""
-    out: list[m.ContentBlock] = []
-    for block in blocks:
-        if isinstance(block, m.EmbeddedResourceContentBlock) and isinstance(
-            block.resource, m.TextResourceContents
-        ):
-            resource = block.resource
-            name = resource.uri.rsplit("/", 1)[-1]
-            out.append(
-                Attachment(name, resource.mime_type or "text/plain", resource.text).inline_block()
-            )
-        else:
-            out.append(block)
-    return out
+def _cell_attachment(cell: cells.CellText, uri: str, label: str | None = None) -> Attachment:
+    return Attachment(
+        uri, label or cells.cell_label(cell), cell.text, "text/markdown", notes=cell.notes
+    )
+
+
+class NoError(Exception):
+    """``--fix`` with no error to fix; the message is one sentence for the user."""
+
+
+def notebook_prompt(
+    log: cells.CellLog | None,
+    text: str,
+    *,
+    cells_too: bool = True,
+    fix: bool = False,
+) -> NotebookPrompt:
+    """The prompt ``text`` with its context from the kernel whose cells ``log`` follows:
+    the variables it names, and (``cells_too``) the code above it, the last code cell and
+    the notebook's path; ``fix`` adds the last error and its cell (raises
+    :class:`NoError` without one)."""
+    if fix and not text.strip():
+        text = FIX_PROMPT
+    if log is None:
+        return NotebookPrompt(text)
+    shell = log.shell
+    attachments: list[Attachment] = []
+    if fix:
+        error = cells.last_error(log)
+        if error is None:
+            raise NoError("No cell has raised an error yet, so --fix has nothing to send.")
+        where = f" in cell [{error.number}]" if error.number is not None else ""
+        attachments.append(
+            _cell_attachment(error, "notebook://error", f"error {error.error}{where}")
+        )
+    words, variables, unknown = attach_variables(text, shell.user_ns)
+    notebook = None
+    if cells_too:
+        above = cells.code_above(log.running)
+        if above is not None:
+            label = cells.cell_label(above, "code above")
+            attachments.append(_cell_attachment(above, "notebook://cells/current", label))
+        last = cells.last_code_cell(log)
+        if last is not None and not (fix and log.last_code is log.raised):  # sent already
+            label = cells.cell_label(last) + (f", raised {last.error}" if last.error else "")
+            where = str(last.number) if last.number is not None else "last"
+            attachments.append(_cell_attachment(last, f"notebook://cells/{where}", label))
+        notebook = cells.notebook_path(shell)
+    return NotebookPrompt(words, (*attachments, *variables), notebook, tuple(unknown))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 import threading
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -25,6 +26,7 @@ from ..client.trace import open_private, trace_line
 from ..protocol.bounds import abridged
 from ..protocol.jsonrpc import Observer, TraceEvent
 from .answers import md_cell
+from .tools.endpoint import DIRECTORY as TOOLS_DIRECTORY
 
 _SUMMARY_CHARS = 100
 _VOLATILE_KEYS = frozenset({"updatedAt"})
@@ -145,11 +147,16 @@ class Message:
 
 
 def _redact(value: Any, cwd: str | None) -> Any:
-    """The working directory as ``$CWD``; times that change from run to run as "…"."""
+    """The working directory as ``$CWD``, the notebook tools' relay as ``$PYTHON`` in
+    ``$NOTEBOOK_TOOLS`` (its private directory); times that change from run to run as "…"."""
     if isinstance(value, dict):
         return {k: ("…" if k in _VOLATILE_KEYS else _redact(v, cwd)) for k, v in value.items()}
     if isinstance(value, list):
         return [_redact(v, cwd) for v in value]
+    if isinstance(value, str):
+        value = TOOLS_DIRECTORY.sub("$NOTEBOOK_TOOLS", value)
+        if value == sys.executable:
+            value = "$PYTHON"
     return portable(value, cwd, "$CWD")
 
 

@@ -18,6 +18,7 @@ import shutil
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,17 +54,44 @@ def lab_command(root: Path | str, port: int, token: str) -> list[str]:
     return argv
 
 
-def run_lab(notebooks: Path, notebook: str, port: int) -> int:
+#: Real-time collaboration (jupyter-collaboration, when installed) is off unless asked:
+#: one person at a notebook needs none of it, and its shared document model fights the
+#: live widgets' own updates. Harmless when the package is absent.
+NO_RTC = "--YDocExtension.disable_rtc=True"
+
+
+def run_lab(notebooks: Path, notebook: str, port: int, *, collaborative: bool = False) -> int:
     token = secrets.token_hex(16)
     port = free_port(port)
     url = f"http://127.0.0.1:{port}/lab/tree/{notebook}?token={token}"
-    argv = lab_command(notebooks, port, token)
+    argv = lab_command(notebooks, port, token) + ([] if collaborative else [NO_RTC])
     print(
         f"\n  acp_notebook: open {url}\n  (Ctrl-C stops JupyterLab and every agent it started)\n",
         flush=True,
     )
     os.execv(sys.executable, argv)
     return 0  # not reached
+
+
+#: nbclient's tag for cells it does not run.
+SKIP_TAG = "skip-execution"
+#: Cells that need a real agent (and an account): `# NBVAL_SKIP` first, or these tags.
+AGENT_TAGS = frozenset({"needs-agent", "nbval-skip"})
+
+
+def skip_agent_cells(nb: Any) -> int:
+    """Tag the cells that need a real agent so the headless run does not run them (it
+    would download the agent with `npx` and fail without an account); how many."""
+    count = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        if AGENT_TAGS & set(tags) or cell.source.lstrip().startswith("# NBVAL_SKIP"):
+            if SKIP_TAG not in tags:
+                tags.append(SKIP_TAG)
+            count += 1
+    return count
 
 
 def run_headless(notebooks: Path, notebook: str, output: Path, timeout: int) -> int:
@@ -73,11 +101,16 @@ def run_headless(notebooks: Path, notebook: str, output: Path, timeout: int) -> 
 
     source = notebooks / notebook
     nb = nbformat.read(source, as_version=4)
+    skipped = skip_agent_cells(nb)
     client = NotebookClient(
-        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(notebooks)}}
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(notebooks)}},
+        skip_cells_with_tag=SKIP_TAG,
     )
     print(
-        f"acp_notebook: executing {source.relative_to(ROOT)} headless (the demo agent answers every prompt)…",
+        f"acp_notebook: executing {_shown(source)} headless (the demo agent answers every prompt)…",
         flush=True,
     )
     failed = None
@@ -88,9 +121,11 @@ def run_headless(notebooks: Path, notebook: str, output: Path, timeout: int) -> 
     output.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, output)
     code_cells = [c for c in nb.cells if c.cell_type == "code"]
-    prompts = sum("%acp" in c.source for c in code_cells)
+    ran = [c for c in code_cells if SKIP_TAG not in c.metadata.get("tags", [])]
+    prompts = sum("%acp" in c.source for c in ran)
     print(
-        f"acp_notebook: {len(code_cells)} code cells ran, {prompts} of them prompts; wrote {output}",
+        f"acp_notebook: {len(ran)} code cells ran, {prompts} of them prompts; "
+        f"wrote {output}" + (f" ({skipped} skipped: they need a real agent)" if skipped else ""),
         flush=True,
     )
     if failed:
@@ -105,6 +140,11 @@ def main(argv: list[str] | None = None) -> int:
         "--headless", action="store_true", help="execute the notebook instead of opening JupyterLab"
     )
     parser.add_argument("--port", type=int, default=8888)
+    parser.add_argument(
+        "--collaborative",
+        action="store_true",
+        help="turn JupyterLab's real-time collaboration on (off by default)",
+    )
     parser.add_argument("--notebook", default="quickstart.ipynb", help="a notebook in notebooks/")
     parser.add_argument(
         "--output", type=Path, default=None, help="where --headless writes the executed notebook"
@@ -121,7 +161,12 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("jupyter-lab") is None and not _has_module("jupyterlab"):
         print("acp_notebook: JupyterLab is not installed; run ./dev setup", file=sys.stderr)
         return 2
-    return run_lab(notebooks, args.notebook, args.port)
+    return run_lab(notebooks, args.notebook, args.port, collaborative=args.collaborative)
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the checkout when inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def _has_module(name: str) -> bool:

@@ -18,7 +18,6 @@ import anyio
 from ..client.errors import AcpClientError, AuthRequired
 from ..client.session import Session
 from ..protocol.errors import RpcError
-from ..protocol.models import AuthMethodAgent
 from .runtime import AgentFailed, AgentRuntime
 
 if TYPE_CHECKING:
@@ -74,7 +73,10 @@ async def open_session(
     while True:
         try:
             return await runtime.session(
-                settings.session, policy=settings.permissions, interactive=cell is not None
+                settings.session,
+                policy=settings.permissions,
+                interactive=cell is not None,
+                tools=settings.tools,
             )
         except AuthRequired as exc:
             if cell is None:
@@ -85,8 +87,16 @@ async def open_session(
 
 def login_hint(exc: AuthRequired) -> str:
     """How to log in from code, when no one can click."""
-    ids = [mm.id for mm in exc.auth_methods if isinstance(mm, AuthMethodAgent)]
-    return f" Log in with `%acp --login {ids[0]}`, then run the cell again." if ids else ""
+    for method in exc.auth_methods:
+        if method.vars:
+            names = " and ".join(f"`{var}`" for var in method.vars)
+            return (
+                f" Set {names} in the kernel's environment, then `%acp --login {method.id}` "
+                "and run the cell again."
+            )
+        if method.type != "terminal":
+            return f" Log in with `%acp --login {method.id}`, then run the cell again."
+    return ""
 
 
 async def log_in(runtime: AgentRuntime, cell: LiveCell, exc: AuthRequired) -> bool:
@@ -103,7 +113,7 @@ async def log_in(runtime: AgentRuntime, cell: LiveCell, exc: AuthRequired) -> bo
 
     prompt = AuthPrompt(
         runtime.name,
-        exc.message,
+        exc.said,
         exc.auth_methods,
         post=cell.post,
         choose=choose,

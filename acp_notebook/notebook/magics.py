@@ -24,13 +24,16 @@ from IPython.display import display
 
 from ..agents.presets import DEMO
 from ..client.permissions import Policy
+from .cells import CellLog
 from .completion import install as install_completion
 from .config import AcpConfig
-from .context import prompt_with_context
+from .context import NoError, NotebookPrompt, notebook_prompt
 from .controls import REGISTRY, Control, ControlContext, ControlFailed, run, run_awaited
+from .dryrun import dry_run_bundle
 from .headless import detect_headless
 from .manager import NotebookAgents
 from .options import AcpOptions, OptionError, parse_line
+from .tool_calls import KernelTools
 from .turns import TurnHandle, TurnSettings
 
 AWAIT_HELPER = "__acp_notebook_await__"
@@ -93,6 +96,11 @@ class AcpMagics(AcpConfig, Magics):
     def __init__(self, shell: InteractiveShell | None = None, **kwargs: object) -> None:
         super().__init__(shell=shell, **kwargs)
         self.agents = NotebookAgents()
+        #: The cells as they run: the prompt's context (``cells.py``).
+        self.cells: CellLog | None = None
+        if self.shell is not None:
+            self.agents.tools = KernelTools(self.shell, lambda: self.agents.loop)
+            self.cells = CellLog(self.shell)
         self._fallback_said = False
         self.apply_to_agents()
 
@@ -137,11 +145,16 @@ class AcpMagics(AcpConfig, Magics):
         if options.control is not None:
             self._control(options)
             return None
-        if not options.prompt.strip():
+        if not options.prompt.strip() and not options.fix:
             raise UsageError(
                 "Give a prompt after %acp (or a cell body after %%acp); %acp --help lists the options."
             )
         settings = self.turn_settings(options, awaited=awaited)
+        if settings.tools and self.agents.tools is not None:
+            self.agents.tools.prepare()  # here: on the main thread, inside a cell
+        if options.dry_run:
+            display(dry_run_bundle(self.agents, settings), raw=True)
+            return None
         if settings.headless:
             return self.agents.start_turn(settings)
         from ..ui.turn import TurnView
@@ -189,7 +202,7 @@ class AcpMagics(AcpConfig, Magics):
                     file=sys.stderr,
                 )
         return TurnSettings(
-            prompt=prompt_with_context(options.prompt, getattr(self.shell, "user_ns", None)),
+            prompt=self.prompt(options),
             agent=options.agent or self.agent,
             session=options.session,
             permissions=self.policy(options.permissions),
@@ -197,7 +210,18 @@ class AcpMagics(AcpConfig, Magics):
             headless=headless,
             wait=wait,
             coalesce=self.coalesce_ms / 1000,
+            tools=self.tools and options.tools is not False,
         )
+
+    def prompt(self, options: AcpOptions) -> NotebookPrompt:
+        """The line's words with the notebook as context (``context.py``)."""
+        with_cells = self.context if options.context is None else options.context
+        try:
+            return notebook_prompt(
+                self.cells, options.prompt, cells_too=with_cells, fix=options.fix
+            )
+        except NoError as exc:
+            raise UsageError(str(exc)) from None
 
     def control_context(
         self, agent: str | None, session: str | None, given: AcpOptions | None = None
@@ -250,6 +274,8 @@ def show(answer: object) -> None:
 def register(shell: InteractiveShell) -> AcpMagics:
     magics = AcpMagics(shell=shell)
     shell.register_magics(magics)
+    if magics.cells is not None:
+        magics.cells.install()
     shell.user_ns[AWAIT_HELPER] = magics.acp_awaited
     shell.user_ns_hidden[AWAIT_HELPER] = magics.acp_awaited
     install_completion(shell, magics.agents.slash_commands)
@@ -268,6 +294,8 @@ def unregister(shell: InteractiveShell, magics: AcpMagics | None) -> None:
     shell.user_ns.pop(AWAIT_HELPER, None)
     shell.user_ns_hidden.pop(AWAIT_HELPER, None)
     if magics is not None:
+        if magics.cells is not None:
+            magics.cells.uninstall()
         magics.agents.shutdown()
         shell.magics_manager.magics["line"].pop("acp", None)
         shell.magics_manager.magics["cell"].pop("acp", None)

@@ -12,6 +12,7 @@ import atexit
 import logging
 import os
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +21,12 @@ from ..client.mcp import normalise
 from ..client.rules import PermissionRules
 from ..client.secrets import redacting
 from ..client.session import PromptTurn, Session
+from .cells import notebook_path
 from .inspector import MessageLog, MessageTable, pair_responses
 from .loop import AgentLoop
 from .runtime import AgentRuntime
-from .state import NotebookState
+from .state import NotebookState, StateFileWarning
+from .tool_calls import KernelTools, SessionTools
 from .turns import TurnHandle, TurnSettings, run_turn
 
 if TYPE_CHECKING:
@@ -44,11 +47,21 @@ class NotebookAgents:
         self.log = MessageLog()
         self._atexit_registered = False
         self.state = NotebookState(self.cwd)
+        waiting = self.state.mcp_servers() if not self.state.mcp_servers_trusted() else {}
+        if waiting:
+            warnings.warn(
+                f"acp_notebook does not use the MCP servers in {self.state.legacy_path} "
+                f"({', '.join(waiting)}) until you confirm them with `%acp --mcp trust`.",
+                StateFileWarning,
+                stacklevel=2,
+            )
         #: MCP servers for every agent (global configuration), ACP wire shape.
         self.mcp_servers: list[dict[str, Any]] = []
         #: The permission rules of every session (``AcpMagics.permission_rules``): one
         #: object, held by every runtime and session, changed in place (``replace``).
         self.permission_rules = PermissionRules()
+        #: The notebook tools of this kernel (None: not in a kernel; the magics set it).
+        self.tools: KernelTools | None = None
 
     # ------------------------------------------------------------------ loop
 
@@ -73,6 +86,8 @@ class NotebookAgents:
                 start_task=self._start_task,
                 mcp_servers=self.all_mcp_servers,
                 rules=self.permission_rules,
+                session_tools=self._session_tools,
+                notebook_path=self._notebook_path,
             )
             runtime.key = agent
             # Redacted before it is kept: MCP env and headers, secret form fields, and the
@@ -81,6 +96,12 @@ class NotebookAgents:
             self.runtimes[agent] = runtime
         return runtime
 
+    def _session_tools(self, name: str) -> SessionTools | None:
+        return self.tools.for_session(name) if self.tools is not None else None
+
+    def _notebook_path(self) -> str | None:
+        return notebook_path(self.tools.shell) if self.tools is not None else None
+
     def _start_task(self, func: Callable[..., Awaitable[object]], *args: object) -> None:
         # Called on the loop thread by a runtime: a task of the loop's root group.
         self.loop.submit(func, *args)
@@ -88,9 +109,11 @@ class NotebookAgents:
     # ------------------------------------------------------------------ configuration
 
     def all_mcp_servers(self) -> list[dict[str, Any]]:
-        """Global servers, then this notebook's (``.acp-notebook.json``), later names win."""
+        """Global servers, then this notebook's (``.acp-notebook.json``, once confirmed),
+        later names win."""
         merged: dict[str, dict[str, Any]] = {}
-        for source in (self.mcp_servers, self.state.mcp_servers()):
+        folder = self.state.mcp_servers() if self.state.mcp_servers_trusted() else {}
+        for source in (self.mcp_servers, folder):
             for entry in normalise(source) if source else []:
                 merged[str(entry.get("name"))] = entry
         return list(merged.values())
@@ -122,7 +145,8 @@ class NotebookAgents:
         ends as the static transcript."""
         loop = self.loop
         self.handles = [h for h in self.handles if not h.done]
-        handle = TurnHandle(loop, settings)
+        runner = self.tools.runner if self.tools is not None else None
+        handle = TurnHandle(loop, settings, runner)
         self.handles.append(handle)
         handle.start(loop.submit(run_turn, self, handle, cell))
         return handle
@@ -147,6 +171,7 @@ class NotebookAgents:
                 conn.process.kill_now()
             for session in runtime.sessions.values():
                 session.terminals.kill_now()
+            runtime.close_tools()
         log.debug("agents stopped in %.2f s", time.monotonic() - started)
         self._loop = None
         self.runtimes.clear()

@@ -93,6 +93,18 @@ OPTIONS = (
     Option(("--no-wait", "--background"), "wait", "return at once; the turn goes on", value=False),
     Option(("--headless",), "headless", "plain-text output without widgets"),
     Option(("--interactive",), "headless", "the live widget view", value=False),
+    Option(
+        ("--no-context",),
+        "context",
+        "send only the words: no cells, no notebook path ({name} still attaches)",
+        value=False,
+    ),
+    Option(("--context",), "context", "send the code above and the last code cell (the default)"),
+    Option(("--fix",), "fix", "send the last error and its cell (prompt: explain and fix it)"),
+    Option(("--dry-run",), "dry_run", "show the content blocks that would be sent; send nothing"),
+    Option(
+        ("--no-tools",), "tools", "do not offer the notebook tools to a new session", value=False
+    ),
 )
 OPTION_BY_FLAG = {flag: option for option in OPTIONS for flag in option.flags}
 
@@ -136,6 +148,12 @@ class AcpOptions:
     timeout: float | None = None
     wait: bool | None = None
     headless: bool | None = None
+    #: Send the cell context (None: as configured).
+    context: bool | None = None
+    fix: bool = False
+    dry_run: bool = False
+    #: Offer the notebook tools to a session this turn opens (None: as configured).
+    tools: bool | None = None
     #: The options given on the line (by field name).
     given: set[str] = field(default_factory=set)
 

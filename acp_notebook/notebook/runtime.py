@@ -23,6 +23,7 @@ from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import Observer
 from ..protocol.process import AgentStartError
+from .tool_calls import SessionTools
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,8 @@ class AgentRuntime:
         mcp_servers: Callable[[], list[dict[str, Any]]] = list,
         rules: PermissionRules | None = None,
         start_task: Callable[..., None],
+        session_tools: Callable[[str], SessionTools | None] = lambda name: None,
+        notebook_path: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.spec = spec
         #: The name the notebook used for this agent (a preset or a command line).
@@ -76,6 +79,12 @@ class AgentRuntime:
         self._stop: anyio.Event | None = None
         self._stopped: anyio.Event | None = None
         self.stderr_lines: list[str] = []
+        #: Shown each stderr line while the agent starts (``npx`` progress), if set.
+        self.progress: Callable[[str], None] | None = None
+        #: Why the last turn on it failed (None: it worked), for ``--status``.
+        self.last_error: str | None = None
+        #: Whether it failed by exiting after it had started (not while starting).
+        self.exited = False
         #: The MCP servers to offer every new session (ACP wire shape, read when one
         #: opens), and what was actually passed / left out for the last one.
         self.mcp_servers = mcp_servers
@@ -85,6 +94,13 @@ class AgentRuntime:
         #: The permission rules of every session of this agent: the notebook's one
         #: object, shared (changed in place, never copied).
         self.rules = rules if rules is not None else PermissionRules()
+        #: The open notebook's path, when the kernel knows it: its sessions never write
+        #: it as a file (the agent edits cells through the notebook tools instead).
+        self.notebook_path = notebook_path
+        #: Makes a session's notebook tools (None: not offered), and those of the open
+        #: sessions by name, closed with their session.
+        self.session_tools = session_tools
+        self.tools: dict[str, SessionTools] = {}
 
     @property
     def name(self) -> str:
@@ -102,6 +118,8 @@ class AgentRuntime:
                 self.restarts += 1
             self.status = "starting"
             self.error = None
+            self.exited = False
+            self.last_error = None
             self.sessions = {}
             self._ready = anyio.Event()
             self._stop = anyio.Event()
@@ -122,7 +140,7 @@ class AgentRuntime:
                 cwd=self.cwd,
                 name=self.spec.name,
                 observers=self.observers,
-                on_stderr=self.stderr_lines.append,
+                on_stderr=self._stderr_line,
             ) as conn:
                 # `%acp --stop` cancels this too (an agent that never answers `initialize`
                 # would otherwise keep --stop waiting): see stop().
@@ -150,6 +168,7 @@ class AgentRuntime:
                     watch.start_soon(until_stopped)
                 if conn.closed and not stop.is_set():
                     self.status = "failed"
+                    self.exited = True
                     self.error = conn.peer.closed_message or f"The agent `{self.name}` stopped."
         except (AgentStartError, ConnectionClosed, RpcError, AcpClientError) as exc:
             self.status = "failed"
@@ -163,9 +182,15 @@ class AgentRuntime:
             if self.status == "ready":
                 self.status = "stopped"
             self.connection = None
+            self.close_tools()
             ready.set()
             stopped.set()
             del self.stderr_lines[:-200]
+
+    def _stderr_line(self, line: str) -> None:
+        self.stderr_lines.append(line)
+        if self.status == "starting" and self.progress is not None:
+            self.progress(line)
 
     def _sentence(self, exc: BaseException) -> str:
         text = str(exc)
@@ -186,8 +211,18 @@ class AgentRuntime:
 
     # ------------------------------------------------------------------ sessions
 
-    def _mcp_for(self, conn: ClientConnection) -> list[dict[str, Any]]:
-        choice = choose_for_agent(self.mcp_servers(), conn.agent_capabilities.mcp_capabilities)
+    def close_tools(self, name: str | None = None) -> None:
+        """Stop the notebook tools of session ``name`` (every session's without one)."""
+        for key in [name] if name is not None else list(self.tools):
+            tools = self.tools.pop(key, None) if key is not None else None
+            if tools is not None:
+                tools.close()
+
+    def _mcp_for(
+        self, conn: ClientConnection, tools: SessionTools | None = None
+    ) -> list[dict[str, Any]]:
+        offered = [*self.mcp_servers(), *([tools.spec()] if tools is not None else [])]
+        choice = choose_for_agent(offered, conn.agent_capabilities.mcp_capabilities)
         self.mcp_passed = [str(entry.get("name")) for entry in choice.passed]
         self.mcp_skipped = choice.skipped
         return choice.passed
@@ -199,15 +234,20 @@ class AgentRuntime:
         self.sessions[name] = session
         return session
 
-    async def session(self, name: str, *, policy: Policy, interactive: bool) -> Session:
-        """The named session, created on first use (`session/new` in the notebook's cwd)."""
+    async def session(
+        self, name: str, *, policy: Policy, interactive: bool, tools: bool = True
+    ) -> Session:
+        """The named session, created on first use (`session/new` in the notebook's cwd,
+        offered the notebook tools unless ``tools`` is false)."""
         conn = await self.ensure_started()
         # One creation per name: two prompts sent before the session exists must share it.
         lock = self._creating.setdefault(name, anyio.Lock())
         async with lock:
             session = self.sessions.get(name)
             if session is None or session.closed:
-                session = await self._open(conn, conn.new_session, policy, interactive)
+                session = await self._open(
+                    conn, conn.new_session, name, policy, interactive, tools=tools
+                )
             return self._adopt(name, session, policy, interactive)
 
     async def load(
@@ -232,7 +272,7 @@ class AgentRuntime:
                 await self._drop(other)
         opener = conn.load_session if how == "load" else conn.resume_session
         reopened = await self._open(
-            conn, functools.partial(opener, session_id), policy, interactive
+            conn, functools.partial(opener, session_id), name, policy, interactive
         )
         return self._adopt(name, reopened, policy, interactive)
 
@@ -240,21 +280,38 @@ class AgentRuntime:
         self,
         conn: ClientConnection,
         opener: Callable[..., Awaitable[Session]],
+        name: str,
         policy: Policy,
         interactive: bool,
+        *,
+        tools: bool = True,
     ) -> Session:
         """`session/new`, `load` or `resume` (``opener``) in the notebook's directory,
-        with the MCP servers this agent can take. Not with ``self.env``: login variables
-        reach only the agent process, never the terminals it starts (``printenv`` there
-        would put an API key into the saved notebook)."""
-        return await opener(
-            self.cwd,
-            policy=policy,
-            interactive=interactive,
-            mcp_servers=self._mcp_for(conn),
-        )
+        with the MCP servers it can take: the configured ones and this session's notebook
+        tools (``tool_calls.py``). Not with ``self.env``: login variables reach only the
+        agent process, never the terminals it starts (``printenv`` there would put an API
+        key into the saved notebook)."""
+        offered = self.session_tools(name) if tools else None
+        try:
+            session = await opener(
+                self.cwd,
+                policy=policy,
+                interactive=interactive,
+                mcp_servers=self._mcp_for(conn, offered),
+                notebook_path=self.notebook_path(),
+            )
+        except BaseException:
+            if offered is not None:
+                offered.close()
+            raise
+        self.close_tools(name)
+        if offered is not None:
+            offered.session = session
+            self.tools[name] = offered
+        return session
 
     async def _drop(self, name: str) -> None:
+        self.close_tools(name)
         old = self.sessions.pop(name, None)
         if old is not None:
             await old._shutdown()
@@ -265,6 +322,7 @@ class AgentRuntime:
             return f"There is no session {name!r} to close."
         await self.connection.close_session(session.session_id)
         self.sessions.pop(name, None)
+        self.close_tools(name)
         return f"Closed session {name!r} ({session.session_id})."
 
     async def delete(self, session_id: str) -> str:
@@ -273,6 +331,7 @@ class AgentRuntime:
         for name, session in list(self.sessions.items()):
             if session.session_id == session_id:
                 self.sessions.pop(name, None)
+                self.close_tools(name)
         return f"Deleted session {session_id}."
 
     async def list_sessions(self, limit_pages: int = 20) -> list[m.SessionInfo]:
@@ -299,13 +358,19 @@ class AgentRuntime:
         await conn.logout()
         self.auth_method = None
         self.sessions.clear()
+        self.close_tools()
 
     def describe(self) -> str:
         if self.status == "ready" and self.connection is not None:
             info = self.connection.agent_info
             agent = f"{info.title or info.name} {info.version}" if info else self.spec.name
             pid = self.connection.process.pid if self.connection.process else "?"
-            return f"{self.name}: running ({agent}, pid {pid}), sessions: {', '.join(self.sessions) or 'none'}"
+            running = f"{self.name}: running ({agent}, pid {pid}), sessions: {', '.join(self.sessions) or 'none'}"
+            return running + (
+                f"; its last turn failed: {self.last_error}" if self.last_error else ""
+            )
+        if self.status == "failed" and self.exited:
+            return f"{self.name}: exited — {self.error}"
         if self.status == "failed":
-            return f"{self.name}: failed — {self.error}"
+            return f"{self.name}: failed to start — {self.error}"
         return f"{self.name}: {self.status}"

@@ -1,64 +1,142 @@
-"""A small state file next to the notebook: its last session per agent, and its MCP servers.
+"""What acp_notebook remembers per notebook (its last session per agent and name), kept in
+a per-user state directory so nothing litters the folders notebooks run in.
 
-``.acp-notebook.json`` in the notebook's directory::
+``$XDG_STATE_HOME/acp-notebook/notebooks/<hash>.json`` (``~/.local/state`` when the variable
+is unset), one file per notebook, keyed by the notebook's absolute path::
 
-    {"notebooks": {"analysis.ipynb": {"claude": {"default": {"sessionId": "…", "title": "…"}}}},
-     "mcpServers": {"files": {"command": "/usr/bin/mcp-files", "args": [], "env": {}}}}
+    {"notebook": "/home/me/work/analysis.ipynb",
+     "sessions": {"claude": {"default": {"sessionId": "…", "title": "…"}}}}
 
 The notebook is named by ``JPY_SESSION_NAME``, which Jupyter Server sets in the kernel's
-environment; without it (a console, nbclient) the key is ``"default"``. Writes are
-atomic: a crash never leaves half a file.
+environment; without it (a console, nbclient) it is ``default`` in the kernel's directory.
+
+``.acp-notebook.json`` beside the notebook, where earlier versions wrote, is still read
+(never written): its sessions when this notebook has none here yet, and its MCP servers
+(``{"mcpServers": {name: {"command": …}}}``), which the user may keep writing there — used
+only once confirmed (:meth:`NotebookState.trust_mcp_servers`), since they name commands.
+
+Every file is opened safely — a regular file only (no symlink, no FIFO: opened
+non-blocking, checked with ``fstat`` before reading), at most :data:`MAX_BYTES` — and read
+leniently: anything unreadable or of the wrong shape is skipped with a warning, so a bad
+file never breaks ``%acp``. Writes are atomic: a crash never leaves half a file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
-import logging
 import os
+import stat
 import tempfile
+import warnings
+from pathlib import Path
 from typing import Any
 
-log = logging.getLogger(__name__)
+__all__ = ["LEGACY_FILE", "MAX_BYTES", "NotebookState", "StateFileWarning", "read_json_object"]
 
-STATE_FILE = ".acp-notebook.json"
+LEGACY_FILE = ".acp-notebook.json"
+#: A state file larger than this is not read (ours stay a few kilobytes).
+MAX_BYTES = 1_000_000
 
 
-def notebook_key(cwd: str) -> str:
-    """This kernel's notebook, relative to ``cwd`` when inside it."""
-    name = os.environ.get("JPY_SESSION_NAME")
-    if not name:
-        return "default"
-    if os.path.isabs(name):
-        with contextlib.suppress(ValueError):
-            rel = os.path.relpath(name, cwd)
-            if not rel.startswith(".."):
-                return rel
-    return os.path.basename(name)
+class StateFileWarning(UserWarning):
+    """A state file, or an entry of it, could not be used; it was skipped."""
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, StateFileWarning, stacklevel=3)
+
+
+def state_dir() -> Path:
+    """The per-user state directory of acp_notebook (XDG base directory rules)."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    return Path(base) / "acp-notebook"
+
+
+def read_json_object(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON object in ``path``, read safely; ``{}`` when it is missing, and (with a
+    warning) when it is not a regular file, too large, not JSON, or not an object."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:  # a symlink (ELOOP with O_NOFOLLOW), no permission, …
+        _warn(
+            f"acp_notebook ignored {path}: it cannot be opened as a regular file ({exc.strerror})."
+        )
+        return {}
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            _warn(f"acp_notebook ignored {path}: it is not a regular file.")
+            return {}
+        if info.st_size > MAX_BYTES:
+            _warn(f"acp_notebook ignored {path}: it is larger than {MAX_BYTES:,} bytes.")
+            return {}
+        raw = handle.read(MAX_BYTES + 1)
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        _warn(f"acp_notebook ignored {path}: it is not valid JSON ({type(exc).__name__}).")
+        return {}
+    if not isinstance(data, dict):
+        _warn(f"acp_notebook ignored {path}: it holds a JSON {type(data).__name__}, not an object.")
+        return {}
+    return data
+
+
+def _session_entry(value: Any, where: str) -> dict[str, str] | None:
+    """A remembered session (``{"sessionId": str, "title"?: str}``), or None (warned)."""
+    if value is None:
+        return None
+    if isinstance(value, dict) and isinstance(value.get("sessionId"), str):
+        entry = {"sessionId": value["sessionId"]}
+        if isinstance(value.get("title"), str):
+            entry["title"] = value["title"]
+        return entry
+    _warn(f"acp_notebook skipped the session remembered in {where}: it has no string sessionId.")
+    return None
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def notebook_path(cwd: str) -> str:
+    """This kernel's notebook as an absolute path (``default`` in ``cwd`` without one)."""
+    name = os.environ.get("JPY_SESSION_NAME") or "default"
+    # A relative name is relative to the server's root, not to the kernel's directory.
+    return os.path.normpath(
+        name if os.path.isabs(name) else os.path.join(cwd, os.path.basename(name))
+    )
 
 
 class NotebookState:
+    """The state of the notebook a kernel runs, in the per-user state directory."""
+
     def __init__(self, cwd: str) -> None:
-        self.path = os.path.join(cwd, STATE_FILE)
-        self.notebook = notebook_key(cwd)
+        self.notebook = notebook_path(cwd)
+        digest = hashlib.sha256(self.notebook.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+        self.path = state_dir() / "notebooks" / f"{digest}.json"
+        #: Where earlier versions kept it (read only), and the notebook's key there.
+        self.legacy_path = os.path.join(cwd, LEGACY_FILE)
+        self.legacy_key = os.path.relpath(self.notebook, cwd)
 
     def load(self) -> dict[str, Any]:
-        try:
-            with open(self.path, encoding="utf-8") as handle:
-                data = json.load(handle)
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            log.warning("ignoring unreadable %s: %s", self.path, exc)
-            return {}
-        return data if isinstance(data, dict) else {}
+        data = read_json_object(self.path)
+        # Two notebooks cannot share a file, but a file copied by hand could name another.
+        return data if data.get("notebook") in (None, self.notebook) else {}
 
     def save(self, data: dict[str, Any]) -> None:
-        folder = os.path.dirname(self.path)
-        fd, tmp = tempfile.mkstemp(prefix=".acp-notebook.", suffix=".tmp", dir=folder)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".state.", suffix=".tmp", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, indent=2, ensure_ascii=False)
+                json.dump({**data, "notebook": self.notebook}, handle, indent=2, ensure_ascii=False)
                 handle.write("\n")
             os.replace(tmp, self.path)
         except BaseException:
@@ -68,28 +146,71 @@ class NotebookState:
 
     # ------------------------------------------------------------------ sessions
 
-    def last_session(self, agent: str, name: str) -> dict[str, Any] | None:
-        entry = self.load().get("notebooks", {}).get(self.notebook, {}).get(agent, {}).get(name)
-        return (
-            entry if isinstance(entry, dict) and isinstance(entry.get("sessionId"), str) else None
-        )
+    def last_session(self, agent: str, name: str) -> dict[str, str] | None:
+        """This notebook's last session of ``agent`` under ``name``, if remembered."""
+        mine = _mapping(_mapping(self.load().get("sessions")).get(agent)).get(name)
+        if mine is not None:
+            return _session_entry(mine, str(self.path))
+        legacy = read_json_object(self.legacy_path)
+        notebooks = _mapping(legacy.get("notebooks"))
+        entry = _mapping(_mapping(notebooks.get(self.legacy_key)).get(agent)).get(name)
+        return _session_entry(entry, self.legacy_path)
 
     def remember_session(self, agent: str, name: str, session_id: str, title: str | None) -> None:
         try:
             data = self.load()
-            agents = data.setdefault("notebooks", {}).setdefault(self.notebook, {})
-            entry = {"sessionId": session_id}
-            if title:
-                entry["title"] = title
-            if agents.setdefault(agent, {}).get(name) == entry:
+            sessions = _mapping(data.get("sessions"))
+            agents = {k: v for k, v in sessions.items() if isinstance(v, dict)}
+            entry = {"sessionId": session_id, **({"title": title} if title else {})}
+            if agents.get(agent, {}).get(name) == entry:
                 return
-            agents[agent][name] = entry
-            self.save(data)
-        except OSError as exc:  # a read-only folder must not break the turn
-            log.warning("could not remember the session in %s: %s", self.path, exc)
+            agents[agent] = {**agents.get(agent, {}), name: entry}
+            self.save({**data, "sessions": agents})
+        except OSError as exc:  # a read-only home must not break the turn
+            _warn(f"acp_notebook could not remember the session in {self.path}: {exc}")
 
     # ------------------------------------------------------------------ MCP servers
 
-    def mcp_servers(self) -> dict[str, Any]:
-        servers = self.load().get("mcpServers")
-        return servers if isinstance(servers, dict) else {}
+    def folder_servers_fingerprint(self) -> str | None:
+        """What the servers of ``.acp-notebook.json`` are, as one hash (None: there are none)."""
+        servers = self.mcp_servers()
+        if not servers:
+            return None
+        canonical = json.dumps(servers, sort_keys=True, ensure_ascii=True)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def mcp_servers_trusted(self) -> bool:
+        """Whether the person confirmed the folder's MCP servers as they are now: a file
+        beside a notebook (a cloned repository's) names commands the agent would start,
+        so they are used only once confirmed (``%acp --mcp trust``), and again after any
+        change to them."""
+        fingerprint = self.folder_servers_fingerprint()
+        trusted = self.load().get("trustedMcpServers")
+        return fingerprint is not None and isinstance(trusted, list) and fingerprint in trusted
+
+    def trust_mcp_servers(self) -> None:
+        """Confirm the folder's MCP servers as they are now."""
+        fingerprint = self.folder_servers_fingerprint()
+        if fingerprint is None or self.mcp_servers_trusted():
+            return
+        data = self.load()
+        self.save({**data, "trustedMcpServers": [fingerprint]})
+
+    def mcp_servers(self) -> dict[str, dict[str, Any]]:
+        """The MCP servers in ``.acp-notebook.json`` beside the notebook, by name; an entry
+        that is not an object is skipped with a warning."""
+        servers = read_json_object(self.legacy_path).get("mcpServers")
+        if servers is None:
+            return {}
+        if not isinstance(servers, dict):
+            _warn(f"acp_notebook ignored mcpServers in {self.legacy_path}: it is not an object.")
+            return {}
+        kept = {}
+        for name, entry in servers.items():
+            if isinstance(entry, dict):
+                kept[name] = entry
+            else:
+                _warn(
+                    f"acp_notebook skipped the MCP server {name!r} in {self.legacy_path}: not an object."
+                )
+        return kept

@@ -14,17 +14,19 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..client.errors import TurnTimeout
+from ..client.errors import AuthRequired, TurnTimeout
 from ..client.permissions import Policy
-from ..client.session import PromptInput, PromptTurn, prompt_blocks
-from .context import inline_resources
-from .login import LoginFailed, open_session
+from ..client.session import PromptInput, PromptTurn, Session, prompt_blocks
+from ..protocol import models as m
+from .context import NotebookPrompt
+from .login import LoginFailed, log_in, open_session
 from .loop import AgentLoop
-from .runtime import EXPECTED_FAILURES
+from .runtime import EXPECTED_FAILURES, AgentRuntime
 
 if TYPE_CHECKING:
     from .cell import LiveCell
     from .manager import NotebookAgents
+    from .tools import MainThreadRunner
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +42,9 @@ _WAKE_INTERVAL = 0.1
 class TurnSettings:
     """Everything one ``%acp`` needs, resolved from options, config and environment."""
 
-    #: Text, or content blocks (the text plus the variables it names, see ``context``).
-    prompt: PromptInput
+    #: Text or content blocks as given, or the notebook's prompt (its blocks follow the
+    #: agent's prompt capabilities, see ``context``).
+    prompt: PromptInput | NotebookPrompt
     agent: str
     session: str = "default"
     permissions: Policy = "ask"
@@ -49,6 +52,14 @@ class TurnSettings:
     headless: bool = False
     wait: bool = True
     coalesce: float = 0.075
+    #: Offer the notebook tools to a session this turn opens.
+    tools: bool = True
+
+    def blocks(self, accepts: m.PromptCapabilities) -> list[m.ContentBlock]:
+        """The content blocks to send to an agent that accepts ``accepts``."""
+        if isinstance(self.prompt, NotebookPrompt):
+            return self.prompt.blocks(accepts)
+        return prompt_blocks(self.prompt)
 
 
 def error_bundle(message: str) -> dict[str, str]:
@@ -63,9 +74,13 @@ class TurnHandle:
     A kernel interrupt during either cancels the turn cleanly, then re-raises.
     """
 
-    def __init__(self, loop: AgentLoop, settings: TurnSettings) -> None:
+    def __init__(
+        self, loop: AgentLoop, settings: TurnSettings, runner: MainThreadRunner | None = None
+    ) -> None:
         self._loop = loop
         self.settings = settings
+        #: Runs the notebook tools' work on the main thread while :meth:`wait` blocks it.
+        self._runner = runner
         #: Set on the agent loop once the prompt is queued.
         self.turn: PromptTurn | None = None
         #: Why the turn could not run (one sentence), if it could not.
@@ -128,7 +143,10 @@ class TurnHandle:
                             f"The turn did not end within {timeout:g} s; it goes on "
                             "(cancel() stops it)."
                         )
-                concurrent.futures.wait([self.future], wake)
+                if self._runner is not None:
+                    self._runner.wait(self.future, wake)  # run_code runs meanwhile
+                else:
+                    concurrent.futures.wait([self.future], wake)
         except KeyboardInterrupt:
             self.cancel()
             with contextlib.suppress(BaseException):
@@ -156,24 +174,39 @@ class TurnHandle:
         return self
 
 
+async def _prompt(
+    runtime: AgentRuntime, settings: TurnSettings, handle: TurnHandle, cell: LiveCell | None
+) -> tuple[Session, PromptTurn]:
+    """Open the turn's session, send the prompt, wait for the turn to end."""
+    session = await open_session(runtime, settings, cell)
+    blocks = settings.blocks(session.connection.agent_capabilities.prompt_capabilities)
+    turn = session.submit(blocks, timeout=settings.timeout)
+    handle.turn = turn
+    if cell is not None:
+        cell.follow(session, turn)
+    await turn.wait()
+    return session, turn
+
+
 async def run_turn(agents: NotebookAgents, handle: TurnHandle, cell: LiveCell | None) -> None:
     """Run the turn of ``handle`` on the agent loop: open its session (logging in where
     someone can click), send the prompt, wait for the end. With a ``cell`` (someone is
     watching) it streams there and ends as the static transcript."""
     settings = handle.settings
+    runtime: AgentRuntime | None = None
     try:
         runtime = agents.runtime(settings.agent)
         if cell is not None:
             cell.starting(runtime.status)
-        session = await open_session(runtime, settings, cell)
-        blocks = prompt_blocks(settings.prompt)
-        if not session.connection.agent_capabilities.prompt_capabilities.embedded_context:
-            blocks = inline_resources(blocks)
-        turn = session.submit(blocks, timeout=settings.timeout)
-        handle.turn = turn
-        if cell is not None:
-            cell.follow(session, turn)
-        await turn.wait()
+            runtime.progress = cell.start_progress
+        session, turn = await _prompt(runtime, settings, handle, cell)
+        if (
+            isinstance(turn.exception, AuthRequired)
+            and cell is not None
+            and await log_in(runtime, cell, turn.exception)
+        ):
+            # The agent refused the prompt for want of a login; logged in now: again.
+            session, turn = await _prompt(runtime, settings, handle, cell)
         if turn.error is not None and turn.record is None:
             handle.error = turn.error
         if isinstance(turn.exception, TurnTimeout):
@@ -181,10 +214,15 @@ async def run_turn(agents: NotebookAgents, handle: TurnHandle, cell: LiveCell | 
             # fresh one instead of an agent still busy with this turn.
             await runtime.stop()
         agents.remember(runtime, settings.session, session)
+        runtime.last_error = turn.error
     except (*EXPECTED_FAILURES, LoginFailed) as exc:
         handle.error = str(exc)
     except Exception as exc:  # the kernel must survive anything an agent does
         log.exception("turn failed")
         handle.error = f"{type(exc).__name__}: {exc}"
+    if runtime is not None:
+        runtime.progress = None
+        if handle.error is not None:
+            runtime.last_error = handle.error
     if cell is not None:
         cell.end(handle.bundle(), handle.error)

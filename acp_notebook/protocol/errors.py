@@ -15,6 +15,19 @@ AUTH_REQUIRED = -32000
 RESOURCE_NOT_FOUND = -32002
 
 
+#: How much of an error's ``data`` is shown with it.
+_DETAIL_CHARS = 1000
+
+
+def _strings(data: Any, depth: int = 0) -> list[str]:
+    """The strings in an error's ``data``: itself, or a mapping's values (two levels)."""
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, dict) and depth < 2:
+        return [text for value in data.values() for text in _strings(value, depth + 1)]
+    return []
+
+
 class RpcError(Exception):
     """A JSON-RPC error object: raised by a handler to answer with it, or raised
     from :meth:`Peer.request` when the other side answered with it."""
@@ -43,8 +56,25 @@ class RpcError(Exception):
             error.get("data"),
         )
 
+    @property
+    def detail(self) -> str:
+        """What ``data`` says, as text: a string, or a JSON object's string fields
+        (``message``, ``details``, …; one level down too), in order, without repeats.
+
+        Agents put the reason there ("Internal error" with ``{"details": "Invalid API
+        key · Please run /login"}``), so it is shown with the error, never dropped.
+        """
+        parts: list[str] = []
+        for text in _strings(self.data):
+            text = text.strip()
+            if text and text not in parts and text != self.message:
+                parts.append(text)
+        joined = "; ".join(parts)
+        return joined if len(joined) <= _DETAIL_CHARS else joined[:_DETAIL_CHARS] + " …"
+
     def __str__(self) -> str:
-        return f"{self.message} (code {self.code})"
+        detail = self.detail
+        return f"{self.message} (code {self.code})" + (f": {detail}" if detail else "")
 
     def __repr__(self) -> str:
         return f"RpcError({self.code!r}, {self.message!r}, {self.data!r})"

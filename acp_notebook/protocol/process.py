@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -30,7 +31,45 @@ _STDERR_LINE_CHARS = 2000
 
 
 class AgentStartError(Exception):
-    """The agent command could not be started at all (not found, not executable)."""
+    """The agent command could not be started at all (not found, not executable), or
+    it could not get the agent (a package runner offline), or it never answered."""
+
+
+#: How a package runner says it cannot reach its registry (npm's error codes, uv's words).
+_UNREACHABLE = re.compile(
+    r"ENOTFOUND|EAI_AGAIN|ENOTCACHED|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|"
+    r"network request to .* failed|request to .* failed, reason|\boffline\b|"
+    r"failed to fetch|dns error|failed to lookup address|error sending request",
+    re.IGNORECASE,
+)
+
+#: Package runners that download the agent before starting it: how to install it instead.
+_RUNNERS = {"npx": "npm install -g {package}", "uvx": "uv tool install {package}"}
+
+
+def package_runner(argv: Sequence[str]) -> tuple[str, str] | None:
+    """(runner, package) when ``argv`` runs an agent through ``npx`` or ``uvx``."""
+    runner = Path(argv[0]).name
+    if runner not in _RUNNERS:
+        return None
+    package = next((arg for arg in argv[1:] if not arg.startswith("-")), None)
+    return (runner, package) if package else None
+
+
+def startup_problem(argv: Sequence[str], line: str) -> str | None:
+    """The sentence for a stderr line that means the agent cannot be had: its package
+    runner cannot reach the registry (an offline ``npx`` retried for 71 s, then dumped
+    npm's errors; this names the cause and the way out instead)."""
+    runner = package_runner(argv)
+    if runner is None or not _UNREACHABLE.search(line):
+        return None
+    name, package = runner
+    registry = "npm" if name == "npx" else "uv"
+    install = _RUNNERS[name].format(package=package)
+    return (
+        f"{registry} cannot reach the package registry to download `{package}` "
+        f"({line.strip()[:200]}); install it with `{install}` while online, or check the network."
+    )
 
 
 def split_command(command: str | Sequence[str]) -> list[str]:
@@ -145,6 +184,11 @@ class AgentProcess:
         self._stderr = collections.deque[str](maxlen=STDERR_LINES)
         self._on_stderr = on_stderr
         self._stderr_done = anyio.Event()
+        #: Until the agent answered `initialize`: its stderr is watched for a package
+        #: runner that cannot download it (:func:`startup_problem`).
+        self.starting = True
+        #: Why it could not start, once known (then it is stopped at once).
+        self.start_problem: str | None = None
         assert process.stdin is not None and process.stdout is not None
         self.stdin: anyio.abc.ByteSendStream = process.stdin
         self.stdout: anyio.abc.ByteReceiveStream = process.stdout
@@ -182,6 +226,11 @@ class AgentProcess:
         if len(line) > _STDERR_LINE_CHARS:
             line = line[:_STDERR_LINE_CHARS] + " …"
         self._stderr.append(line)
+        if self.starting and self.start_problem is None:
+            self.start_problem = startup_problem(self.argv, line)
+            if self.start_problem is not None:
+                # Its output ends, so whatever waits for an answer learns why at once.
+                self._signal_group(signal.SIGTERM)
         if self._on_stderr is not None:
             with contextlib.suppress(Exception):  # an observer must never stop the draining
                 self._on_stderr(line)
@@ -196,6 +245,8 @@ class AgentProcess:
             await self.process.wait()
         with anyio.move_on_after(0.3):
             await self._stderr_done.wait()
+        if self.start_problem is not None:
+            return self.start_problem
         code = self.process.returncode
         if code is None:
             sentence = f"The agent `{self.name}` closed its output but is still running"

@@ -6,7 +6,9 @@
   codex and others though it left the spec): a password field per variable; the agent
   is restarted with them (never echoed, never in a trace), then authenticated;
 * terminal methods: the command to run in a terminal, then Retry (this client does not
-  advertise ``auth.terminal``, so compliant agents do not send them).
+  advertise ``auth.terminal``, so compliant agents do not send them);
+* methods of a type this client does not know: a button, like agent-handled ones (the
+  agent knows what its own method means).
 """
 
 from __future__ import annotations
@@ -16,18 +18,12 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..client.auth_methods import auth_method_facts
+from ..client.auth import AuthMethodInfo
 from .style import MUTED, esc
 
 #: ``choose(method_id, env)``: called on the agent loop thread (through ``post``).
 Choose = Callable[[str | None, dict[str, str]], None]
 Post = Callable[..., Any]
-
-
-def _method_fields(method: Any) -> tuple[str, str, str, list[str]]:
-    """(kind, id, name, env var names) of an auth method model."""
-    facts = auth_method_facts(method)
-    return facts.kind, facts.id, facts.name, facts.env_vars
 
 
 class AuthPrompt:
@@ -37,7 +33,7 @@ class AuthPrompt:
         self,
         agent: str,
         message: str,
-        methods: list[Any],
+        methods: list[AuthMethodInfo],
         *,
         post: Post,
         choose: Choose,
@@ -54,28 +50,18 @@ class AuthPrompt:
         )
         rows: list[w.Widget] = [header]
         for method in methods:
-            kind, method_id, name, env_names = _method_fields(method)
-            description = auth_method_facts(method).description
+            method_id, name = method.id, method.name
             note = (
-                f"<span style='color: {MUTED}'>{esc(str(description))}</span>"
-                if description
+                f"<span style='color: {MUTED}'>{esc(method.description)}</span>"
+                if method.description
                 else ""
             )
-            if kind == "agent":
-                button = w.Button(
-                    description=f"Log in: {name}",
-                    button_style="primary",
-                    tooltip=f"authenticate {method_id}",
-                )
-                button.on_click(lambda _b, mid=method_id: self.choose(mid))
-                self.buttons[method_id] = button
-                rows.append(w.HBox([button, w.HTML(note)]))
-            elif env_names:
+            if method.vars:
                 secrets = {
                     var: w.Password(
                         placeholder=var, description=var, style={"description_width": "initial"}
                     )
-                    for var in env_names
+                    for var in method.vars
                 }
                 self.fields[method_id] = secrets
                 button = w.Button(description=f"Save and log in: {name}", button_style="primary")
@@ -84,20 +70,23 @@ class AuthPrompt:
                 rows.append(
                     w.VBox([w.HTML(f"<b>{esc(name)}</b> {note}"), *secrets.values(), button])
                 )
-            elif kind == "terminal":
-                args = " ".join(getattr(method, "args", None) or [])
+            elif method.type == "terminal":
+                args = " ".join(method.args)
                 command = esc(f"{command_line} {args}".strip())
                 rows.append(
                     w.HTML(
                         f"<b>{esc(name)}</b>: run <code>{command}</code> in a terminal, then press Retry. {note}"
                     )
                 )
-            else:
-                rows.append(
-                    w.HTML(
-                        f"<b>{esc(name)}</b> (an auth method of type <code>{esc(kind)}</code> this client cannot drive) {note}"
-                    )
+            else:  # agent-handled, or a type this client does not know: `authenticate`
+                button = w.Button(
+                    description=f"Log in: {name}",
+                    button_style="primary",
+                    tooltip=f"authenticate {method_id}",
                 )
+                button.on_click(lambda _b, mid=method_id: self.choose(mid))
+                self.buttons[method_id] = button
+                rows.append(w.HBox([button, w.HTML(note)]))
         retry = w.Button(description="Retry", tooltip="try again without logging in here")
         retry.on_click(lambda _b: self.choose(None))
         cancel = w.Button(description="Cancel", button_style="danger")

@@ -178,14 +178,21 @@ class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
             request.decided_by,
             request.note,
             request.danger,
+            request.unasked,
             self._closed,
         )
         if signature == self._signature:
             return False
         self._signature = signature
+        # The client's own question (guard.py): the agent went ahead without asking.
+        head = (
+            "🛡️ <b>The agent did not ask</b>"
+            if request.unasked
+            else "🔐 <b>Permission requested</b>"
+        )
         question = (
             f'<div style="font-size: {UI_SIZE}; line-height: 1.6; color: {FG}">'
-            f"🔐 <b>Permission requested</b>: {what_is_approved(call, self._cwd)}</div>"
+            f"{head}: {what_is_approved(call, self._cwd)}</div>"
         )
         if question != self._question.value:
             self._question.value = question

@@ -12,13 +12,13 @@ from typing import Any
 import ipywidgets as w
 
 from ..client.display import (
-    STATUS_ICONS,
     DiffShown,
     TerminalShown,
     TextShown,
     diff_shown,
     kind_icon,
     location_label,
+    status_text,
     tool_content_shown,
 )
 from ..client.rawinput import FileDiff
@@ -59,15 +59,14 @@ def header_html(call: ToolCallState) -> str:
     icon = kind_icon(call.kind)
     status = status_label(call)
     color = STATUS_COLORS.get(status, MUTED)
-    mark = "🔐" if status == WAITING else STATUS_ICONS.get(status, "")
     title = inline_markdown(call.title) if call.title else code(call.tool_call_id)
-    status_text = f"{mark} {status.replace('_', ' ')}".strip()
+    shown = f"🔐 {WAITING}" if status == WAITING else status_text(call)
     kind = span(esc("· " + call.kind), f"color: {MUTED}; font-size: {SMALL_SIZE}")
     return (
         f'<div style="font-size: {UI_SIZE}; line-height: 1.6; color: {FG}; display: flex; '
         'gap: 6px; align-items: baseline; flex-wrap: wrap">'
         f'<span>{icon}</span><span style="font-weight: 600">{title}</span>'
-        f"{kind}{badge(status_text, color)}</div>"
+        f"{kind}{badge(shown, color)}</div>"
     )
 
 

@@ -23,6 +23,7 @@ from typing import Any, Literal, Protocol
 import ipywidgets as w
 
 from ..client.display import RawShown
+from ..client.sent import sent_items
 from ..client.transcript import (
     ElicitationEntry,
     MessageEntry,
@@ -41,6 +42,7 @@ from .permission import PermissionPrompt
 from .plan import PlanWidget
 from .request import Post, safe_post
 from .segments import AppendOnlyBox, close_tree, flat_html
+from .sent import PromptView
 from .style import BORDER
 from .toolcall import ToolCallCard
 from .turn_status import (
@@ -228,6 +230,8 @@ class TurnView:
         self._requests_seen = len(session.permissions.requests)
         self._requests_at_change = self._requests_seen
         self._elicitations_at_change = len(session.elicitations.requests)
+        if self._unsubscribe is not None:  # a turn sent again (after a login)
+            self._unsubscribe()
         if self._coalescer is not None:
             self._unsubscribe = session.transcript.subscribe(self._on_change)
         self.refresh()
@@ -392,6 +396,9 @@ class TurnView:
     def _make_view(self, entry: object, running: bool) -> ChildView:
         cwd = self._ctx.cwd
         if isinstance(entry, MessageEntry):
+            record = self._turn.record if self._turn is not None else None
+            if entry.role == "user" and record is not None and sent_items(record.prompt):
+                return PromptView(record.prompt, sent_items(record.prompt), cwd)
             if entry.role == "thought":
                 return ThoughtView(entry, cwd, active=running)
             return MessageView(entry, cwd)

@@ -9,6 +9,10 @@ Options (argv):
                          the session being created (the prompt ``early`` reports the answer)
   --ignore-eof           keep running after stdin ends (until signalled)
   --pid-file PATH        write the agent's pid to PATH at start
+  --auth-methods JSON    the ``authMethods`` to advertise; ``authenticate`` with one of them
+                         succeeds, and the prompt ``authed`` says which one was used
+  --login-first          until ``authenticate``, prompts fail as claude-agent-acp does without
+                         a login: -32603 "Internal error" with the reason in ``data``
 
 Prompts (the first word of the first text block):
   echo TEXT              one chunk ``echo: TEXT``, then ``end_turn``
@@ -25,6 +29,9 @@ Prompts (the first word of the first text block):
   noise                  a line that is not JSON, a request for an unknown method, an unknown
                          notification, an unknown ``sessionUpdate``, then ``end_turn``
   stop REASON            ends the turn with stopReason REASON
+  gate PATH              one chunk ``first``; once PATH exists, the chunk ``second``, then
+                         ``end_turn`` (the client must show ``first`` before the turn ends)
+  authed                 one chunk naming the auth method used (``none`` before any)
 """
 
 import json
@@ -43,6 +50,7 @@ def option(name, default=None):
 
 PROTOCOL_VERSION = int(option("--protocol-version", "1"))
 CAPS = option("--caps")
+AUTH_METHODS = json.loads(option("--auth-methods", "[]"))
 EARLY_READ = option("--early-read")
 if option("--pid-file"):
     with open(option("--pid-file"), "w") as handle:
@@ -88,6 +96,7 @@ class State:
     early_answer = None
     early_prompt = None
     sessions = 0
+    auth_method = None
 
 
 def request(method, params, callback):
@@ -133,7 +142,20 @@ def on_prompt(mid, params):
     blocks = params.get("prompt") or []
     text = next((b.get("text", "") for b in blocks if b.get("type") == "text"), "")
     word, _, rest = text.partition(" ")
-    if word == "echo":
+    if "--login-first" in sys.argv and State.auth_method is None:
+        details = {"details": "Invalid API key · Please run /login"}
+        write({"jsonrpc": "2.0", "id": mid,
+               "error": {"code": -32603, "message": "Internal error", "data": details}})  # fmt: skip
+    elif word == "authed":
+        chunk(sid, f"authenticated with {State.auth_method or 'none'}")
+        answer(mid, {"stopReason": "end_turn"})
+    elif word == "gate":
+        chunk(sid, "first")
+        while not os.path.exists(rest):
+            time.sleep(0.02)
+        chunk(sid, " second")
+        answer(mid, {"stopReason": "end_turn"})
+    elif word == "echo":
         chunk(sid, f"echo: {rest}")
         answer(mid, {"stopReason": "end_turn"})
     elif word == "late":
@@ -228,7 +250,7 @@ for raw in sys.stdin.buffer:
         if callback is not None:
             callback(msg)
     elif method == "initialize":
-        result = {"protocolVersion": PROTOCOL_VERSION, "authMethods": []}
+        result = {"protocolVersion": PROTOCOL_VERSION, "authMethods": AUTH_METHODS}
         if CAPS is not None:
             result["agentCapabilities"] = json.loads(CAPS)
         answer(mid, result)
@@ -253,6 +275,13 @@ for raw in sys.stdin.buffer:
         answer(mid, {"sessionId": sid})
         if "--early" in sys.argv:
             update(sid, {"sessionUpdate": "current_mode_update", "currentModeId": "after"})
+    elif method == "authenticate":
+        method_id = msg["params"].get("methodId")
+        if any(m.get("id") == method_id for m in AUTH_METHODS):
+            State.auth_method = method_id
+            answer(mid, {})
+        else:
+            fail(mid, -32602, f"unknown auth method {method_id}")
     elif method == "session/prompt":
         on_prompt(mid, msg["params"])
     elif method == "session/cancel":

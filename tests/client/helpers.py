@@ -93,15 +93,21 @@ async def wait_until(predicate: Callable[[], bool], timeout: float = SAFETY) -> 
 
 @contextlib.asynccontextmanager
 async def fake_agent(
-    capabilities: m.ClientCapabilities | None = None, *, handlers: object | None = None
+    capabilities: m.ClientCapabilities | None = None,
+    *,
+    handlers: object | None = None,
+    initialize: dict[str, Any] | None = None,
 ) -> AsyncIterator[tuple[ClientConnection, Peer, Wire]]:
     """An initialized ClientConnection over memory pipes to a bare Peer that plays the
-    agent: it answers `initialize`, and `session/new` with the id ``s1``; the test sends
-    the agent's requests with ``agent.request(...)``."""
+    agent: it answers `initialize` (with ``initialize`` added to the answer), and
+    `session/new` with the id ``s1``; the test sends the agent's requests with
+    ``agent.request(...)`` and replaces its handlers with ``agent.handle_request``."""
     client_in, agent_out = memory_pipe()
     agent_in, client_out = memory_pipe()
     agent = Peer(agent_in, agent_out, name="fake-agent")
-    agent.handle_request("initialize", lambda p: _async({"protocolVersion": 1}))
+    agent.handle_request(
+        "initialize", lambda p: _async({"protocolVersion": 1, **(initialize or {})})
+    )
     agent.handle_request("session/new", lambda p: _async({"sessionId": "s1"}))
     wire = Wire()
     peer = Peer(client_in, client_out, name="client")

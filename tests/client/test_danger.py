@@ -221,3 +221,12 @@ def test_odd_paths_do_not_break_the_rating() -> None:
     )
     rated = assess_command("touch '/etc/a\x00b'", [ROOT])
     assert rated is not None and rated.level == "caution"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["ls; '#'; rm -rf ~", 'ls; "#"; rm -rf ~', "ls; \\#; rm -rf ~", "ls; $'#'; rm -rf ~"],
+)
+def test_a_quoted_hash_hides_no_command_from_the_rating(command: str) -> None:
+    rating = assess_command(command)
+    assert rating is not None and rating.level == "danger", command

@@ -480,3 +480,65 @@ async def test_write_below_a_file_is_refused(files: FileSystem, root: Path) -> N
 def test_roots_must_be_absolute() -> None:
     with pytest.raises(ValueError):
         FileSystem(["relative/dir"])
+
+
+# -- races, hard links, read-only files ----------------------------------------------------
+
+
+@pytest.fixture
+def swap_after_check(monkeypatch: pytest.MonkeyPatch, root: Path, outside: Path) -> Iterator[Path]:
+    """Right after a path is checked, ``root/sub`` becomes a symlink to ``outside`` — the
+    worst moment a swapping terminal can hit (check, then use)."""
+    sub = root / "sub"
+    sub.mkdir()
+    (sub / "secret.txt").write_text("inside\n")
+    checked = fs_module.resolve_inside
+
+    def check_then_swap(value: str, roots: Any, **kwargs: Any) -> str:
+        resolved = checked(value, roots, **kwargs)
+        if sub.is_dir() and not sub.is_symlink():
+            sub.rename(root / "sub.old")
+            sub.symlink_to(outside)
+        return resolved
+
+    monkeypatch.setattr(fs_module, "resolve_inside", check_then_swap)
+    yield sub
+
+
+async def test_a_directory_swapped_for_a_symlink_after_the_check_is_not_followed(
+    files: FileSystem, swap_after_check: Path, outside: Path
+) -> None:
+    with pytest.raises(RpcError) as error:
+        await read(files, swap_after_check / "secret.txt")
+    assert error.value.code == INVALID_PARAMS
+    assert "changed into a symbolic link" in error.value.message
+    assert SECRET.decode() not in error.value.message
+
+
+async def test_a_write_through_a_swapped_directory_changes_nothing_outside(
+    files: FileSystem, swap_after_check: Path, outside: Path
+) -> None:
+    with pytest.raises(RpcError) as error:
+        await write(files, swap_after_check / "secret.txt", "pwned")
+    assert "changed into a symbolic link" in error.value.message
+    assert (outside / "secret.txt").read_bytes() == SECRET
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+
+
+async def test_a_hard_link_is_not_read(files: FileSystem, root: Path, outside: Path) -> None:
+    os.link(outside / "secret.txt", root / "linked.txt")
+    with pytest.raises(RpcError) as error:
+        await read(files, root / "linked.txt")
+    assert error.value.code == INVALID_PARAMS and "hard links" in error.value.message
+    await write(files, root / "linked.txt", "mine")  # replaces the entry, not the file
+    assert (outside / "secret.txt").read_bytes() == SECRET
+
+
+async def test_a_read_only_file_is_not_replaced(files: FileSystem, root: Path) -> None:
+    path = root / "frozen.txt"
+    path.write_text("keep\n")
+    path.chmod(0o444)
+    with pytest.raises(RpcError) as error:
+        await write(files, path, "changed")
+    assert error.value.code == INVALID_PARAMS and "read-only" in error.value.message
+    assert path.read_text() == "keep\n"

@@ -212,7 +212,8 @@ async def test_handlers_serve_the_methods_they_define_and_the_session_the_rest(
     handlers = ReadOnly()
     target = tmp_path / "notes.txt"
     async with fake_agent(handlers=handlers) as (conn, agent, wire):
-        session = await conn.new_session(tmp_path)
+        # policy allow: the terminal is started without asking (the guard lets it through)
+        session = await conn.new_session(tmp_path, policy="allow")
         read = await agent.request("fs/read_text_file", {"sessionId": "s1", "path": str(target)})
         with pytest.raises(RpcError) as refused:
             await agent.request(

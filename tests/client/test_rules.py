@@ -291,6 +291,123 @@ def test_a_rule_that_names_the_risky_command_allows_it() -> None:
     assert match(["deny execute *"], run("rm -rf x")) == RuleMatch("deny", "deny execute *")
 
 
+# ---------------------------------------------------------------------------- failing closed
+
+#: Commands an allow rule for pytest must not allow unasked: each hides a second command
+#: or a write from a reader that drops quotes first, or means something it cannot follow.
+HIDDEN = [
+    "pytest; '#'; rm -rf ~",
+    'pytest; "#"; rm -rf ~',
+    "pytest; \\#; rm -rf ~",
+    "pytest; '#x' && rm -rf ~",
+    "pytest; $'#'; rm -rf ~",
+    "pytest; $'\\x23'; rm -rf ~",
+    "pytest $'\\n'rm -rf ~",
+    "pytest > ~/.bashrc",
+    "pytest >> ~/.bashrc",
+    "pytest 2> ~/.profile",
+    "pytest &> .git/hooks/pre-commit",
+    "pytest -q >| out.txt",
+    "pytest <<EOF\nrm -rf ~\nEOF",
+    "pytest; { rm -rf ~; }",
+    "pytest && f() { rm -rf ~; }",
+    "PATH=. pytest",
+    "IFS=/ pytest",
+    "pytest $((1 + 1))",
+    "pytest ((1))",
+    "pytest <(rm -rf x)",
+    'pytest "unclosed',
+    "pytest\rrm -rf ~",
+    "pytest; eval 'rm -rf ~'",
+    "pytest; alias pytest=rm",
+    "pytest; if true; then rm -rf ~; fi",
+    "pytest; $CMD -rf ~",
+    "bash -c \"pytest; '#'; rm -rf ~\"",
+]
+
+
+@pytest.mark.parametrize("command", HIDDEN)
+def test_an_allow_rule_never_allows_a_command_it_cannot_read_with_certainty(
+    command: str,
+) -> None:
+    for rule in ("allow execute pytest*", "allow execute *", "allow *"):
+        found = match([rule], run(command))
+        assert found is None or (found.action == "ask" and found.safeguard), (rule, command)
+
+
+def test_a_command_read_with_certainty_is_still_allowed() -> None:
+    rules = ["allow execute pytest*"]
+    for command in (
+        "pytest -q",
+        "pytest -q 2>&1",
+        "pytest > /dev/null 2>&1",
+        "pytest -k 'a or b'",
+        "pytest # the whole suite",
+        "pytest a#b",
+    ):
+        assert match(rules, run(command)) == RuleMatch("allow", rules[0]), command
+
+
+def test_the_transcript_says_why_an_uncertain_command_is_asked() -> None:
+    found = match(["allow execute pytest*"], run("pytest $'-x'"))
+    assert found is not None and found.note is not None
+    assert "cannot read with certainty" in found.note and "$'" in found.note
+    found = match(["allow execute pytest*"], run("pytest > ~/.bashrc"))
+    assert found is not None and found.note is not None and "~/.bashrc" in found.note
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "/bin/rm -rf x",
+        "FOO=1 rm x",
+        "command rm x",
+        "env rm x",
+        "env -i A=1 rm x",
+        "nice rm x",
+        "nice -n 5 rm x",
+        "sudo rm x",
+        "sudo -u bob /usr/bin/rm -rf x",
+        "ls | xargs rm",
+        "ls | xargs -n 1 rm",
+        "exec rm x",
+        "timeout 5 rm x",
+        "nohup rm x &",
+        "bash -c 'env rm x'",
+        "echo $(command rm x)",
+    ],
+)
+def test_a_deny_rule_matches_the_command_as_it_runs(command: str) -> None:
+    assert match(["deny execute rm *"], run(command)) == RuleMatch("deny", "deny execute rm *")
+    assert match(["ask execute rm*", "allow *"], run(command)) is not None
+
+
+def test_an_ask_rule_sees_through_wrappers() -> None:
+    found = match(["ask execute git push*", "allow *"], run("env GIT_TRACE=1 git push origin"))
+    assert found is not None and found.action == "ask"
+
+
+def test_path_rules_see_where_a_symlink_points(tmp_path: Path) -> None:
+    project, outside = tmp_path / "proj", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    (outside / "x.py").write_text("secret = 1\n")
+    (project / "link.py").symlink_to(outside / "x.py")
+    (project / "notes.txt").symlink_to("/etc/passwd")
+    (project / "ok.py").write_text("")
+    rules = PermissionRules.parse(["allow edit *.py"])
+    assert rules.match(edit(str(project / "ok.py")), str(project)) is not None
+    assert rules.match(edit(str(project / "link.py")), str(project)) is None
+    deny = PermissionRules.parse(["deny * /etc/**"])
+    found = deny.match(call("read", paths=(str(project / "notes.txt"),)), str(project))
+    assert found is not None and found.action == "deny"
+
+
+def test_a_deny_path_rule_matches_when_any_path_does() -> None:
+    found = match(["deny edit .git/**"], edit(f"{CWD}/a.py", f"{CWD}/.git/config"))
+    assert found == RuleMatch("deny", "deny edit .git/**")
+
+
 # ---------------------------------------------------------------------------- the broker
 
 

@@ -10,6 +10,7 @@ from acp_notebook.client.shell import (
     positional,
     shell_payload,
     substitutions,
+    uncertain,
     unwrap,
 )
 
@@ -61,3 +62,50 @@ def test_flags_and_positional_arguments() -> None:
 def test_an_unclosed_quote_is_read_word_by_word() -> None:
     (pipeline,) = pipelines("rm -rf 'build")
     assert pipeline[0].argv[:2] == ["rm", "-rf"]
+
+
+def test_only_an_unquoted_hash_at_a_word_start_is_a_comment() -> None:
+    assert [[c.argv for c in p] for p in pipelines("ls; '#'; rm -rf ~")] == [
+        [["ls"]],
+        [["#"]],
+        [["rm", "-rf", "~"]],
+    ]
+    assert [[c.argv for c in p] for p in pipelines("echo a#b # note\nls")] == [
+        [["echo", "a#b"]],
+        [["ls"]],
+    ]
+
+
+def test_descriptor_numbers_belong_to_their_redirection() -> None:
+    (pipeline,) = pipelines("pytest -q 2>&1 >/dev/null")
+    assert pipeline[0].argv == ["pytest", "-q"]
+    assert pipeline[0].writes == ["1", "/dev/null"]
+
+
+def test_nested_substitutions_are_read_level_by_level() -> None:
+    assert "rm -rf x" in command_parts("echo $(echo $(rm -rf x))")
+    assert "rm -rf x" in command_parts('echo "a $(rm -rf x) b"')
+
+
+def test_uncertain_names_what_the_reader_cannot_follow() -> None:
+    assert uncertain("pytest -q 2>&1") is None
+    assert uncertain("git add -A && git status") is None
+    for command, says in [
+        ("pytest; '#'; rm", "quoted `#`"),
+        ("echo $'\\x41'", "ANSI-C"),
+        ("cat <<EOF\nx\nEOF", "heredoc"),
+        ("{ ls; }", "keyword `{`"),
+        ("f() { ls; }", "function"),
+        ("echo $((1+1))", "arithmetic"),
+        ("diff <(ls) <(ls -a)", "process substitution"),
+        ("pytest > out", "writes `out`"),
+        ("PATH=. ls", "sets PATH"),
+        ("env LD_PRELOAD=x.so ls", "sets LD_PRELOAD"),
+        ("eval ls", "`eval`"),
+        ("ls 'x", "unclosed quote"),
+        ("echo $(ls", "unbalanced"),
+        ("$X", "expands"),
+        ("ls\rrm", "control characters"),
+    ]:
+        doubt = uncertain(command)
+        assert doubt is not None and says in doubt, (command, doubt)

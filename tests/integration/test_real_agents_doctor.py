@@ -9,49 +9,23 @@ Skipped, with the reason, where npm is missing or the packages cannot be install
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from ..conftest import skip_or_fail
+from .npm import npm_agents
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
-CACHE = ROOT / ".cache" / "npm-agents"
 # Versions seen working with Node 20 (newer qwen-code needs Node >= 22).
 PACKAGES = ["@zed-industries/claude-agent-acp@0.23.1", "@qwen-code/qwen-code@0.15.10"]
 
 
 @pytest.fixture(scope="module")
 def agents_bin() -> Path:
-    npm = shutil.which("npm")
-    if npm is None:
-        skip_or_fail("npm is not installed, so no real agent can be installed here")
-    bin_dir = CACHE / "node_modules" / ".bin"
-    if not ((bin_dir / "claude-agent-acp").exists() and (bin_dir / "qwen").exists()):
-        CACHE.mkdir(parents=True, exist_ok=True)
-        result = subprocess.run(
-            [
-                npm,
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--loglevel=error",
-                "--prefix",
-                str(CACHE),
-                *PACKAGES,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if result.returncode != 0:
-            skip_or_fail(f"npm could not install the agents: {result.stderr.strip()[-300:]}")
-    return bin_dir
+    return npm_agents("npm-agents", PACKAGES, ["claude-agent-acp", "qwen"])
 
 
 def doctor(agent: str, home: Path) -> subprocess.CompletedProcess[str]:

@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from acp_notebook.notebook.state import NotebookState
+
 from .conftest import Kernel, rel
 
 pytestmark = pytest.mark.kernel
@@ -71,10 +73,11 @@ def test_history_load_resume_and_close(fresh_kernel: Kernel) -> None:
     resumed = out(kernel, "%acp -s again --resume demo-session-1")
     assert "Resumed session demo-session-1" in resumed
     assert "Closed session 'again'" in out(kernel, "%acp -s again --close")
-    # The state file next to the notebook remembers the last session per name.
-    state = json.loads((kernel.cwd / ".acp-notebook.json").read_text())
-    sessions = next(iter(state["notebooks"].values()))["demo"]
-    assert sessions["default"]["sessionId"] == "demo-session-1"
+    # The notebook's state, in the per-user state directory (never beside the notebook),
+    # remembers the last session per name.
+    state = json.loads(NotebookState(str(kernel.cwd)).path.read_text())
+    assert state["sessions"]["demo"]["default"]["sessionId"] == "demo-session-1"
+    assert not (kernel.cwd / ".acp-notebook.json").exists()
 
 
 def test_login_control_and_headless_hint(fresh_kernel: Kernel) -> None:
@@ -112,9 +115,11 @@ def test_mcp_servers_are_passed_and_shown(fresh_kernel: Kernel) -> None:
         msg for d, msg in kernel.agent_log() if d == "send" and msg.get("method") == "session/new"
     ][-1]
     servers = new["params"]["mcpServers"]
-    assert [s["name"] for s in servers] == ["files"] and servers[0]["command"].startswith("/")
+    # The configured servers, then the notebook's own tools.
+    assert [s["name"] for s in servers] == ["files", "notebook"]
+    assert servers[0]["command"].startswith("/")
     shown = out(kernel, "%acp --mcp")
-    assert "files: stdio" in shown and "Passed to the last session: files" in shown
+    assert "files: stdio" in shown and "Passed to the last session: files, notebook" in shown
     assert "`web` (http) was not passed" in shown
 
 
@@ -130,10 +135,11 @@ def test_variables_become_embedded_resources(kernel: Kernel) -> None:
     ][-1]
     blocks = prompt["params"]["prompt"]
     assert blocks[0]["text"] == "What stands out in `temperatures`? {unknown_name}"
-    assert blocks[1]["type"] == "resource"
-    assert blocks[1]["resource"]["uri"] == "notebook://variables/temperatures"
-    assert json.loads(blocks[1]["resource"]["text"]) == {"mon": 21.5, "tue": 23.0}
+    resources = {b["resource"]["uri"]: b["resource"] for b in blocks if b["type"] == "resource"}
+    value = resources["notebook://variables/temperatures"]
+    assert json.loads(value["text"]) == {"mon": 21.5, "tue": 23.0}
     assert "notebook://variables/temperatures" in execution.markdown
+    assert "Sent: cell [" in execution.plain and "· temperatures dict (2 keys)" in execution.plain
 
 
 def test_the_inspector_lists_and_steps_through_messages(kernel: Kernel) -> None:

@@ -68,7 +68,7 @@ def test_a_malformed_rule_is_refused_in_one_sentence(kernel: Kernel) -> None:
     assert stderr.strip().splitlines() == [
         "acp_notebook: permission rules not changed: The permission rule `allow reed` names an "
         "unknown tool kind `reed`; use one of read, edit, delete, move, search, execute, think, "
-        "fetch, switch_mode, other, or * for any."
+        "fetch, switch_mode, other, notebook, or * for any."
     ]
     assert "1. allow read" in kernel.text("%acp --rules")
     assert "2." not in kernel.text("%acp --rules")
@@ -116,3 +116,22 @@ def test_the_environment_sets_the_default(
     assert AcpMagics(shell=None).permission_rules == []
     err = capsys.readouterr().err
     assert "acp_notebook: ignoring ACP_NOTEBOOK_PERMISSION_RULES: The permission rule " in err
+
+
+def test_the_open_notebook_is_never_written_as_a_file(fresh_kernel: Kernel) -> None:
+    # VS Code tells the kernel its notebook through __vsc_ipynb_file__ (Jupyter Server
+    # through JPY_SESSION_NAME); the session opened after that refuses to write it,
+    # even under the allow policy, and the agent is pointed to the notebook tools.
+    notebook = fresh_kernel.cwd / "open.ipynb"
+    notebook.write_text('{"cells": []}')
+    fresh_kernel.text(f"__vsc_ipynb_file__ = {str(notebook)!r}")
+    turn = fresh_kernel.execute(
+        "%acp -p allow /write open.ipynb overwritten", allow_stdin=False, until="final"
+    )
+    assert "the notebook open in Jupyter" in turn.plain, turn.describe()
+    assert notebook.read_text() == '{"cells": []}'
+
+    other = fresh_kernel.execute(
+        "%acp -p allow /write other.txt written", allow_stdin=False, until="final"
+    )
+    assert (fresh_kernel.cwd / "other.txt").read_text().startswith("written"), other.describe()

@@ -9,12 +9,7 @@ import json
 import pytest
 
 from acp_notebook.notebook.completion import completions
-from acp_notebook.notebook.context import (
-    attach_variables,
-    describe_value,
-    inline_resources,
-    prompt_with_context,
-)
+from acp_notebook.notebook.context import NotebookPrompt, attach_variables
 from acp_notebook.notebook.magics import AWAIT_HELPER, await_transformer, escape_transformer
 from acp_notebook.notebook.options import OptionError, parse_line
 from acp_notebook.protocol import models as m
@@ -107,25 +102,30 @@ def test_completion_offers_options_presets_policies_and_commands() -> None:
 
 def test_variables_become_embedded_resources_and_other_braces_stay() -> None:
     namespace = {"sales": [{"month": "2026-01", "units": 3}], "note": "plain text", "_private": 1}
-    text, attachments = attach_variables(
+    text, attachments, unknown = attach_variables(
         "Compare {sales} with {note}, not {missing} or {_private}; {{sales}} literal", namespace
     )
     assert text == "Compare `sales` with `note`, not {missing} or {_private}; {sales} literal"
+    assert unknown == ["missing", "_private"]
     assert [(a.name, a.mime_type) for a in attachments] == [
         ("sales", "application/json"),
         ("note", "text/plain"),
     ]
     assert json.loads(attachments[0].text) == namespace["sales"]
-    blocks = prompt_with_context("what about {sales}?", namespace)
+    prompt = NotebookPrompt("what about `sales`?", tuple(attachments[:1]))
+    blocks = prompt.blocks(m.PromptCapabilities(embedded_context=True))
     assert isinstance(blocks[1], m.EmbeddedResourceContentBlock)
     assert blocks[1].to_wire()["resource"]["uri"] == "notebook://variables/sales"
-    inline = inline_resources(blocks)
-    assert (
-        all(isinstance(b, m.TextContentBlock) for b in inline)
-        and "Variable `sales`" in inline[1].text
+    inline = prompt.blocks(m.PromptCapabilities())
+    assert all(isinstance(b, m.TextContentBlock) for b in inline)
+    assert "`sales`" in inline[1].text and '"units": 3' in inline[1].text
+
+
+def test_attributes_keys_and_cells_name_values_but_calls_do_not() -> None:
+    namespace = {"d": {"k": [1, 2]}, "In": ["", "x = 1"], "Out": {1: 42}}
+    text, attachments, unknown = attach_variables(
+        "{d['k']} {In[1]} {Out[1]} {d.get('k')} {d.keys}", namespace
     )
-
-
-def test_large_values_are_capped_with_a_note() -> None:
-    attachment = describe_value("big", "x" * 300_000)
-    assert len(attachment.text) == 200_000 and "cut at 200,000 characters" in attachment.note
+    assert [a.name for a in attachments] == ["d['k']", "In[1]", "Out[1]", "d.keys"]
+    assert unknown == ["d.get('k')"]
+    assert "{d.get('k')}" in text

@@ -164,3 +164,25 @@ def test_a_request_decided_by_policy_shows_who_decided(session: FakeSession, pos
     session.permissions.choose(prompt.key, "yes", by="policy allow")
     prompt.refresh()
     assert "Yes, run it (chosen by policy allow)" in prompt.decision
+
+
+def test_the_clients_own_question_says_the_agent_did_not_ask(session: FakeSession, post: Poster):
+    prompt = prompt_for(
+        session,
+        post,
+        {
+            "toolCallId": "acp-client-1",
+            "title": "The agent wants to write `notes.txt` without asking first",
+            "kind": "edit",
+            "rawInput": {"path": f"{CWD}/notes.txt"},
+        },
+        [
+            {"optionId": "allow", "name": "Allow once", "kind": "allow_once"},
+            {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+        ],
+    )
+    prompt.request.unasked = True
+    prompt.refresh()
+    assert "The agent did not ask" in prompt.question
+    assert "without asking first" in prompt.question
+    assert [b.description for b in prompt.buttons.values()] == ["Allow once", "Reject"]

@@ -24,9 +24,9 @@ Slash commands (ACP slash commands are plain prompt text; the list is sent as an
     Lists the commands.
 ``/read PATH [LINE [LIMIT]]``
     A ``read`` tool call (``pending`` → ``in_progress`` → ``completed``, with
-    ``locations``): ``fs/read_text_file`` with a ``line``/``limit`` window (default the
-    first 20 lines), then further windows of 500 lines to count the file's lines, the way
-    agents page through big files. The tool call's content shows the lines read.
+    ``locations``): ``fs/read_text_file`` with one ``line``/``limit`` window (default the
+    first 20 lines, plus one line to learn whether more follow), the way agents read around
+    what they need instead of a whole file. The tool call's content shows the lines read.
 ``/edit PATH``
     Reads the file, proposes a change as ``diff`` content (full old and new text), asks
     with ``session/request_permission`` (Allow once / Allow always / Reject) and writes
@@ -61,8 +61,8 @@ Slash commands (ACP slash commands are plain prompt text; the list is sent as an
 ``/image``
     An ``image`` content block (a 64×64 PNG generated with zlib and struct).
 ``/usage``
-    Explains the ``usage_update`` that ends every turn (4 characters a token, the prices
-    of the selected model, cost in USD).
+    Explains the ``usage_update`` that ends every turn (4 characters a token, out of the
+    selected model's context window; no ``cost``: the demo costs nothing).
 ``/mode ask|code``
     The agent switches the session mode itself (``current_mode_update``).
 ``/title TEXT``
@@ -93,9 +93,9 @@ request (``refactor utils.py``, or "refactor this" with attached Python code) go
 ``/edit`` way with the mechanical Python change; attached code without a file gets the
 proposal in the reply instead (the agent never writes a file the user did not name).
 
-Sessions: ``session/new`` answers with modes ``ask`` (asks before every edit and command)
-and ``code`` (asks too, unless the user chose "Allow always" for that kind earlier in the
-session), and config options ``mode``, ``model`` (a grouped select: ``demo-small``,
+Sessions: ``session/new`` answers with modes ``ask`` (asks before every edit and command,
+unless the user chose "Allow always" for that kind earlier in the session; a destructive
+command is always asked, without "Allow always") and ``code`` (the same), and config options ``mode``, ``model`` (a grouped select: ``demo-small``,
 ``demo-large``) and the boolean ``verbose`` (adds protocol notes to replies; only offered
 to clients that advertise ``session.configOptions.boolean``). ``session/load`` replays
 the history before answering; ``session/list`` (``cwd`` filter, opaque cursor),

@@ -53,8 +53,29 @@ def _decoded_size(data: str) -> str:
         return f"{len(data):,} characters that are not valid base64"
 
 
+def _attachment(block: Any) -> dict[str, Any] | None:
+    """What the client said a block attaches (acp_notebook's ``_meta``: label, name, notes)."""
+    meta = getattr(block, "field_meta", None)
+    found = meta.get("acpNotebook") if isinstance(meta, dict) else None
+    return found if isinstance(found, dict) else None
+
+
 def describe_block(index: int, block: Any) -> str:
-    """One line per received content block, for the reply to plain prompts."""
+    """One line per received content block, for the reply to plain prompts; what the
+    client said it attaches, and what it cut, after it."""
+    line = _describe(index, block)
+    attached = _attachment(block)
+    if attached is not None:
+        name = attached.get("name")
+        what = f"`{name}` {attached.get('label')}" if name else str(attached.get("label"))
+        line += f" — the client attached it as “{what}”"
+        notes = attached.get("notes")
+        if isinstance(notes, list) and notes:
+            line += "; it says it cut: " + "; ".join(str(note) for note in notes)
+    return line
+
+
+def _describe(index: int, block: Any) -> str:
     if isinstance(block, m.TextContentBlock):
         preview = edits.shorten(block.text, 60)
         return f"{index}. `text`, {len(block.text):,} characters: “{preview}”"
@@ -127,7 +148,7 @@ def _file_target(turn: Turn, text: str) -> str | None:
 
 def _code_target(turn: Turn, text: str) -> tuple[str, str] | None:
     """(label, code) of Python code attached without a file: an embedded resource that is
-    Python, or a fenced code block in the text."""
+    Python, or a fenced code block in the text, then in an attachment (a notebook cell)."""
     for block in turn.prompt:
         if isinstance(block, m.EmbeddedResourceContentBlock) and isinstance(
             block.resource, m.TextResourceContents
@@ -141,6 +162,21 @@ def _code_target(turn: Turn, text: str) -> tuple[str, str] | None:
     match = _CODE_BLOCK.search(text)
     if match:
         return "the code block in your prompt", match.group(1)
+    for block in turn.prompt:
+        attached = _attachment(block)
+        if attached is None:
+            continue
+        if isinstance(block, m.EmbeddedResourceContentBlock) and isinstance(
+            block.resource, m.TextResourceContents
+        ):
+            body = block.resource.text
+        elif isinstance(block, m.TextContentBlock):
+            body = block.text
+        else:
+            continue
+        match = _CODE_BLOCK.search(body)
+        if match:
+            return f"the attached {attached.get('label')}", match.group(1)
     return None
 
 
@@ -233,7 +269,11 @@ async def scene_prompt(turn: Turn, text: str) -> StopReason:
     )
     if turn.session.mcp_servers:
         names = ", ".join(f"`{name}`" for name in turn.session.mcp_servers)
-        reply += f"The session was given MCP servers ({names}); I list them but do not connect to them.\n\n"
+        reply += f"The session was given MCP servers ({names})"
+        if "notebook" in turn.session.mcp_stdio:
+            reply += "; `/tools` shows me using the `notebook` one (your kernel's variables and code).\n\n"
+        else:
+            reply += "; I list them but do not connect to them.\n\n"
     reply += (
         "To see a feature, send a command: `/read PATH` (file reads), `/edit PATH` (diff and "
         "permission), `/run COMMAND` (terminals), `/plan`, `/think`, `/slow` (then cancel), "

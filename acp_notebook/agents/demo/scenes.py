@@ -22,6 +22,7 @@ from . import edits
 from .cells import scene_rename
 from .content import demo_png, long_markdown_pieces
 from .elicitation import scene_ask, scene_ask_url
+from .notebook_tools import scene_tools
 from .prompt import scene_prompt
 from .replies import STEP_DELAY, Scene, StopReason, usage
 from .tools import scene_edit, scene_read, scene_run, scene_write
@@ -154,11 +155,11 @@ async def scene_usage(turn: Turn, arg: str) -> StopReason:
     session, model = turn.session, turn.session.model_info
     return await turn.reply(
         "Every turn of mine ends with a `usage_update`: `used` tokens in context out of "
-        f"`size` ({model.context_window:,} for `{model.value}`), and the session's cost so far. "
-        "The numbers are deterministic: 4 characters make a token, priced like "
-        f"`{model.value}` (${model.usd_per_input_token * 1e6:.2f} per million input tokens, "
-        f"${model.usd_per_output_token * 1e6:.2f} per million output tokens). "
-        f"Before this turn: {session.input_chars:,} characters in, {session.output_chars:,} out."
+        f"`size` ({model.context_window:,} for `{model.value}`). The numbers are deterministic: "
+        "4 characters make a token. A real agent may add `cost` (the session's cost so far, "
+        "with its currency); I send none, because I cost nothing and a pretend price would "
+        f"mislead. Before this turn: {session.input_chars:,} characters in, "
+        f"{session.output_chars:,} out."
     )
 
 
@@ -258,6 +259,7 @@ COMMANDS: dict[str, Command] = {
         Command("write", "Create or overwrite a file with TEXT, after asking permission", scene_write, "PATH TEXT"),
         Command("rename", "Rename a name in the cell above, reviewed in the cell (the notebook's edit_cell)", scene_rename, "OLD NEW"),
         Command("run", "Run a shell command in a client terminal, after asking permission", scene_run, "COMMAND"),
+        Command("tools", "Use the notebook tools (MCP): list and inspect variables, run CODE after asking", scene_tools, "[CODE]"),
         Command("plan", "Show a plan whose steps progress during the turn", scene_plan),
         Command("think", "Stream reasoning as thought chunks, then answer", scene_think),
         Command("slow", "Stream for five seconds: try cancelling it", scene_slow),

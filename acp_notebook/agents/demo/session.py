@@ -28,25 +28,27 @@ class DemoModel:
     description: str
     group: str
     context_window: int
-    usd_per_input_token: float
-    usd_per_output_token: float
 
 
 MODELS = [
-    DemoModel("demo-small", "Demo small", "Pretend-fast model: 32k token context.", "fast",
-              32_000, 0.5e-6, 1.5e-6),
+    DemoModel("demo-small", "Demo small", "Pretend-fast model: 128k token context.", "fast",
+              128_000),
     DemoModel("demo-large", "Demo large", "Pretend-capable model: 200k token context.",
-              "capable", 200_000, 3e-6, 15e-6),
+              "capable", 200_000),
 ]  # fmt: skip
 MODEL_GROUPS = {"fast": "Fast", "capable": "Capable"}
 
 MODES = [
-    m.SessionMode(id="ask", name="Ask", description="Ask before every edit and command."),
+    m.SessionMode(
+        id="ask",
+        name="Ask",
+        description="Ask before every edit and command, unless you chose “Allow always” for "
+        "that kind earlier in this session (never for a destructive command).",
+    ),
     m.SessionMode(
         id="code",
         name="Code",
-        description="Edits and commands ask too, unless you chose “Allow always” for that "
-        "kind earlier in this session.",
+        description="The same permissions as Ask: switching modes is what this demonstrates.",
     ),
 ]
 
@@ -106,7 +108,6 @@ class DemoSession:
     prompts: int = 0
     input_chars: int = 0
     output_chars: int = 0
-    cost: float = 0.0
     # -- runtime only (not saved) --
     active: bool = False
     mcp_servers: list[str] = field(default_factory=list)
@@ -137,7 +138,7 @@ class DemoSession:
     _SAVED = (
         "id", "cwd", "additional_directories", "title", "updated_at", "activity", "mode",
         "model", "verbose", "history", "next_call", "next_message", "next_user_message",
-        "prompts", "input_chars", "output_chars", "cost",
+        "prompts", "input_chars", "output_chars",
     )  # fmt: skip
 
     def to_state(self) -> Wire:

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
+from ...client.danger import assess_command
 from ...protocol import models as m
 from ...protocol.errors import RESOURCE_NOT_FOUND, RpcError
 from . import edits
@@ -36,10 +37,8 @@ __all__ = [
 OUTPUT_BYTE_LIMIT = 64 * 1024
 #: Seconds to wait for the ``terminal/create`` answer (it should come at once).
 CREATE_TIMEOUT = 30.0
-#: How many lines ``/read`` shows when no LIMIT is given, and the window for counting.
+#: How many lines ``/read`` shows when no LIMIT is given.
 READ_LIMIT = 20
-COUNT_WINDOW = 500
-COUNT_WINDOWS_MAX = 20
 
 
 async def read_whole(turn: Turn, path: str) -> str | None:
@@ -187,39 +186,30 @@ async def scene_read(turn: Turn, arg: str) -> StopReason:
         raw_input={"path": path, "line": line, "limit": limit},
     )
     await call.update(status="in_progress")
-    windows = [(line, limit)]
     try:
-        window = await turn.read_text(path, line=line, limit=limit)
-        got = edits.count_lines(window)
-        total: int | None = line - 1 + got
-        next_line = line + got  # the first line not read yet
-        if got == limit or not got:
-            # A full window may not be the end (and an empty one says nothing about the
-            # length): count on in bigger windows, the way an agent pages through a file.
-            next_line = next_line if got else 1
-            total = None
-            for _ in range(COUNT_WINDOWS_MAX):
-                windows.append((next_line, COUNT_WINDOW))
-                more = edits.count_lines(
-                    await turn.read_text(path, line=next_line, limit=COUNT_WINDOW)
-                )
-                next_line += more
-                if more < COUNT_WINDOW:
-                    total = next_line - 1
-                    break
+        # One line more than shown: whether the file goes on, without reading the rest.
+        window = await turn.read_text(path, line=line, limit=limit + 1)
     except RpcError as exc:
         await call.fail(f"Could not read `{shown}`: {error_text(exc)}")
         return await turn.reply(
             f"The client answered `fs/read_text_file` with an error: {error_text(exc)}."
         )
-    length = f"{total:,}" if total is not None else f"more than {next_line - 1:,}"
+    lines = window.splitlines(keepends=True)
+    more = len(lines) > limit
+    got = min(len(lines), limit)
+    window = "".join(lines[:got])
+    #: The file's length when this window reached its end; unknown (None) otherwise.
+    total = None if more or (not got and line > 1) else line - 1 + got
     if got:
-        preview = window.splitlines(keepends=True)[:40]
-        summary = f"Lines {line}–{line + got - 1} of {length} in `{shown}`:"
+        preview = lines[: min(got, 40)]
+        end = line + got - 1
+        summary = f"Lines {line}–{end} of `{shown}`" + (
+            " (more follow):" if more else f" (the end; {total:,} lines):"
+        )
         body = "\n\n" + edits.fence("".join(preview), edits.language_for(path))
         if len(preview) < got:
             body += f"\n\n({got - len(preview)} more lines read, not shown.)"
-        showing = f"the tool call above shows lines {line}–{line + got - 1}"
+        showing = f"the tool call above shows lines {line}–{end}"
     else:
         summary = f"`{shown}` is empty." if total == 0 else f"`{shown}` has no line {line}."
         body = ""
@@ -227,14 +217,19 @@ async def scene_read(turn: Turn, arg: str) -> StopReason:
     await call.update(
         status="completed",
         content=[text_content(summary + body)],
-        raw_output={"lines": got, "totalLines": total},
+        raw_output={"lines": got, "moreFollow": more},
     )
-    steps = ", ".join(f"line {start} limit {size}" for start, size in windows)
+    after = (
+        f"Lines after {line + got - 1} exist; I did not read them (`/read {name} {line + got}` "
+        "would read the next window)."
+        if more
+        else "That window reached the end of the file."
+    )
     return await turn.reply(
-        f"I read `{shown}` through the client with `fs/read_text_file` "
-        f"({len(windows)} window{'s' * (len(windows) != 1)}: {steps}). It has {length} "
-        f"line{'s' * (total != 1)}; {showing}. A real agent reads big files in windows "
-        "like this so that it never pulls a whole file into its context."
+        f"I read `{shown}` through the client with `fs/read_text_file` (one window: line "
+        f"{line} limit {limit + 1}, one line more than I show, to learn whether the file goes "
+        f"on); {showing}. {after} A real agent reads a big file in windows around what it "
+        "needs, so that it never pulls a whole file into its context."
     )
 
 
@@ -295,7 +290,12 @@ async def scene_run(turn: Turn, arg: str) -> StopReason:
         f"Run {edits.shorten(command)}", "execute", raw_input={"command": command, "cwd": turn.cwd}
     )
     call.cancel_note = "Cancelled before the command started."
-    permission = await turn.permit(call, "execute")
+    # A destructive command gets no "Allow always" (nor is one remembered for it): what
+    # is allowed always must be safe to allow again unseen.
+    destructive = (danger := assess_command(command, [turn.cwd])) is not None and (
+        danger.level == "danger"
+    )
+    permission = await turn.permit(call, "execute", always=not destructive)
     if permission.how == "cancelled":
         await call.fail(call.cancel_note)
         return "cancelled"

@@ -250,18 +250,22 @@ class Turn:
         await self.send(wire, interrupts_message=True)
         return handle
 
-    async def permit(self, call: ToolCallHandle, kind: PermissionKind) -> Permission:
+    async def permit(
+        self, call: ToolCallHandle, kind: PermissionKind, *, always: bool = True
+    ) -> Permission:
         """Ask the user before an edit or a command (spec: ``session/request_permission``).
 
-        Ask mode asks every time. Code mode asks too, unless the user chose "Allow always"
-        for this kind earlier in this session; that choice is what ``allow_always`` means.
+        Unless the user chose "Allow always" for this kind earlier in this session: that
+        choice is what ``allow_always`` means (spec), so it is not asked again. Without
+        ``always`` (a destructive command) "Allow always" is neither offered nor enough.
         """
-        if self.session.mode == "code" and kind in self.session.allow_always:
+        if always and kind in self.session.allow_always:
             return Permission("remembered")
+        options = [o for o in PERMISSION_OPTIONS if always or o.kind != "allow_always"]
         request = m.RequestPermissionRequest(
             session_id=self.session.id,
             tool_call=m.ToolCallUpdate.parse(dict(call.state)),
-            options=PERMISSION_OPTIONS,
+            options=options,
         )
         try:
             result = await self.request("session/request_permission", request)
@@ -273,7 +277,7 @@ class Turn:
             return Permission("rejected", why)
         outcome = m.RequestPermissionResponse.parse(result).outcome
         if isinstance(outcome, m.SelectedPermissionOutcome):
-            chosen = next((o for o in PERMISSION_OPTIONS if o.option_id == outcome.option_id), None)
+            chosen = next((o for o in options if o.option_id == outcome.option_id), None)
             if chosen is None:
                 why = f"The client chose `{outcome.option_id}`, an option I did not offer"
                 return Permission("rejected", why)
@@ -385,18 +389,10 @@ class Turn:
         """Deterministic usage: 4 characters a token, prices of the session's model."""
         session, model = self.session, self.session.model_info
         used = math.ceil((session.input_chars + session.output_chars) / 4)
-        return m.UsageUpdate(
-            used=min(used, model.context_window),
-            size=model.context_window,
-            cost=m.Cost(amount=round(session.cost, 6), currency="USD"),
-        )
+        # No `cost`: a pretend price would teach a wrong sense of what a turn costs.
+        return m.UsageUpdate(used=min(used, model.context_window), size=model.context_window)
 
     def account(self, input_chars: int) -> None:
-        """Add this turn's characters and their price to the session's totals."""
-        session, model = self.session, self.session.model_info
-        session.input_chars += input_chars
-        session.output_chars += self.output_chars
-        session.cost += (
-            math.ceil(input_chars / 4) * model.usd_per_input_token
-            + math.ceil(self.output_chars / 4) * model.usd_per_output_token
-        )
+        """Add this turn's characters to the session's totals."""
+        self.session.input_chars += input_chars
+        self.session.output_chars += self.output_chars

@@ -67,7 +67,7 @@ class ElicitationBroker(Broker[ElicitationRequest]):
             # spec: an unknown mode MUST NOT be rendered as a known one.
             self.decline(request.key, by="client", reason=request.problem)
         elif self.asker is not None:
-            await self.asker(request)
+            await self._run_asker(request)
         elif not self._interactive():
             # spec: never accepted without a person (the client MUST NOT make up the user's
             # answer); a decline tells the agent to go on without.

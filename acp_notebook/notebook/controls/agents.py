@@ -4,10 +4,10 @@ logging in, and what each agent was given (MCP servers, presets)."""
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
 from ...agents.presets import PresetStatus, install_hint, preset_table
-from ...client.auth_methods import auth_method_facts
-from ...protocol import models as m
+from ...client.mcp import normalise
 from ..answers import Column, Table, Text
 from ..frontend import frontends
 from ..inspector import MessageTable
@@ -109,21 +109,43 @@ def log(ctx: ControlContext) -> MessageTable:
     return ctx.agents.message_table().filter(agent=ctx.agent, last=LOG_LAST)
 
 
-async def mcp(ctx: ControlContext) -> Text:
-    """The MCP servers configured, and what the agent's last session was given."""
+def _notebook_tools(ctx: ControlContext) -> str:
+    """What the notebook's own server is, and whether new sessions get it."""
+    tools = ctx.agents.tools
+    if tools is None:
+        return "notebook: not offered (no kernel)"
+    if not tools.enabled:
+        return "notebook: off (%config AcpMagics.tools = True offers it to new sessions)"
+    names = ", ".join(tool.name for tool in tools.registry.tools())
+    return f"notebook: this kernel's tools, offered to every new session ({names}); --no-tools: not"
+
+
+async def mcp(ctx: ControlContext, action: str | None = None) -> Text:
+    """The MCP servers configured, and what the agent's last session was given;
+    ``trust`` confirms those of ``.acp-notebook.json`` beside the notebook."""
+    state = ctx.agents.state
+    if action is not None:
+        if action != "trust":
+            raise ControlFailed(f"`--mcp` takes `trust` or nothing, not {action!r}.")
+        if not state.mcp_servers():
+            raise ControlFailed(f"There are no MCP servers in {state.legacy_path} to confirm.")
+        state.trust_mcp_servers()
     configured = ctx.agents.all_mcp_servers()
-    if not configured:
-        return Text(
-            "No MCP servers configured. Set %config AcpMagics.mcp_servers = {...} (the usual "
-            'mcpServers mapping), or add "mcpServers" to .acp-notebook.json next to the notebook.'
+    waiting = state.mcp_servers() if not state.mcp_servers_trusted() else {}
+    lines = [_notebook_tools(ctx)]
+    if not configured and not waiting:
+        lines.append(
+            "No other MCP servers configured. Set %config AcpMagics.mcp_servers = {...} (the "
+            'usual mcpServers mapping), or add "mcpServers" to .acp-notebook.json next to the '
+            "notebook."
         )
-    lines = []
-    for entry in configured:
-        kind = entry.get("type", "stdio")
-        where = entry.get("url") or " ".join(
-            [str(entry.get("command")), *map(str, entry.get("args", []))]
+    lines += [_server_line(entry) for entry in configured]
+    if waiting:
+        lines.append(
+            f"Not used until you confirm them with `%acp --mcp trust` (they are commands "
+            f"from {state.legacy_path}):"
         )
-        lines.append(f"{entry.get('name')}: {kind} {where}")
+        lines += ["  " + _server_line(entry) for entry in normalise(waiting)]
     runtime = ctx.existing_runtime()
     if runtime is not None and (runtime.mcp_passed or runtime.mcp_skipped):
         lines.append("Passed to the last session: " + (", ".join(runtime.mcp_passed) or "none"))
@@ -131,16 +153,23 @@ async def mcp(ctx: ControlContext) -> Text:
     return Text("\n".join(lines))
 
 
+def _server_line(entry: dict[str, Any]) -> str:
+    kind = entry.get("type", "stdio")
+    where = entry.get("url") or " ".join(
+        [str(entry.get("command")), *map(str, entry.get("args", []))]
+    )
+    return f"{entry.get('name')}: {kind} {where}"
+
+
 async def login(ctx: ControlContext, method_id: str | None = None) -> Text:
     """``authenticate`` with the method given, or the agent's only agent-handled one."""
     runtime = ctx.runtime()
     conn = await runtime.ensure_started()
     if method_id is None:
-        agent_methods = [mm for mm in conn.auth_methods if isinstance(mm, m.AuthMethodAgent)]
+        offered_methods = conn.auth_method_infos
+        agent_methods = [mm for mm in offered_methods if mm.type == "agent"]
         if len(agent_methods) != 1:
-            offered = (
-                ", ".join(f"`{auth_method_facts(mm).id}`" for mm in conn.auth_methods) or "none"
-            )
+            offered = ", ".join(f"`{mm.id}`" for mm in offered_methods) or "none"
             raise ControlFailed(
                 f"Name the auth method: `%acp --login METHOD` (the agent offers: {offered})."
             )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hmac
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -24,6 +25,13 @@ import anyio
 import anyio.abc
 
 from ...mcp_relay import ACCEPTED, HELLO, REFUSED
+
+#: The private directory of each endpoint: ``<temp dir>/acp-nb-<random>``.
+DIRECTORY_PREFIX = "acp-nb-"
+#: An endpoint's directory inside a string (a ``session/new`` shown by the inspector).
+DIRECTORY = re.compile(
+    re.escape(os.path.join(tempfile.gettempdir(), DIRECTORY_PREFIX)) + r"[\w.-]+"
+)
 
 #: A relay that has not said its hello by then is refused.
 HELLO_SECONDS = 10.0
@@ -50,7 +58,7 @@ class RelayEndpoint:
     def __init__(self) -> None:
         if not hasattr(socket, "AF_UNIX"):
             raise RuntimeError("The notebook tools need Unix sockets, which this platform lacks.")
-        self.directory = Path(tempfile.mkdtemp(prefix="acp-nb-"))  # mode 0700
+        self.directory = Path(tempfile.mkdtemp(prefix=DIRECTORY_PREFIX))  # mode 0700
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.directory, True)
         self.socket_path = self.directory / "mcp.sock"
         self.token_path = self.directory / "token"

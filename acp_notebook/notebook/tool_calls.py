@@ -1,0 +1,255 @@
+"""The notebook tools in an ACP session: one ``notebook`` MCP server per session,
+approved like the agent's own tool calls, shown in the turn where they run.
+
+    kernel = KernelTools(shell, lambda: agents.loop)  # per kernel
+    kernel.prepare()                                  # main thread, inside a cell
+    tools = kernel.for_session("default")             # before session/new
+    mcp_servers.append(tools.spec())                  # offered to the agent
+    tools.session = session                           # once session/new answered
+    tools.close()                                     # with the session
+
+A ``run_code`` call becomes a tool call of its own in the session's transcript (kind
+``execute``, the code shown before the buttons) and a permission request in the
+session's :class:`~acp_notebook.client.permissions.PermissionBroker`, so permission
+rules (``allow notebook run_code``, see ``client/rules.py``), the policy and the
+buttons decide it as they decide the agent's requests; headless runs follow the policy.
+What the code did is then shown in that call (its output, images and error), in the
+live view and in the saved transcript. A tool that reviews its change in place (a cell
+edit, ``review_in_place``) gets no card: rules and the policy decide, else ``Review``.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import logging
+import uuid
+from collections import defaultdict, deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..client.formatting import fence
+from ..client.session import Session
+from ..client.toolcall import ToolCallState
+from ..protocol import models as m
+from .frontend import frontends
+from .loop import AgentLoop
+from .revert import record_cell_change
+from .tools import (
+    Approved,
+    CodeResult,
+    Decision,
+    Denied,
+    MainThreadRunner,
+    McpServerSpec,
+    NotebookToolsServer,
+    ToolApproval,
+    ToolRegistry,
+    kernel_tools,
+)
+from .tools.approval import Review
+from .tools.kernel_tools import code_content
+from .tools.live_tools import LiveTools
+from .tools.registry import CellChangeReport, ToolImage
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+log = logging.getLogger(__name__)
+
+#: The buttons of a notebook tool's permission card.
+OPTIONS = [
+    m.PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
+    m.PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+]
+_numbers = itertools.count(1)
+
+
+def _who(decided_by: str | None) -> str:
+    return "the user" if decided_by in (None, "user") else str(decided_by)
+
+
+class SessionTools:
+    """One session's notebook tools: its server, and the approval and output hooks the
+    server calls (on the agent loop thread)."""
+
+    def __init__(
+        self,
+        loop: AgentLoop,
+        runner: MainThreadRunner,
+        shell: InteractiveShell,
+        name: str,
+        registry: ToolRegistry,
+    ) -> None:
+        #: The ACP session, once ``session/new`` (or load, resume) answered.
+        self.session: Session | None = None
+        self.server = NotebookToolsServer(
+            loop, runner, shell, name, self.approve, self.show, registry, self.report
+        )
+        #: Tool calls approved and not yet shown, by the code they run (in order).
+        self._running: defaultdict[str, deque[str]] = defaultdict(deque)
+
+    def spec(self) -> McpServerSpec:
+        """The ``mcpServers`` entry (starts serving)."""
+        return self.server.start()
+
+    def close(self) -> None:
+        self.server.close()
+
+    # ------------------------------------------------------------------ approval
+
+    async def approve(self, request: ToolApproval) -> Decision:
+        session = self.session
+        if session is None or session.closed:
+            return Denied("not approved: the session is not open")
+        if request.review_in_place:
+            return self._without_card(session, request)
+        return await self._with_card(session, request)
+
+    def _without_card(self, session: Session, request: ToolApproval) -> Decision:
+        """Rules, then the policy; what would be asked is reviewed in place."""
+        broker = session.permissions
+        call = ToolCallState(self._new_id(request), None, title=request.title, kind=request.kind)
+        call.locations = [m.ToolCallLocation(path=path) for path in request.paths]
+        call.notebook_tool = request.tool
+        match = broker.rules.match(call, session.cwd)
+        action = match.action if match is not None else broker.policy
+        by = match.by if match is not None else f"the policy {broker.policy}"
+        if action == "allow":
+            return Approved(by)
+        if action == "deny":
+            return Denied(f"denied by {by}")
+        if not broker.interactive:
+            return Denied(f"denied: {by} asks, and no one can answer here")
+        return Review()
+
+    async def _with_card(self, session: Session, request: ToolApproval) -> Decision:
+        """A permission request in the session's broker, shown in a tool call of its own
+        in the running turn, with the code before the buttons."""
+        call_id = self._new_id(request)
+        params = m.RequestPermissionRequest(
+            session_id=session.session_id, tool_call=_update(call_id, request), options=OPTIONS
+        )
+        broker = session.permissions
+        pending = broker.receive(params, session.transcript, cwd=session.cwd, roots=session.roots)
+        if pending.call is not None:
+            # This notebook tool, as rules name it; rated again as Python, not a command.
+            pending.call.notebook_tool = request.tool
+            pending.attach(pending.call, session.cwd, session.roots)
+        active = session.active_turn
+        if active is not None and active.cancel_requested:
+            # spec: after session/cancel every permission request is answered `cancelled`.
+            broker.cancel(pending.key, by="cancel")
+        decided = await broker.decide(pending)
+        if decided.state == "selected" and decided.chosen is not None and decided.chosen.allows:
+            self._running[request.code or ""].append(call_id)
+            self._progress(session, call_id, "in_progress")
+            return Approved("" if decided.decided_by == "user" else str(decided.decided_by))
+        if decided.state == "selected":
+            reason = f"denied by {_who(decided.decided_by)}"
+        else:
+            reason = f"not approved: {decided.describe()}"
+        self._progress(session, call_id, "failed", request.code, [f"Not run: {reason}."])
+        return Denied(reason)
+
+    @staticmethod
+    def _new_id(request: ToolApproval) -> str:
+        return f"notebook-{request.tool}-{next(_numbers)}-{uuid.uuid4().hex[:8]}"
+
+    # ------------------------------------------------------------------ output
+
+    def report(self, change: CellChangeReport) -> None:
+        """What a cell tool changed: in the turn, and kept for undo (``revert.py``)."""
+        if self.session is not None:
+            record_cell_change(self.session, change)
+
+    def show(self, result: CodeResult) -> None:
+        """What approved code did, in its tool call (agent loop thread)."""
+        session = self.session
+        waiting = self._running.get(result.code)
+        if session is None or not waiting:
+            return
+        call_id = waiting.popleft()
+        parts = code_content(result)
+        texts = [part for part in parts if isinstance(part, str)]
+        images = [part.png for part in parts if isinstance(part, ToolImage)]
+        status = "completed" if result.ok else "failed"
+        self._progress(session, call_id, status, result.code, texts, images)
+
+    def _progress(
+        self,
+        session: Session,
+        call_id: str,
+        status: str,
+        code: str | None = None,
+        texts: list[str] | None = None,
+        images: list[bytes] | None = None,
+    ) -> None:
+        """The call's new status and, with ``texts``, its content: the code, then what it did."""
+        update: dict[str, object] = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": call_id,
+            "status": status,
+        }
+        if texts or images:
+            blocks: list[m.ContentBlock] = []
+            if code is not None:
+                blocks.append(m.TextContentBlock(text=fence(code, "python")))
+            blocks += [m.TextContentBlock(text=fence(text)) for text in texts or []]
+            blocks += [
+                m.ImageContentBlock(
+                    data=base64.b64encode(png).decode("ascii"), mime_type="image/png"
+                )
+                for png in images or []
+            ]
+            update["content"] = [m.ContentToolCallContent(content=b).to_wire() for b in blocks]
+        try:
+            session.transcript.apply(m.ToolCallProgress.parse(update))
+        except Exception:  # showing must never lose the agent its result
+            log.exception("could not show the notebook tool call %s", call_id)
+
+
+def _update(call_id: str, request: ToolApproval) -> m.ToolCallUpdate:
+    """The tool call as the permission request carries it: the code shown in full."""
+    content = []
+    if request.code is not None:
+        text = m.TextContentBlock(text=fence(request.code, "python"))
+        content.append(m.ContentToolCallContent(content=text))
+    return m.ToolCallUpdate(
+        tool_call_id=call_id,
+        title=request.title,
+        kind=request.kind,
+        status="pending",
+        raw_input=dict(request.arguments),
+        content=content,
+        locations=[m.ToolCallLocation(path=path) for path in request.paths],
+    )
+
+
+class KernelTools:
+    """The kernel's side of the notebook tools: the tool registry, the main-thread
+    runner (made inside a cell, on the main thread: :meth:`prepare`), and whether new
+    sessions get the tools (the ``tools`` trait)."""
+
+    def __init__(self, shell: InteractiveShell, loop: Callable[[], AgentLoop]) -> None:
+        self.shell = shell
+        self._loop = loop
+        self.registry = kernel_tools()
+        #: The live-notebook tools join the registry while a notebook is connected.
+        self.live = LiveTools(self.registry, frontends, shell)
+        self.runner: MainThreadRunner | None = None
+        self.enabled = True
+
+    def prepare(self) -> MainThreadRunner:
+        """The runner, made on first use (main thread, inside a cell: it captures the
+        kernel's asyncio loop)."""
+        if self.runner is None:
+            self.runner = MainThreadRunner()
+            self.live.install()
+        return self.runner
+
+    def for_session(self, name: str) -> SessionTools | None:
+        """A new session's tools; None when they are off or no cell has run yet."""
+        if not self.enabled or self.runner is None:
+            return None
+        return SessionTools(self._loop(), self.runner, self.shell, name, self.registry)

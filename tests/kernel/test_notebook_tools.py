@@ -1,0 +1,189 @@
+"""The notebook tools wired into ``%acp``: every session is offered the ``notebook`` MCP
+server, and an agent speaking MCP to it over stdio (the demo agent's ``/tools``, a real
+``mcp`` client) lists the variables, inspects a data frame and runs code — approved like
+a tool call of kind ``execute``: by the policy (headless too), by a rule, or by the
+user's click; denied code does not run and the agent is told."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.tools.helpers import McpAgent, relay_processes, wait_until
+
+from .conftest import SAFETY, Kernel
+
+pytestmark = pytest.mark.kernel
+
+FRAME = "import pandas as pd\nsales = pd.DataFrame({'region': ['north', None], 'units': [3, 7]})"
+
+
+def defined(kernel: Kernel, name: str) -> bool:
+    return kernel.text(f"print({name!r} in globals())").strip() == "True"
+
+
+def notebook_server(kernel: Kernel) -> dict[str, Any]:
+    """The ``notebook`` entry of the last ``session/new`` (or load, resume) sent."""
+    for direction, message in reversed(kernel.agent_log()):
+        if direction == "send" and message.get("method", "").startswith("session/"):
+            for server in message.get("params", {}).get("mcpServers", []) or []:
+                if server.get("name") == "notebook":
+                    return dict(server)
+    raise AssertionError("no session was offered the notebook server")
+
+
+def test_headless_allow_runs_the_code_in_the_users_namespace(kernel: Kernel) -> None:
+    kernel.text(FRAME)
+    turn = kernel.execute(
+        "%acp -s allowed -p allow /tools made_by_agent = 6 * 7", allow_stdin=False, until="final"
+    )
+    assert not turn.errors, turn.describe()
+
+    assert kernel.text("print(made_by_agent)").strip() == "42"
+    plain = turn.plain
+    assert "`sales`: DataFrame 2×2" in plain  # list_variables
+    assert "pandas DataFrame `sales`" in plain and "north" in plain  # inspect_variable
+    assert "made_by_agent = 6 * 7" in plain  # the code, shown in its tool call
+    assert "Allow (chosen by policy allow)" in plain
+
+
+def test_headless_deny_runs_nothing_and_the_agent_is_told(kernel: Kernel) -> None:
+    turn = kernel.execute(
+        "%acp -s denied -p deny /tools denied_var = 1", allow_stdin=False, until="final"
+    )
+    assert not turn.errors, turn.describe()
+
+    assert not defined(kernel, "denied_var")
+    plain = turn.plain
+    assert (
+        "answered with an error" in plain and "The code did not run: denied by policy deny" in plain
+    )
+
+
+def test_headless_ask_is_denied_without_a_ui(kernel: Kernel) -> None:
+    turn = kernel.execute("%acp -s asked /tools asked_var = 1", allow_stdin=False, until="final")
+
+    assert not defined(kernel, "asked_var")
+    assert "The code did not run" in turn.plain
+
+
+def test_an_awaited_cell_runs_the_code_once_the_user_allows_it(kernel: Kernel) -> None:
+    turn = kernel.execute(
+        "%acp -s clicked /tools clicked_var = 'yes'\nprint(clicked_var)", until=None
+    )
+    turn.wait_button("Allow")
+    assert (
+        "clicked_var = &#x27;yes&#x27;" in turn.html_text()
+        or "clicked_var = 'yes'" in turn.html_text()
+    )
+    turn.click("Allow")
+    turn.wait("final")
+
+    assert not turn.errors, turn.describe()
+    assert "yes" in turn.stdout  # the line after %acp ran after the turn, in the same cell
+    assert "Allow (chosen by user)" in turn.plain
+
+
+def test_a_rule_names_the_notebook_tool(kernel: Kernel) -> None:
+    kernel.text('%config AcpMagics.permission_rules = ["allow notebook run_code"]')
+    try:
+        turn = kernel.execute("%acp -s ruled /tools ruled_var = 2", until="final")
+    finally:
+        kernel.text("%config AcpMagics.permission_rules = []")
+
+    assert defined(kernel, "ruled_var")
+    assert "chosen by rule `allow notebook run_code`" in turn.plain  # no one clicked
+
+
+def test_mcp_lists_the_notebook_server_and_no_tools_turns_it_off(kernel: Kernel) -> None:
+    kernel.execute("%acp -s listed -p allow /tools", allow_stdin=False, until="final")
+    listed = kernel.text("%acp -s listed --mcp")
+    assert "notebook: this kernel's tools" in listed and "run_code" in listed
+    assert "Passed to the last session: notebook" in listed
+
+    off = kernel.execute("%acp -s off --no-tools /tools", allow_stdin=False, until="final")
+    assert "no `notebook` MCP server" in off.plain
+
+
+def test_the_relays_secret_is_never_sent_shown_or_traced(kernel: Kernel) -> None:
+    kernel.execute("%acp -s secret -p allow /tools", allow_stdin=False, until="final")
+    server = notebook_server(kernel)
+    # Everything the inspector holds and every output so far, before the test reads it.
+    traced = json.dumps(kernel.agent_log())
+    shown = json.dumps([m.content for m in kernel.log])
+    token_file = server["args"][server["args"].index("--token-file") + 1]
+    token = kernel.text(f"print(open({token_file!r}).read())").strip()
+
+    assert len(token) > 20
+    assert token not in traced and token not in shown
+
+
+def test_no_relay_is_left_after_the_kernel_shuts_down(fresh_kernel: Kernel) -> None:
+    fresh_kernel.execute("%acp -p allow /tools", allow_stdin=False, until="final")
+    server = notebook_server(fresh_kernel)
+    # An agent still connected when the kernel goes: its relay must not outlive it.
+    agent = McpAgent(server)
+    try:
+        assert "list_variables" in agent.tool_names()
+        assert relay_processes(server)
+        fresh_kernel.shutdown()
+
+        wait_until(lambda: not relay_processes(server), "the relay to exit", SAFETY)
+    finally:
+        with contextlib.suppress(Exception):
+            agent.close()
+    socket = Path(server["args"][server["args"].index("--socket") + 1])
+    deadline = time.monotonic() + SAFETY
+    while socket.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not socket.exists(), "the kernel left its tools socket behind"
+
+
+def test_a_blocking_wait_runs_the_code_on_the_main_thread(kernel: Kernel) -> None:
+    # Not at the top level of the cell, so not awaited: the cell blocks in TurnHandle.wait,
+    # which must run the tool's work meanwhile (else the turn would wait for itself).
+    turn = kernel.execute(
+        "if True:\n    %acp -s blocking -p allow /tools blocked_var = 5", allow_stdin=False
+    )
+    assert not turn.errors, turn.describe()
+    assert kernel.text("print(blocked_var)").strip() == "5"
+
+
+def test_a_headless_notebook_run_by_nbclient(tmp_path: Path) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from .conftest import ROOT
+
+    cells = [
+        "%load_ext acp_notebook",
+        "import pandas as pd\nframe = pd.DataFrame({'a': [1, 2]})",
+        "%acp -p allow /tools total = int(frame['a'].sum())",
+        "print(total)",
+        "%acp -s other -p deny /tools refused = 1",
+        "print('refused' in globals())",
+    ]
+    notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
+    env_path = str(ROOT)
+    client = NotebookClient(
+        notebook,
+        timeout=int(SAFETY),
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", env_path)
+        client.execute()
+
+    outputs = ["".join(str(o.get("text", "")) for o in cell.outputs) for cell in notebook.cells]
+    assert outputs[3].strip() == "3"
+    assert outputs[5].strip() == "False"
+    transcript = notebook.cells[4].outputs[0]["data"]["text/plain"]
+    assert "The code did not run: denied by policy deny" in transcript
+    nbformat.validate(notebook)

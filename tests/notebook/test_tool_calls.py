@@ -1,0 +1,51 @@
+"""Approving a notebook tool that reviews its change in place (a cell edit): the rules
+and the policy decide first, and only what would be asked goes to the in-cell review."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import anyio
+
+from acp_notebook.client.permissions import PermissionBroker
+from acp_notebook.client.rules import PermissionRules
+from acp_notebook.notebook.tool_calls import SessionTools
+from acp_notebook.notebook.tools import Approved, Denied, ToolApproval, ToolRegistry
+from acp_notebook.notebook.tools.approval import Review
+
+EDIT = ToolApproval(
+    "s", "edit_cell", "Edit cell 2", kind="edit", review_in_place=True, paths=("/work/a.ipynb",)
+)
+
+
+def decide(policy: str, rules: list[str] = [], interactive: bool = True) -> Any:  # noqa: B006
+    loop: Any = None
+    tools = SessionTools(loop, loop, loop, "s", ToolRegistry())
+    broker = PermissionBroker(
+        policy,  # type: ignore[arg-type]
+        interactive=interactive,
+        rules=PermissionRules.parse(rules),
+    )
+    tools.session = SimpleNamespace(closed=False, cwd="/work", permissions=broker)  # type: ignore[assignment]
+    return anyio.run(tools.approve, EDIT)
+
+
+def test_rules_decide_before_the_review() -> None:
+    assert decide("ask", ["allow notebook edit_cell"]) == Approved(
+        "rule `allow notebook edit_cell`"
+    )
+    assert decide("ask", ["allow edit *.ipynb"]) == Approved("rule `allow edit *.ipynb`")
+    assert decide("allow", ["deny notebook"]) == Denied("denied by rule `deny notebook`")
+
+
+def test_the_policy_decides_when_no_rule_matches() -> None:
+    assert decide("allow", ["allow notebook run_code"]) == Approved("the policy allow")
+    assert decide("deny") == Denied("denied by the policy deny")
+
+
+def test_what_would_be_asked_is_reviewed_in_the_cell_unless_no_one_can_answer() -> None:
+    assert decide("ask") == Review()
+    assert decide("ask", ["ask notebook"]) == Review()
+    denied = decide("ask", interactive=False)
+    assert isinstance(denied, Denied) and "no one can answer" in denied.reason
