@@ -5,14 +5,15 @@ An agent's text, titles, commands, error messages and stderr tail reach stdout a
 (the transcript, prompts, the one-line failure). Raw, an ``ESC ] 52`` sequence writes the
 clipboard and ``ESC [1A ESC [2K`` redraws the line above a prompt (``rm -rf ~`` shown as
 ``ls -la``), so every write of the commands that talk to a person goes through
-:func:`terminal_safe`: C0 controls other than newline and tab become their Control
-Pictures (``ESC`` is shown as ``␛``), C1 controls and bidirectional overrides become U+FFFD,
+:func:`terminal_safe`: colours and clearing the current line pass (the command's own
+styling), every other C0 control but newline and tab becomes its Control Picture (``ESC`` is shown as ``␛``), C1 controls and bidirectional overrides become U+FFFD,
 and lone surrogates (which cannot be encoded) too.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from collections.abc import Iterator
 from typing import IO, Any
@@ -30,9 +31,24 @@ _SHOWN: dict[int, str] = {
 }
 
 
+#: What may reach the terminal as is: colours and styles (SGR, but not 8, "conceal",
+#: which could hide a command), and clearing the current line from its start (the
+#: progress line's redraw). Nothing moves the cursor elsewhere or talks to the terminal.
+_KEPT = re.compile(r"\x1b\[(?![0-9;]*(?<![0-9])8(?![0-9]))[0-9;]*m|\r\x1b\[2K")
+
+
 def terminal_safe(text: str) -> str:
     """``text`` with every character a terminal would obey rather than show replaced."""
-    return scrub(text).translate(_SHOWN)
+    text = scrub(text)
+    if "\x1b" not in text:
+        return text.translate(_SHOWN)
+    out: list[str] = []
+    kept = 0
+    for match in _KEPT.finditer(text):
+        out += [text[kept : match.start()].translate(_SHOWN), match.group(0)]
+        kept = match.end()
+    out.append(text[kept:].translate(_SHOWN))
+    return "".join(out)
 
 
 class TerminalSafe:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
+from acp_notebook.client.auth import auth_method_info
 from acp_notebook.client.display import safe_href
 from acp_notebook.protocol import models as m
 from acp_notebook.ui.auth import AuthPrompt
@@ -114,6 +115,7 @@ def test_markup_in_the_login_panel_is_escaped():
         ),
         m.parse(m.AuthMethod, {"type": MARK, "id": "x", "name": MARK, "description": MARK}),
     ]
+    methods = [auth_method_info(method) for method in methods]
     prompt = AuthPrompt(
         MARK, MARK, methods, post=Poster(), choose=lambda *a: None, command_line=MARK
     )
