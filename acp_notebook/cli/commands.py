@@ -14,6 +14,7 @@ from ..client.permissions import POLICIES
 from ..client.session import DEFAULT_CANCEL_GRACE
 from .doctor import doctor
 from .exits import EXIT_INTERRUPTED, fail
+from .output import terminal_safe_output
 from .run import run
 
 __all__ = ["build_parser", "main"]
@@ -182,7 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv and argv[0] in AGENTS:
             return AGENTS[argv[0]](argv[1:])
         args = build_parser().parse_args(argv)
-        return int(args.func(args))
+        with terminal_safe_output():
+            return int(args.func(args))
     except KeyboardInterrupt:
         return fail("interrupted", EXIT_INTERRUPTED)
     except BrokenPipeError:

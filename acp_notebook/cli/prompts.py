@@ -177,7 +177,9 @@ def elicitation_asker(session: Session, console: Console) -> elicitation.Asker:
                 raw = (await console.ask(f"  {spec.title}{star} ({spec.describe()}): ")).strip()
                 if raw:
                     values[spec.name] = parse_field(spec.kind, raw)
-            answer = (await console.ask("Send it? [y = accept / n = decline / c = cancel] ")).strip()
+            answer = (
+                await console.ask("Send it? [y = accept / n = decline / c = cancel] ")
+            ).strip()
             if answer.lower() == "n":
                 broker.decline(request.key)
             elif answer.lower() != "y":

@@ -9,37 +9,28 @@ not answer within the timeout).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping
-from typing import IO
 
 from ..agents.presets import AgentNotFound, resolve_agent
-from ..client.connection import ClientConnection
+from ..client.connection import START_TIMEOUT, ClientConnection
 from ..client.errors import AcpClientError, AuthRequired
 from ..client.rules import PermissionRules
+from ..client.secrets import redacting
 from ..client.session import PromptTurn
+from ..client.trace import TraceWriter, open_private
 from ..protocol.errors import ConnectionClosed, RpcError
-from ..protocol.jsonrpc import TraceEvent
 from ..protocol.process import AgentStartError
 from .exits import EXIT_USAGE, fail
 from .hints import auth_hint, missing_vars
 from .prompts import Console, elicitation_asker, permission_asker
 from .terminal_render import StartProgress, TerminalPrinter, use_color
 
-__all__ = ["TraceWriter", "run"]
+__all__ = ["run"]
 
-
-class TraceWriter:
-    """``--trace FILE``: one JSON object per JSON-RPC message, flushed as it happens."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.stream = stream
-
-    def __call__(self, event: TraceEvent) -> None:
-        self.stream.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
-        self.stream.flush()
+#: The least time ``--timeout`` gives each handshake request.
+HANDSHAKE_FLOOR = 10.0
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -57,8 +48,9 @@ async def run(args: argparse.Namespace) -> int:
         rules = PermissionRules.parse(args.rule)
     except ValueError as exc:
         return fail(str(exc), EXIT_USAGE)
-    trace_file = open(args.trace, "w", encoding="utf-8") if args.trace else None  # noqa: SIM115
-    observers = [TraceWriter(trace_file)] if trace_file else []
+    trace_file = open_private(args.trace) if args.trace else None
+    given = dict(args.env)
+    observers = [redacting(TraceWriter(trace_file), given.values)] if trace_file else []
     interactive = policy == "ask" and sys.stdin.isatty()
     progress = StartProgress(sys.stderr)
     try:
@@ -71,8 +63,13 @@ async def run(args: argparse.Namespace) -> int:
             on_stderr=progress,
             cancel_grace=args.cancel_grace,
         ) as conn:
+            start_timeout = START_TIMEOUT
+            if args.timeout is not None:
+                # Starting an agent takes seconds (an interpreter, npx): a turn timeout
+                # shorter than that bounds the handshake at that floor, not below it.
+                conn.handshake_timeout = start_timeout = max(args.timeout, HANDSHAKE_FLOOR)
             try:
-                await conn.initialize()
+                await conn.initialize(timeout=start_timeout)
             finally:
                 progress.done()
             if args.auth:
@@ -85,8 +82,7 @@ async def run(args: argparse.Namespace) -> int:
                 additional_directories=args.add_dir,
                 policy=policy,
                 interactive=interactive,
-                # The session's terminals get what --env gave, not the launcher's settings.
-                env=dict(args.env),
+                # No env: --env variables reach only the agent, never its terminals.
             )
             session.permissions.rules = rules or None
             async with Console() as console:

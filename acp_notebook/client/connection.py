@@ -34,7 +34,13 @@ from ..protocol.process import AgentProcess, AgentStartError, open_agent_process
 from ..protocol.tasks import background_tasks
 from .auth import AuthMethodInfo, auth_method_info
 from .elicitation import ElicitationBroker
-from .errors import AuthRequired, ProtocolVersionMismatch, UnsupportedByAgent, looks_like_auth
+from .errors import (
+    AuthRequired,
+    HandshakeTimeout,
+    ProtocolVersionMismatch,
+    UnsupportedByAgent,
+    looks_like_auth,
+)
 from .handlers import HANDLER_NAMES
 from .permissions import Policy
 from .routing import Router
@@ -45,6 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLIENT_INFO",
+    "HANDSHAKE_TIMEOUT",
     "PROTOCOL_VERSION",
     "START_TIMEOUT",
     "ClientConnection",
@@ -57,6 +64,9 @@ PROTOCOL_VERSION = 1
 #: How long an agent may take to answer `initialize`: long enough for ``npx``/``uvx``
 #: to download a large agent the first time (their progress is on stderr meanwhile).
 START_TIMEOUT = 180.0
+#: Seconds opening a session (`session/new|load|resume`) may take by default: an agent
+#: that does not answer by then is stuck.
+HANDSHAKE_TIMEOUT = 120.0
 CLIENT_INFO = {"name": "acp-notebook", "title": "acp_notebook", "version": __version__}
 
 #: The request and response models of the three ways to open a session.
@@ -135,6 +145,8 @@ class ClientConnection:
         self.process = process
         self.name = name
         self.cancel_grace = cancel_grace
+        #: Seconds ``initialize`` and ``session/new|load|resume`` may take.
+        self.handshake_timeout = HANDSHAKE_TIMEOUT
         self.handlers = _checked_handlers(handlers)
         self.sessions: dict[str, Session] = {}
         self.initialize_response: m.InitializeResponse | None = None
@@ -283,7 +295,9 @@ class ClientConnection:
         sentence = f"{self.agent_name} did not answer `initialize` within {timeout or 0:g} s"
         tail = [line for line in (self.process.stderr_tail(3) if self.process else []) if line]
         return sentence + (
-            "; its last stderr lines: " + " | ".join(tail) + "." if tail else " and wrote nothing on stderr."
+            "; its last stderr lines: " + " | ".join(tail) + "."
+            if tail
+            else " and wrote nothing on stderr."
         )
 
     async def authenticate(self, method_id: str) -> None:
@@ -382,12 +396,14 @@ class ClientConnection:
             # Registered before the request: the replayed history arrives before the answer.
             self.router.register(session)
         try:
-            result = await self.peer.request(method, request)
-        except RpcError as exc:
+            result = await self._handshake(method, request)
+        except (RpcError, HandshakeTimeout) as exc:
             if self.sessions.get(session.session_id) is session:
                 del self.sessions[session.session_id]
             await session._shutdown()
-            raise self.auth_error(exc) from None
+            if isinstance(exc, RpcError):
+                raise self.auth_error(exc) from None
+            raise
         response = cast(
             "m.NewSessionResponse | m.LoadSessionResponse | m.ResumeSessionResponse",
             response_type.parse(result if isinstance(result, dict) else {}),
@@ -397,6 +413,17 @@ class ClientConnection:
         session.transcript.set_modes(response.modes)
         session.transcript.set_config_options(response.config_options)
         return session if method == "session/load" else self.router.register(session)
+
+    async def _handshake(self, method: str, request: Any) -> Any:
+        """A request opening a session: its answer within :attr:`handshake_timeout`
+        seconds, else :class:`HandshakeTimeout` (an agent that never answers must not hang
+        a cell or the command line forever)."""
+        with anyio.move_on_after(self.handshake_timeout):
+            return await self.peer.request(method, request)
+        raise HandshakeTimeout(
+            f"{self.agent_name} did not answer `{method}` within {self.handshake_timeout:g} s; "
+            "check that it is an ACP agent and see its stderr for why it is stuck."
+        )
 
     def auth_error(self, exc: RpcError) -> RpcError:
         """``exc`` as :class:`AuthRequired` when it asks for a login (with the methods

@@ -39,6 +39,10 @@ TerminalLookup = Callable[[str], "TerminalSnapshot | None"]
 MAX_DIFF_LINES = 400
 #: Characters of one diff (one minified line can be megabytes).
 MAX_DIFF_CHARS = 200_000
+#: Lines of each side of a change that difflib compares (it is quadratic at worst: one
+#: 400 KB rewrite cost minutes of the agent loop). Unchanged lines at both ends are
+#: taken off first, so an edit anywhere in a large file is still diffed exactly.
+MAX_DIFF_INPUT_LINES = 1000
 #: The last characters of a terminal's output.
 MAX_TERMINAL_CHARS = 20_000
 #: Decoded bytes of an image or a sound inlined as a ``data:`` URI.
@@ -115,6 +119,8 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 _MEDIA_TYPE = re.compile(r"(?P<kind>[\w.+-]+)/[\w.+-]+")
 _SAFE_SCHEMES = re.compile(r"^(https?|mailto|ftp|file):", re.IGNORECASE)
 _ANY_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+#: What a browser removes from anywhere in a URL before parsing it.
+_URL_IGNORED = re.compile(r"[\t\n\r]")
 
 
 def base64_size(data: str) -> int:
@@ -137,8 +143,12 @@ def inline_data_uri(kind: str, mime_type: str, data: str) -> str | None:
 
 
 def safe_href(uri: str) -> str | None:
-    """``uri`` if a browser may follow it (no ``javascript:`` and the like), else None."""
-    uri = uri.strip()
+    """``uri`` if a browser may follow it (no ``javascript:`` and the like), else None.
+
+    Checked as the browser parses it (URL standard): leading and trailing C0 controls and
+    spaces stripped, tabs and newlines removed anywhere, so ``java\nscript:`` is seen as
+    the ``javascript:`` it becomes; the returned form is the one checked."""
+    uri = _URL_IGNORED.sub("", uri).strip("".join(map(chr, range(0x21))))
     if _SAFE_SCHEMES.match(uri) or not _ANY_SCHEME.match(uri):
         return uri
     return None
@@ -375,13 +385,54 @@ def _cut_lines(lines: list[str]) -> str:
     return text
 
 
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def _changed_middle(old: list[str], new: list[str]) -> tuple[int, list[str], list[str]]:
+    """Where the change starts (with 3 lines of context) and each side's changed lines
+    (with their context): the unchanged ends need no diffing."""
+    limit = min(len(old), len(new))
+    prefix = 0
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    start = max(0, prefix - 3)
+    end = max(0, suffix - 3)
+    return start, old[start : len(old) - end], new[start : len(new) - end]
+
+
+def _shifted(line: str, offset: int) -> str:
+    """A hunk header of a diff of lines from ``offset`` on, numbered in the whole file."""
+    match = _HUNK.match(line)
+    if match is None or not offset:
+        return line
+    old_start, old_len, new_start, new_len = match.groups()
+    return (
+        f"@@ -{int(old_start) + offset}{old_len or ''} +{int(new_start) + offset}{new_len or ''} @@"
+        + line[match.end() :]
+    )
+
+
 def unified_diff(diff: FileDiff, cwd: str | None) -> str:
     """A readable unified diff of old and new text, cut to the limits."""
     name = short_path(diff.path, cwd)
-    old = diff.old_text or ""
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
+    start, old, new = _changed_middle(
+        (diff.old_text or "").splitlines(keepends=True),
         (diff.new_text or "").splitlines(keepends=True),
+    )
+    note = ""
+    if max(len(old), len(new)) > MAX_DIFF_INPUT_LINES:
+        note = (
+            f"… the change spans {len(old):,} old and {len(new):,} new lines "
+            f"({human_bytes(len(''.join(old)))} → {human_bytes(len(''.join(new)))}); "
+            f"the diff compares their first {MAX_DIFF_INPUT_LINES:,}\n"
+        )
+        old, new = old[:MAX_DIFF_INPUT_LINES], new[:MAX_DIFF_INPUT_LINES]
+    lines = difflib.unified_diff(
+        old,
+        new,
         fromfile="/dev/null"
         if diff.old_text is None
         else f"a{name}"
@@ -391,9 +442,11 @@ def unified_diff(diff: FileDiff, cwd: str | None) -> str:
         n=3,
     )
     out = [
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+        _shifted(line, start) if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+        for line in lines
     ]
-    return _cut_lines(out) or f"(no changes to {name})\n"
+    text = _cut_lines(out)
+    return text + note if text else f"(no changes to {name})\n"
 
 
 def diff_shown(diff: FileDiff, cwd: str | None) -> DiffShown:

@@ -12,6 +12,7 @@ from .auth import AuthMethodInfo
 __all__ = [
     "AcpClientError",
     "AuthRequired",
+    "HandshakeTimeout",
     "PromptNotSupported",
     "ProtocolVersionMismatch",
     "TurnTimeout",
@@ -33,6 +34,10 @@ class UnsupportedByAgent(AcpClientError):
         )
         self.method = method
         self.capability = capability
+
+
+class HandshakeTimeout(AcpClientError):
+    """The agent did not answer `initialize` or `session/new|load|resume` in time."""
 
 
 class ProtocolVersionMismatch(AcpClientError):

@@ -13,6 +13,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from ..protocol import models as m
+from .agent_markdown import agent_markdown
 from .display import (
     DiffShown,
     FileShown,
@@ -160,7 +161,7 @@ class Renderer:
     def turn_footer(self, record: TurnRecord) -> str:
         stop = self.stop_line(record)
         lines = [
-            self._bold("Error:") + stop[len("Error:") :]
+            self._bold("Error:") + self._prose(stop[len("Error:") :])
             if record.error is not None
             else self._italic(stop)
         ]
@@ -232,7 +233,7 @@ class Renderer:
 
     def item(self, item: TextRun | m.ContentBlock) -> str:
         if isinstance(item, TextRun):
-            return item.text
+            return agent_markdown(item.text) if self.markdown else item.text
         return self.shown(block_shown(item, self.cwd))
 
     # ------------------------------------------------------------------ content
@@ -240,7 +241,7 @@ class Renderer:
     def shown(self, shown: ToolContentShown) -> str:
         """One piece of content, from its display facts (``display.py``)."""
         if isinstance(shown, TextShown):
-            return shown.text
+            return agent_markdown(shown.text) if self.markdown else shown.text
         if isinstance(shown, MediaShown):
             if self.markdown and shown.kind == "image" and shown.data_uri is not None:
                 # The MIME type was checked: it cannot end the alt text or the target.
@@ -269,7 +270,7 @@ class Renderer:
 
     def tool_call_heading(self, call: ToolCallState) -> str:
         title = call.title or call.tool_call_id
-        return f"{kind_icon(call.kind)} {self._bold(title)} · {call.kind} · {status_text(call)}"
+        return f"{kind_icon(call.kind)} {self._bold(title)} · {self._prose(call.kind)} · {status_text(call)}"
 
     def tool_call(self, call: ToolCallState) -> str:
         parts = [self.tool_call_heading(call)]
@@ -298,7 +299,7 @@ class Renderer:
         danger = getattr(request, "danger", None)
         if danger is not None:
             line += f" · {danger.label}"
-        return line
+        return self._prose(line)
 
     def terminal(self, shown: TerminalShown) -> str:
         if not shown.known:
@@ -322,20 +323,20 @@ class Renderer:
         elif request.tool_call_id:
             who += f" (for tool call {self._code(request.tool_call_id)})"
         if request.mode == "url":
-            parts = [f"🔗 {self._bold('Asked to open a URL')}{who}: {request.message}"]
+            parts = [f"🔗 {self._bold('Asked to open a URL')}{who}: {self._prose(request.message)}"]
             host = split_url(request.url or "")[1]
             parts.append(
                 f"URL: {self._code(request.url or '')}"
                 + (f" (host {self._bold(host)})" if host else "")
             )
         else:
-            parts = [f"❓ {self._bold('Asked for input')}{who}: {request.message}"]
+            parts = [f"❓ {self._bold('Asked for input')}{who}: {self._prose(request.message)}"]
             if request.mode == "form":
                 parts.append(
                     "\n".join(
-                        f"- {spec.title} ({self._code(spec.name)}"
+                        f"- {self._prose(spec.title)} ({self._code(spec.name)}"
                         + (", required" if spec.required else "")
-                        + f"): {spec.describe()}"
+                        + f"): {self._prose(spec.describe())}"
                         for spec in request.fields
                     )
                 )
@@ -346,7 +347,7 @@ class Renderer:
                         self._raw_json(request.raw),
                     )
                 )
-        parts.append(f"→ {request.outcome()}")
+        parts.append(f"→ {self._prose(request.outcome())}")
         return "\n\n".join(p for p in parts if p)
 
     # ------------------------------------------------------------------ plan
@@ -355,7 +356,7 @@ class Renderer:
         lines = [self._bold("Plan")]
         for entry in entries:
             mark = PLAN_MARKS.get(str(entry.status), "[ ]")
-            text = entry.content
+            text = agent_markdown(entry.content) if self.markdown else entry.content
             if entry.status == "in_progress":
                 text = self._bold(text) if self.markdown else f"{text} (in progress)"
             lines.append(f"- {mark} {text} ({entry.priority})")
@@ -373,10 +374,14 @@ class Renderer:
         return f"{summary}:\n{indented}"
 
     def _bold(self, text: str) -> str:
-        return f"**{text}**" if self.markdown else text
+        return f"**{agent_markdown(text)}**" if self.markdown else text
 
     def _italic(self, text: str) -> str:
-        return f"*{text}*" if self.markdown else text
+        return f"*{agent_markdown(text)}*" if self.markdown else text
+
+    def _prose(self, text: str) -> str:
+        """Agent text set as Markdown prose: no raw HTML, no unsafe link."""
+        return agent_markdown(text) if self.markdown else text
 
     def _raw_json(self, value: Any) -> str:
         return fence(raw_json(value, self.cwd), "json")

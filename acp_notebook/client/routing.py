@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 _SESSION_WAIT = 2.0
 #: Updates kept per unknown session id until it registers (same race, for notifications).
 _ORPHAN_LIMIT = 10_000
+#: Unknown session ids kept at once (only a session being opened can be one for real).
+_ORPHAN_SESSIONS = 8
 
 
 class Router:
@@ -105,7 +107,12 @@ class Router:
             return
         # An update can race the answer that creates its session (the reader applies the
         # lines after a `session/new` answer before the caller resumes): keep it.
-        orphans = self._orphans.setdefault(notification.session_id, [])
+        orphans = self._orphans.get(notification.session_id)
+        if orphans is None:
+            if len(self._orphans) >= _ORPHAN_SESSIONS:
+                # Bounded in ids too: an agent inventing ids forgets its oldest one.
+                del self._orphans[next(iter(self._orphans))]
+            orphans = self._orphans[notification.session_id] = []
         if len(orphans) < _ORPHAN_LIMIT:
             orphans.append(notification.update)
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..protocol import models as m
+from .formatting import human_bytes
 from .toolcall import CANCELLED, ToolCallState
 
 if TYPE_CHECKING:
@@ -38,25 +39,72 @@ log = logging.getLogger(__name__)
 Role = Literal["user", "agent", "thought"]
 
 
+#: Characters of one run of agent text kept from its beginning, and about how many from its
+#: end, once it is longer than both (a run is one message's consecutive text chunks).
+TEXT_RUN_HEAD = 2_000_000
+TEXT_RUN_TAIL = 2_000_000
+
+
 class TextRun:
     """Consecutive text chunks. Kept as parts and joined on demand: appending the
-    thousands of chunks of a long reply stays linear."""
+    thousands of chunks of a long reply stays linear.
 
-    __slots__ = ("_joined", "parts")
+    Bounded: past :data:`TEXT_RUN_HEAD` + 2 × :data:`TEXT_RUN_TAIL` characters, only the
+    first :data:`TEXT_RUN_HEAD` and the last :data:`TEXT_RUN_TAIL` or so are kept, with a
+    note in place of what was dropped (1 GB of agent text must not become gigabytes of
+    client memory)."""
+
+    __slots__ = ("_joined", "_size", "dropped", "head", "parts", "received")
 
     def __init__(self, text: str = "") -> None:
         self.parts = [text] if text else []
         self._joined: str | None = text
+        self._size = len(text)
+        #: Characters received in all (grows with every chunk, dropped ones included).
+        self.received = len(text)
+        #: Once something was dropped: the beginning kept; ``parts`` then hold the end.
+        self.head: str | None = None
+        #: Characters dropped between ``head`` and ``parts``.
+        self.dropped = 0
+        self._trim()
 
     def append(self, text: str) -> None:
         self.parts.append(text)
         self._joined = None
+        self._size += len(text)
+        self.received += len(text)
+        self._trim()
+
+    def _trim(self) -> None:
+        if self._size <= (
+            TEXT_RUN_TAIL * 2 if self.head is not None else TEXT_RUN_HEAD + TEXT_RUN_TAIL * 2
+        ):
+            return
+        rest = "".join(self.parts)
+        if self.head is None:
+            self.head, rest = rest[:TEXT_RUN_HEAD], rest[TEXT_RUN_HEAD:]
+        self.dropped += len(rest) - TEXT_RUN_TAIL
+        self.parts = [rest[-TEXT_RUN_TAIL:]]
+        self._size = TEXT_RUN_TAIL
+        self._joined = None
+
+    def _note(self) -> str:
+        return f"\n\n… {human_bytes(self.dropped)} of text dropped here, to bound memory …\n\n"
+
+    @property
+    def live_text(self) -> str:
+        """What a live view shows: the text, or once some was dropped its beginning and the
+        note (a prefix that only grows at its end, so the view never re-renders it all)."""
+        if self.head is None:
+            return self.text
+        return self.head + self._note()
 
     @property
     def text(self) -> str:
         if self._joined is None:
-            self._joined = "".join(self.parts)
-            self.parts = [self._joined]
+            tail = "".join(self.parts)
+            self.parts = [tail]
+            self._joined = tail if self.head is None else self.head + self._note() + tail
         return self._joined
 
     def __repr__(self) -> str:

@@ -12,48 +12,106 @@ shown as ``$CWD``), so a saved notebook shows the same thing on every machine.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import threading
+from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..client.render import portable
+from ..client.trace import open_private, trace_line
+from ..protocol.bounds import abridged
 from ..protocol.jsonrpc import Observer, TraceEvent
 from .answers import md_cell
 from .tools.endpoint import DIRECTORY as TOOLS_DIRECTORY
 
 _SUMMARY_CHARS = 100
 _VOLATILE_KEYS = frozenset({"updatedAt"})
-#: How many messages the log keeps (the oldest go first).
+#: How many messages the log keeps (the oldest go first) ...
 LOG_LIMIT = 5000
+#: ... and how many bytes of them (their size on the wire), so cheap requests for huge
+#: answers (40 ``terminal/output`` of 32 MB) cannot pin gigabytes in the kernel.
+LOG_BYTES = 32 << 20
+#: A message larger than this is kept abridged to this size (with its original size).
+MESSAGE_BYTES = 256 << 10
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """What the log let go of to stay within its bounds."""
+
+    messages: int = 0
+    bytes: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.messages} earlier messages / {_megabytes(self.bytes)} dropped"
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / (1 << 20):.1f} MB"
 
 
 class MessageLog:
-    """The last JSON-RPC messages of every agent of the notebook, as (agent, event).
+    """The last JSON-RPC messages of every agent of the notebook, as (agent, event),
+    bounded in count and in bytes; huge messages are kept abridged.
 
     Agents append on the agent loop thread; the inspector reads a copy on any thread.
     """
 
-    def __init__(self, limit: int = LOG_LIMIT) -> None:
+    def __init__(
+        self,
+        limit: int = LOG_LIMIT,
+        max_bytes: int = LOG_BYTES,
+        message_bytes: int = MESSAGE_BYTES,
+    ) -> None:
         self.limit = limit
-        self._events: list[tuple[str, TraceEvent]] = []
+        self.max_bytes = max_bytes
+        self.message_bytes = message_bytes
+        self._events: deque[tuple[str, TraceEvent]] = deque()
+        self._bytes = 0
+        self._dropped = Dropped()
         self._lock = threading.Lock()
+
+    def _kept(self, event: TraceEvent) -> TraceEvent:
+        if event.message is None or event.size <= self.message_bytes:
+            return event
+        message = abridged(event.message, self.message_bytes)
+        size = len(json.dumps(message, ensure_ascii=False).encode())
+        return replace(event, message=message, size=size, abridged_from=event.size)
+
+    def record(self, agent: str, event: TraceEvent) -> None:
+        kept = self._kept(event)
+        with self._lock:
+            self._events.append((agent, kept))
+            self._bytes += kept.size
+            dropped, dropped_bytes = self._dropped.messages, self._dropped.bytes
+            while len(self._events) > self.limit or self._bytes > self.max_bytes:
+                _, old = self._events.popleft()
+                self._bytes -= old.size
+                dropped += 1
+                dropped_bytes += old.abridged_from or old.size
+            if dropped != self._dropped.messages:
+                self._dropped = Dropped(dropped, dropped_bytes)
 
     def observer(self, agent: str) -> Observer:
         """What a connection to ``agent`` reports its messages to."""
-
-        def record(event: TraceEvent) -> None:
-            with self._lock:
-                self._events.append((agent, event))
-                del self._events[: -self.limit]
-
-        return record
+        return functools.partial(self.record, agent)
 
     def events(self) -> list[tuple[str, TraceEvent]]:
         with self._lock:
             return list(self._events)
+
+    @property
+    def dropped(self) -> Dropped:
+        return self._dropped
+
+    @property
+    def size(self) -> int:
+        """The bytes kept (messages as stored, abridged ones at their abridged size)."""
+        return self._bytes
 
 
 @dataclass(frozen=True)
@@ -122,9 +180,17 @@ def pair_responses(events: Iterable[tuple[str, TraceEvent]]) -> list[Message]:
 class MessageTable:
     """A filtered, numbered view of JSON-RPC messages that renders in a notebook."""
 
-    def __init__(self, messages: Sequence[Message], *, cwd: str | None = None) -> None:
+    def __init__(
+        self,
+        messages: Sequence[Message],
+        *,
+        cwd: str | None = None,
+        dropped: Dropped = Dropped(),
+    ) -> None:
         self.messages = list(messages)
         self.cwd = cwd
+        #: What the log dropped before these messages (to bound its memory).
+        self.dropped = dropped
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -155,7 +221,7 @@ class MessageTable:
         ]
         if last is not None:
             chosen = chosen[-last:]
-        return MessageTable(chosen, cwd=self.cwd)
+        return MessageTable(chosen, cwd=self.cwd, dropped=self.dropped)
 
     def step(self, number: int) -> MessageDetail:
         """Message ``number`` (as numbered in the table) in full."""
@@ -166,9 +232,9 @@ class MessageTable:
 
     def save(self, path: str) -> int:
         """Write the messages as JSON Lines in the CLI's ``--trace`` format; the count written."""
-        with open(path, "w", encoding="utf-8") as handle:
+        with open_private(path) as handle:
             for msg in self.messages:
-                handle.write(json.dumps(msg.event.to_json(), ensure_ascii=False) + "\n")
+                handle.write(trace_line(msg.event))
         return len(self.messages)
 
     # ------------------------------------------------------------------ rendering
@@ -179,6 +245,8 @@ class MessageTable:
             return f"(not JSON-RPC) {msg.event.invalid or ''}"[:_SUMMARY_CHARS]
         body = message.get("params", message.get("result", message.get("error")))
         text = json.dumps(body, ensure_ascii=False, sort_keys=True) if body is not None else ""
+        if msg.event.abridged_from is not None:
+            text = f"(abridged from {_megabytes(msg.event.abridged_from)}) {text}"
         return text if len(text) <= _SUMMARY_CHARS else text[: _SUMMARY_CHARS - 1] + "…"
 
     def rows(self) -> list[tuple[str, ...]]:
@@ -190,10 +258,14 @@ class MessageTable:
             rows.append((str(msg.number), arrow, what, msg.method or "", self.summary(msg)))
         return rows
 
+    def _dropped_note(self) -> list[str]:
+        return [f"*{self.dropped} to bound memory.*", ""] if self.dropped.messages else []
+
     def _repr_markdown_(self) -> str:
         if not self.messages:
-            return "*No messages.*"
-        lines = ["| # | direction | kind | method | content |", "|---|---|---|---|---|"]
+            return "\n".join([*self._dropped_note(), "*No messages.*"])
+        lines = [*self._dropped_note()]
+        lines += ["| # | direction | kind | method | content |", "|---|---|---|---|---|"]
         for row in self.rows():
             cells = [md_cell(cell) for cell in row]
             cells[3] = f"`{cells[3]}`" if cells[3] else ""
@@ -202,9 +274,10 @@ class MessageTable:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
+        lines = [line.strip("*") for line in self._dropped_note()[:1]]
         if not self.messages:
-            return "No messages."
-        return "\n".join("  ".join(row) for row in self.rows())
+            return "\n".join([*lines, "No messages."])
+        return "\n".join(lines + ["  ".join(row) for row in self.rows()])
 
 
 class MessageDetail:
@@ -224,6 +297,8 @@ class MessageDetail:
         head = f"**#{self.msg.number}** {arrow} · {self.msg.kind}" + (
             f" · `{self.msg.method}`" if self.msg.method else ""
         )
+        if self.msg.event.abridged_from is not None:
+            head += f" · abridged from {_megabytes(self.msg.event.abridged_from)}"
         return f"{head}\n\n```json\n{self.json()}\n```"
 
     def __repr__(self) -> str:

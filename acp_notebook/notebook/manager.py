@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..agents.presets import resolve_agent
 from ..client.mcp import normalise
 from ..client.rules import PermissionRules
+from ..client.secrets import redacting
 from ..client.session import PromptTurn, Session
 from .cells import notebook_path
 from .inspector import MessageLog, MessageTable, pair_responses
@@ -82,7 +83,6 @@ class NotebookAgents:
                 resolve_agent(agent),
                 cwd=self.cwd,
                 env=self.env,
-                observers=(self.log.observer(agent),),
                 start_task=self._start_task,
                 mcp_servers=self.all_mcp_servers,
                 rules=self.permission_rules,
@@ -90,6 +90,9 @@ class NotebookAgents:
                 notebook_path=self._notebook_path,
             )
             runtime.key = agent
+            # Redacted before it is kept: MCP env and headers, secret form fields, and the
+            # login variables of this agent as they are when each message passes.
+            runtime.observers = (redacting(self.log.observer(agent), runtime.env.values),)
             self.runtimes[agent] = runtime
         return runtime
 
@@ -121,7 +124,9 @@ class NotebookAgents:
 
     def message_table(self) -> MessageTable:
         """Every JSON-RPC message of this notebook's agents, numbered (the inspector)."""
-        return MessageTable(pair_responses(self.log.events()), cwd=self.cwd)
+        return MessageTable(
+            pair_responses(self.log.events()), cwd=self.cwd, dropped=self.log.dropped
+        )
 
     def slash_commands(self) -> set[str]:
         """The slash commands the agents announced (for Tab completion, main thread: the

@@ -63,6 +63,8 @@ class AgentRuntime:
         #: prompt collected go here: kept in memory only).
         self.env = dict(env or {})
         self.observers = observers
+        #: The start (initialize, authenticate) while it runs, for stop() to cancel.
+        self._starting: anyio.CancelScope | None = None
         #: The auth method to use again when the agent restarts.
         self.auth_method = auth_method
         self._start_task = start_task
@@ -140,9 +142,15 @@ class AgentRuntime:
                 observers=self.observers,
                 on_stderr=self._stderr_line,
             ) as conn:
-                await conn.initialize()
-                if self.auth_method:
-                    await conn.authenticate(self.auth_method)
+                # `%acp --stop` cancels this too (an agent that never answers `initialize`
+                # would otherwise keep --stop waiting): see stop().
+                with anyio.CancelScope() as self._starting:
+                    await conn.initialize()
+                    if self.auth_method:
+                        await conn.authenticate(self.auth_method)
+                if stop.is_set():
+                    self.status = "stopped"
+                    return
                 self.connection = conn
                 self.status = "ready"
                 ready.set()
@@ -170,6 +178,7 @@ class AgentRuntime:
             self.status = "failed"
             self.error = f"The agent `{self.name}` failed: {type(exc).__name__}: {exc}"
         finally:
+            self._starting = None
             if self.status == "ready":
                 self.status = "stopped"
             self.connection = None
@@ -193,6 +202,8 @@ class AgentRuntime:
         """Shut the agent down (its sessions' terminals are killed first)."""
         if self._stop is not None:
             self._stop.set()
+        if self._starting is not None:
+            self._starting.cancel()
         if self._stopped is not None:
             await self._stopped.wait()
         if self.status != "failed":
@@ -276,15 +287,16 @@ class AgentRuntime:
         tools: bool = True,
     ) -> Session:
         """`session/new`, `load` or `resume` (``opener``) in the notebook's directory,
-        with this agent's environment and the MCP servers it can take: the configured
-        ones and this session's notebook tools (``tool_calls.py``)."""
+        with the MCP servers it can take: the configured ones and this session's notebook
+        tools (``tool_calls.py``). Not with ``self.env``: login variables reach only the
+        agent process, never the terminals it starts (``printenv`` there would put an API
+        key into the saved notebook)."""
         offered = self.session_tools(name) if tools else None
         try:
             session = await opener(
                 self.cwd,
                 policy=policy,
                 interactive=interactive,
-                env=self.env or None,
                 mcp_servers=self._mcp_for(conn, offered),
                 notebook_path=self.notebook_path(),
             )

@@ -21,7 +21,6 @@ Ordering rules (the reason this is not the official SDK, see docs):
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -32,6 +31,7 @@ import anyio
 import anyio.abc
 from pydantic import ValidationError
 
+from .bounds import decode_line, encode_message
 from .errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -69,6 +69,11 @@ class TraceEvent:
     time: float
     message: dict[str, Any] | None = None
     invalid: str | None = None
+    #: The message's size on the wire in bytes (its line, without the newline).
+    size: int = 0
+    #: Set by a keeper that stored ``message`` abridged (long strings and lists cut):
+    #: the size of the message it stands for.
+    abridged_from: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {"direction": self.direction, "time": self.time}
@@ -76,6 +81,8 @@ class TraceEvent:
             record["message"] = self.message
         else:
             record["invalid"] = self.invalid
+        if self.abridged_from is not None:
+            record["abridgedFrom"] = self.abridged_from
         return record
 
 
@@ -255,9 +262,9 @@ class Peer:
                 await self._send_stream.aclose()
 
     async def _write(self, message: dict[str, Any]) -> None:
+        data = encode_message(message)
         if self._observers:
-            self._emit(TraceEvent("send", time.time(), message))
-        data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+            self._emit(TraceEvent("send", time.time(), message, size=len(data) - 1))
         try:
             async with self._send_lock:
                 await self._send_stream.send(data)
@@ -291,7 +298,17 @@ class Peer:
             async with anyio.create_task_group() as task_group:
                 self._task_group = task_group
                 try:
-                    await self._read_loop()
+                    try:
+                        await self._read_loop()
+                    except Exception as exc:
+                        # A reader bug must not hide why the connection ended: every
+                        # pending request fails with this cause instead of an exit report.
+                        log.exception("%s: reading failed", self.name)
+                        self._closed_message = (
+                            f"reading the other side's messages failed "
+                            f"({type(exc).__name__}: {exc}); the connection is closed"
+                        )
+                        return
                     stream_ended = True
                     if self._drain > 0:
                         await self._answer_what_was_received()
@@ -388,12 +405,20 @@ class Peer:
             self._emit_invalid(line)
             return
         try:
-            message = json.loads(line)
+            message = decode_line(line)
         except ValueError:
             if line.strip():
                 log.warning("%s: skipped a line that is not JSON: %.200r", self.name, line)
                 self._emit_invalid(line)
             return
+        try:
+            self._dispatch(line, message)
+        except Exception:
+            # A message no handler expected (a list as method, ...) is skipped; the reader
+            # and the connection go on.
+            log.exception("%s: skipped a message it could not handle: %.200r", self.name, line)
+
+    def _dispatch(self, line: bytes, message: Any) -> None:
         if type(message) is not dict:
             self._emit_invalid(line)
             if isinstance(message, list):
@@ -416,7 +441,7 @@ class Peer:
                 )
             return
         if self._observers:
-            self._emit(TraceEvent("recv", time.time(), message))
+            self._emit(TraceEvent("recv", time.time(), message, size=len(line)))
         method = message.get("method")
         if method is None:
             self._handle_response(message)
@@ -427,7 +452,7 @@ class Peer:
         elif method == CANCEL_REQUEST:
             self._handle_cancel_request(message.get("params"))
         else:
-            handler = self._notification_handlers.get(method)
+            handler = self._notification_handlers.get(method) if isinstance(method, str) else None
             if handler is None:
                 log.debug("%s: ignored notification %s", self.name, method)
                 return
@@ -531,4 +556,4 @@ class Peer:
     def _emit_invalid(self, line: bytes) -> None:
         if self._observers:
             excerpt = line[:_INVALID_EXCERPT].decode("utf-8", "replace")
-            self._emit(TraceEvent("recv", time.time(), None, excerpt))
+            self._emit(TraceEvent("recv", time.time(), None, excerpt, size=len(line)))

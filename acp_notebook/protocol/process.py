@@ -14,6 +14,7 @@ import contextlib
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -80,6 +81,33 @@ def split_command(command: str | Sequence[str]) -> list[str]:
     if not argv:
         raise AgentStartError("The agent command is empty.")
     return argv
+
+
+#: Between the client and each process it starts, on Linux: see supervisor.py.
+SUPERVISOR = str(Path(__file__).with_name("supervisor.py"))
+SUPERVISED = sys.platform.startswith("linux") and os.path.isdir("/proc")
+
+
+def supervised(
+    argv: Sequence[str], env: Mapping[str, str], cwd: str | os.PathLike[str] | None = None
+) -> list[str]:
+    """``argv`` run under the supervisor (Linux), so nothing it starts outlives us.
+
+    Raises what starting ``argv`` itself would (``FileNotFoundError``,
+    ``PermissionError``), since the supervisor's own start would not."""
+    if not SUPERVISED:
+        return list(argv)
+    program = os.path.join(cwd or "", argv[0])
+    if os.sep not in argv[0]:
+        program = argv[0]
+        found = shutil.which(program, path=env.get("PATH", os.defpath))
+        if found is None:
+            raise FileNotFoundError(2, "No such file or directory", program)
+    elif not os.path.exists(program):
+        raise FileNotFoundError(2, "No such file or directory", program)
+    elif os.path.isdir(program) or not os.access(program, os.X_OK):
+        raise PermissionError(13, "Permission denied", program)
+    return [sys.executable, "-S", "-I", SUPERVISOR, str(os.getpid()), *argv]
 
 
 def signal_name(number: int) -> str:
@@ -286,7 +314,7 @@ async def open_agent_process(
     display = name or Path(argv[0]).name
     try:
         process = await anyio.open_process(
-            argv,
+            supervised(argv, full_env, cwd),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

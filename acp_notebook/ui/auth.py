@@ -13,14 +13,13 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
 
 from ..client.auth import AuthMethodInfo
-from .style import MUTED
+from .style import MUTED, esc
 
 #: ``choose(method_id, env)``: called on the agent loop thread (through ``post``).
 Choose = Callable[[str | None, dict[str, str]], None]
@@ -46,14 +45,14 @@ class AuthPrompt:
         self.fields: dict[str, dict[str, w.Password]] = {}
         self.buttons: dict[str, w.Button] = {}
         header = w.HTML(
-            f"<div><b>{html.escape(agent)} needs you to log in.</b> It said:</div>"
-            f"<blockquote style='margin: 4px 0 6px 8px; white-space: pre-wrap'>{html.escape(message)}</blockquote>"
+            f"<div><b>{esc(agent)} needs you to log in.</b> It said:</div>"
+            f"<blockquote style='margin: 4px 0 6px 8px; white-space: pre-wrap'>{esc(message)}</blockquote>"
         )
         rows: list[w.Widget] = [header]
         for method in methods:
             method_id, name = method.id, method.name
             note = (
-                f"<span style='color: {MUTED}'>{html.escape(method.description)}</span>"
+                f"<span style='color: {MUTED}'>{esc(method.description)}</span>"
                 if method.description
                 else ""
             )
@@ -69,16 +68,14 @@ class AuthPrompt:
                 button.on_click(lambda _b, mid=method_id: self.choose(mid, self._values(mid)))
                 self.buttons[method_id] = button
                 rows.append(
-                    w.VBox(
-                        [w.HTML(f"<b>{html.escape(name)}</b> {note}"), *secrets.values(), button]
-                    )
+                    w.VBox([w.HTML(f"<b>{esc(name)}</b> {note}"), *secrets.values(), button])
                 )
             elif method.type == "terminal":
                 args = " ".join(method.args)
-                command = html.escape(f"{command_line} {args}".strip())
+                command = esc(f"{command_line} {args}".strip())
                 rows.append(
                     w.HTML(
-                        f"<b>{html.escape(name)}</b>: run <code>{command}</code> in a terminal, then press Retry. {note}"
+                        f"<b>{esc(name)}</b>: run <code>{command}</code> in a terminal, then press Retry. {note}"
                     )
                 )
             else:  # agent-handled, or a type this client does not know: `authenticate`
@@ -130,4 +127,4 @@ class AuthPrompt:
             for field in secrets.values():
                 field.value = ""
                 field.disabled = True
-        self.status.value = f"<span style='color: {MUTED}'>{html.escape(text)}</span>"
+        self.status.value = f"<span style='color: {MUTED}'>{esc(text)}</span>"

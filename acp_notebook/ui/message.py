@@ -30,9 +30,9 @@ USER_MARGIN = "4px 0 6px 0"
 
 
 def _run_length(run: TextRun) -> int:
-    # The parts' lengths, not ``run.text``: joining every chunk on every refresh would copy
-    # the whole reply each time just to learn that nothing changed.
-    return sum(map(len, run.parts))
+    # What was received, not ``len(run.text)``: joining every chunk on every refresh would
+    # copy the whole reply each time just to learn that nothing changed.
+    return run.received
 
 
 class MessageBody:
@@ -73,7 +73,7 @@ class MessageBody:
                 length = _run_length(item)
                 if length != self._lengths[index]:
                     self._lengths[index] = length
-                    view.update(item.text)
+                    view.update(item.live_text)
                     changed = True
         if added:
             self.widget.children = self._children()
@@ -81,7 +81,7 @@ class MessageBody:
 
     def _make(self, item: TextRun | object) -> GrowingText | w.HTML:
         if isinstance(item, TextRun):
-            return GrowingText(self._render, cut_markdown, item.text)
+            return GrowingText(self._render, cut_markdown, item.live_text)
         return flat_html(block_html(item, self.cwd))  # type: ignore[arg-type]
 
     @property

@@ -8,7 +8,6 @@ shown, not editable.
 
 from __future__ import annotations
 
-import html
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,7 +18,7 @@ from ..client.session import Session
 from ..client.transcript import Transcript, select_choices
 from ..protocol import models as m
 from .coalesce import Coalescer, ScheduleLater
-from .style import MUTED
+from .style import MUTED, esc
 
 #: ``submit(coroutine_function, *args)``: run on the agent loop (thread-safe).
 Submit = Callable[..., Any]
@@ -91,7 +90,9 @@ class SessionPanel:
         try:
             await method(*args)
         except Exception as exc:  # shown in the panel, in one sentence
-            self.error.value = f"<span style='color: var(--jp-error-color1, #d32f2f)'>{html.escape(str(exc))}</span>"
+            self.error.value = (
+                f"<span style='color: var(--jp-error-color1, #d32f2f)'>{esc(str(exc))}</span>"
+            )
         else:
             self.error.value = ""
         self.refresh()
@@ -106,7 +107,9 @@ class SessionPanel:
     def refresh(self) -> None:
         transcript = self.session.transcript
         title = transcript.title or "untitled"
-        self._title.value = f"<b>Session</b> <code>{html.escape(self.session.session_id)}</code> · {html.escape(title)}"
+        self._title.value = (
+            f"<b>Session</b> <code>{esc(self.session.session_id)}</code> · {esc(title)}"
+        )
         options_shape = [
             (
                 getattr(o, "id", "?"),
@@ -147,7 +150,7 @@ class SessionPanel:
                 name = getattr(option, "raw", {}).get("name", "?")
                 rows.append(
                     w.HTML(
-                        f"<span style='color: {MUTED}'>{html.escape(str(name))}: not editable here</span>"
+                        f"<span style='color: {MUTED}'>{esc(str(name))}: not editable here</span>"
                     )
                 )
                 continue
@@ -203,8 +206,8 @@ class SessionPanel:
             self._commands.value = ""
             return
         rows = "".join(
-            f"<tr><td><code>/{html.escape(c.name)}</code></td><td>{html.escape(c.description)}</td>"
-            f"<td style='color: {MUTED}'>{html.escape(getattr(c.input, 'hint', '') or '')}</td></tr>"
+            f"<tr><td><code>/{esc(c.name)}</code></td><td>{esc(c.description)}</td>"
+            f"<td style='color: {MUTED}'>{esc(getattr(c.input, 'hint', '') or '')}</td></tr>"
             for c in commands
         )
         self._commands.value = f"<details><summary>Slash commands ({len(commands)})</summary><table>{rows}</table></details>"

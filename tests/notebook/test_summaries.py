@@ -105,7 +105,9 @@ def test_a_part_that_fails_is_left_out_with_a_note() -> None:
     frame = pd.DataFrame({"thing": [Unprintable()]})
     summary = summarise(frame, "odd")
     assert summary.label == "DataFrame 1×1"
-    assert any(note.startswith("writing rows as CSV failed (RuntimeError") for note in summary.notes)
+    assert any(
+        note.startswith("writing rows as CSV failed (RuntimeError") for note in summary.notes
+    )
 
 
 # ---------------------------------------------------------------------- polars
@@ -144,9 +146,7 @@ def test_an_array_gives_shape_dtype_statistics_and_a_bounded_printout() -> None:
     assert "- NaN count: 1" in summary.text
     assert "- min: 1\n- max: 2999" in summary.text
     assert "..." in summary.text
-    assert summary.notes == (
-        "the printout shows the edges of 3,000 elements (… marks the rest)",
-    )
+    assert summary.notes == ("the printout shows the edges of 3,000 elements (… marks the rest)",)
     assert size_of(array) == 24_000
 
 

@@ -1,0 +1,66 @@
+"""`%acp --stop` stops an agent that never answers `initialize`: it returns, says so, and
+the agent process is gone (issue 11: it raised TimeoutError and left the agent running)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from acp_notebook.notebook.controls import agents as agent_controls
+from acp_notebook.notebook.manager import NotebookAgents
+
+from ..notebook.conftest import SAFETY, context
+from .test_cli_payloads import hostile
+
+
+@pytest.fixture
+def agents(tmp_path: Path) -> Iterator[NotebookAgents]:
+    notebook = NotebookAgents(cwd=str(tmp_path))
+    yield notebook
+    notebook.shutdown()
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def test_stop_stops_an_agent_that_never_answers_initialize(agents: NotebookAgents):
+    spec = hostile("--hang-initialize")
+    runtime = agents.runtime(spec)
+    starting = agents.loop.submit(runtime.ensure_started)
+    deadline = time.monotonic() + SAFETY
+    while not _agent_pids():
+        assert time.monotonic() < deadline, "the agent never started"
+        time.sleep(0.05)
+    pids = _agent_pids()
+    ctx = context(agents, agent=spec)
+    said = agents.loop.run(agent_controls.stop, ctx, timeout=SAFETY)
+    assert str(said) == "Stopped." and runtime.status == "stopped"
+    assert starting.exception(SAFETY) is not None  # the start ended, without a connection
+    deadline = time.monotonic() + SAFETY
+    while any(alive(pid) for pid in pids):
+        assert time.monotonic() < deadline, "the agent outlived --stop"
+        time.sleep(0.05)
+
+
+def _agent_pids() -> list[int]:
+    """The pids of the hostile agent processes started for this test (from /proc)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"hostile_agent.py\x00--hang-initialize" in cmdline and alive(int(name)):
+            found.append(int(name))
+    return found
