@@ -137,7 +137,7 @@ def test_every_agent_message_but_the_deliberate_unknowns_conforms(tmp_path: Path
     records = read_trace(trace)
     assert any(word in json.dumps(r) for r in records for word in OFF_SCHEMA)
     assert trace_schema_errors(records, skip=OFF_SCHEMA) == []
-    assert "Unknown update `demo_future_update` (shown raw)" in result.stdout
+    assert "Unknown update <code>demo_future_update</code> (shown raw)" in result.stdout
 
 
 def test_malformed_lines_unknown_methods_and_updates_never_fail_run(tmp_path: Path) -> None:
@@ -145,7 +145,7 @@ def test_malformed_lines_unknown_methods_and_updates_never_fail_run(tmp_path: Pa
     result = cli("run", "noise", "--agent", scripted(), "--trace", str(trace), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "still here" in result.stdout
-    assert "Unknown update `acme_future_update` (shown raw)" in result.stdout
+    assert "Unknown update <code>acme_future_update</code> (shown raw)" in result.stdout
     assert result.stdout.endswith("\nstop reason: end_turn\n")
     records = read_trace(trace)
     invalid = [r for r in records if "invalid" in r]
