@@ -127,7 +127,7 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=[],
         type=_env_pair,
         metavar="NAME=VALUE",
-        help="environment for the agent",
+        help="environment for the agent process only (its terminals do not get it: keys stay out of transcripts)",
     )
     add("prompt", metavar="PROMPT")
     run_parser.set_defaults(func=lambda a: anyio.run(run, a))
