@@ -75,8 +75,11 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "run", help="run one prompt turn: streamed on a terminal, Markdown when piped"
     )
     add = run_parser.add_argument
+    # The short options are %acp's: -a agent, -p policy, -t timeout.
     add(
-        "--agent", help="a preset name (see `acp-notebook agents`) or a command line; default: demo"
+        "--agent",
+        "-a",
+        help="a preset name (see `acp-notebook agents`) or a command line; default: demo",
     )
     add("--cwd", default=os.getcwd(), help="the session's working directory (default: here)")
     add(
@@ -88,6 +91,7 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add(
         "--permissions",
+        "-p",
         choices=POLICIES,
         default="ask",
         help="who answers permission requests (default: ask)",
@@ -101,7 +105,7 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         '"allow edit *.py", "allow execute pytest*", "deny execute rm *", "ask *" (repeatable)',
     )
     add("--trace", metavar="FILE", help="write every JSON-RPC message to FILE as JSON Lines")
-    add("--timeout", type=float, metavar="SECONDS", help="cancel the turn after SECONDS")
+    add("--timeout", "-t", type=float, metavar="SECONDS", help="cancel the turn after SECONDS")
     add(
         "--cancel-grace",
         type=float,

@@ -99,6 +99,12 @@ def test_run_prints_the_transcript_and_the_stop_reason(tmp_path: Path) -> None:
     assert result.stderr == ""
 
 
+def test_run_takes_the_short_options_of_acp(tmp_path: Path) -> None:
+    result = cli("run", "-a", "demo", "-p", "allow", "-t", "60", "/run echo hi", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Permission: Allow once (chosen by policy allow)" in result.stdout
+
+
 @pytest.mark.parametrize("reason", ["max_tokens", "refusal", "max_turn_requests"])
 def test_run_exits_zero_for_any_stop_reason(tmp_path: Path, reason: str) -> None:
     result = cli("run", f"/stop {reason}", cwd=tmp_path)
