@@ -88,11 +88,7 @@ class TurnHtml:
 
     def entry(self, entry: object, record: TurnRecord | None = None) -> str:
         if isinstance(entry, MessageEntry):
-            if entry.role == "user" and record is not None and sent_items(record.prompt):
-                # Context was attached: the words, "Sent: …", the attachments collapsed.
-                style = f"border-left: {USER_EDGE}; padding: {USER_PADDING}; margin: {USER_MARGIN}"
-                return div(prompt_html(record.prompt, sent_items(record.prompt), self.cwd), style)
-            return self.message(entry)
+            return self.message(entry, record)
         if isinstance(entry, ToolCallEntry):
             return self.tool_call(entry.tool_call)
         if isinstance(entry, PlanView):
@@ -104,12 +100,16 @@ class TurnHtml:
         # Anything else (a question the agent asked, …): its Markdown, rendered.
         return render_markdown(self.markdown.entry(entry))
 
-    def message(self, entry: MessageEntry) -> str:
-        render = render_muted_markdown if entry.role == "thought" else render_markdown
-        body = "".join(self.item(item, render) for item in entry.items)
+    def message(self, entry: MessageEntry, record: TurnRecord | None = None) -> str:
         if entry.role == "user":
             style = f"border-left: {USER_EDGE}; padding: {USER_PADDING}; margin: {USER_MARGIN}"
+            if record is not None and (items := sent_items(record.prompt)):
+                # Context was attached: the words, "Sent: …", the attachments collapsed.
+                return div(prompt_html(record.prompt, items, self.cwd), style)
+            body = "".join(self.item(item, render_markdown) for item in entry.items)
             return div(YOU_LABEL + body, style)
+        render = render_muted_markdown if entry.role == "thought" else render_markdown
+        body = "".join(self.item(item, render) for item in entry.items)
         if entry.role == "thought":
             return details(esc(THOUGHT), body)
         return div(body, "margin: 2px 0")
