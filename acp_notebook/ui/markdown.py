@@ -1,11 +1,16 @@
-"""The agent's Markdown as safe, self-styled HTML, and where a growing reply may be cut.
+"""The agent's Markdown as safe HTML, self-styled or styled by one stylesheet, and where a
+growing reply may be cut.
 
 * CommonMark plus tables and strikethrough (markdown-it-py), with raw HTML **off**:
   the agent's text is untrusted and an ``HTML`` widget sets ``innerHTML`` unsanitised,
   so ``<script>``/``<img onerror>`` arrive as visible text.
-* Code fences are highlighted by Pygments with **inline** styles whose colours are
-  JupyterLab's own editor variables (``--jp-mirror-editor-*``): JupyterLab ships no
-  Pygments CSS for widget HTML, and the variables follow the light and dark themes.
+* Code fences are highlighted by Pygments with styles whose colours are JupyterLab's
+  own editor variables (``--jp-mirror-editor-*``): JupyterLab ships no Pygments CSS for
+  widget HTML, and the variables follow the light and dark themes.
+* Every look is defined once (``_TAG_STYLES``, the ``_*_STYLE`` constants, the Pygments
+  style) and used either inline (HTML that must stand alone: a saved transcript, a card)
+  or as the rules of :data:`MARKDOWN_SHEET` (``sheet=True``: what the live views stream;
+  inline styles made the HTML four times the size of the text it shows).
 * Links open in a new tab (``target=_blank``) so a click never navigates JupyterLab away.
 * :func:`split_frozen` finds where a streaming reply can be cut into a part that will not
   change any more (rendered once, sent once) and a live tail (re-rendered on each
@@ -16,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
@@ -38,6 +43,7 @@ from pygments.token import (
     Number,
     Operator,
     String,
+    _TokenType,
 )
 from pygments.util import ClassNotFound
 
@@ -45,7 +51,7 @@ from .style import BORDER, CODE_FONT, MUTED, PRE_STYLE, PROSE_STYLE, SOFT_BG, es
 
 #: Segments are frozen once the reply is this long past the last cut (~2 KB: measured
 #: 110 KB of iopub for a 16 KB reply with 50 ms coalescing, vs 14.6 MB without either).
-SEGMENT_CHARS = 2_000
+SEGMENT_CHARS = 400
 #: A live tail longer than this is cut at a line end even without a blank line (a long
 #: code block would otherwise be re-sent whole on every refresh).
 MAX_LIVE_CHARS = 8_000
@@ -100,7 +106,18 @@ class JupyterLabStyle(Style):
     }
 
 
+class _SheetFormatter(HtmlFormatter):
+    """Pygments' class formatter, but a span only for the tokens :class:`JupyterLabStyle`
+    colours (Pygments would wrap every token, punctuation and names too, in one)."""
+
+    def _get_css_classes(self, ttype: _TokenType) -> str:
+        while ttype not in self.ttype2class:
+            ttype = ttype.parent
+        return str(self.ttype2class[ttype])
+
+
 _FORMATTER = HtmlFormatter(style=JupyterLabStyle, noclasses=True, nowrap=True)
+_SHEET_FORMATTER = _SheetFormatter(style=JupyterLabStyle, nowrap=True)
 
 
 @functools.lru_cache(maxsize=64)
@@ -111,42 +128,39 @@ def _lexer(lang: str) -> Lexer | None:
         return None
 
 
-def highlight_code(code: str, lang: str = "") -> str:
-    """A ``<pre>`` block of ``code``, highlighted when Pygments knows ``lang``."""
+#: The class of Markdown rendered for a page that holds :data:`MARKDOWN_SHEET` (what the
+#: live views stream): its blocks carry no inline style, so a frozen segment costs about
+#: its text on the wire instead of four times that (issue 15, "Wire cost").
+SHEET_CLASS = "acp-md"
+MUTED_CLASS = "acp-md-muted"
+
+# The looks, in one place: inline (self-styled HTML) and in the sheet alike.
+_PRE_STYLE = f"{PRE_STYLE}; margin: 0 0 {BLOCK_GAP} 0"
+# The <code> in a <pre> is reset: JupyterLab's Markdown CSS gives `code` a background and
+# padding, which would box every line of a block.
+_PRE_CODE_STYLE = (
+    "font-family: inherit; font-size: inherit; background: none; padding: 0; border: 0"
+)
+_CODE_STYLE = (
+    f"font-family: {CODE_FONT}; font-size: 0.92em; background: {SOFT_BG}; "
+    "padding: 0 3px; border-radius: 3px"
+)
+
+
+def highlight_code(code: str, lang: str = "", *, sheet: bool = False) -> str:
+    """A ``<pre>`` block of ``code``, highlighted when Pygments knows ``lang``; ``sheet``:
+    styled by :data:`MARKDOWN_SHEET` instead of inline."""
     lexer = _lexer(lang.strip().lower()) if lang.strip() else None
     if lexer is None or len(code) > MAX_HIGHLIGHT_CHARS:
         body = esc(code)
     else:
-        body = pygments_highlight(code, lexer, _FORMATTER)
-    # The <code> is reset: JupyterLab's Markdown CSS gives `code` a background and padding,
-    # which would box every line of a block.
-    return (
-        f'<pre style="{PRE_STYLE}; margin: 0 0 {BLOCK_GAP} 0"><code style="font-family: inherit; font-size: inherit; '
-        f'background: none; padding: 0; border: 0">{body}</code></pre>'
-    )
+        body = pygments_highlight(code, lexer, _SHEET_FORMATTER if sheet else _FORMATTER)
+    if sheet:
+        return f"<pre><code>{body}</code></pre>"
+    return f'<pre style="{_PRE_STYLE}"><code style="{_PRE_CODE_STYLE}">{body}</code></pre>'
 
 
 # ---------------------------------------------------------------------------- rendering
-
-
-def _fence_highlight(content: str, lang: str, _attrs: str) -> str:
-    return highlight_code(content, lang)
-
-
-def _code_block(
-    self: RendererHTML, tokens: Sequence[Token], idx: int, _options: OptionsDict, _env: EnvType
-) -> str:
-    # Indented code blocks get the same look as fences (no highlighting: no language).
-    return highlight_code(tokens[idx].content)
-
-
-def _code_inline(
-    self: RendererHTML, tokens: Sequence[Token], idx: int, _options: OptionsDict, _env: EnvType
-) -> str:
-    return (
-        f'<code style="font-family: {CODE_FONT}; font-size: 0.92em; background: {SOFT_BG}; '
-        f'padding: 0 3px; border-radius: 3px">{esc(tokens[idx].content)}</code>'
-    )
 
 
 _CELL_STYLE = f"padding: 3px 8px; border: 1px solid {BORDER}; text-align: left"
@@ -173,50 +187,119 @@ _TAG_STYLES = {
 }
 
 
-def _style_and_target(state: StateCore) -> None:
-    """Core rule: inline styles on tables, images and quotes (outside JupyterLab there is
-    no stylesheet for them), and links that open in a new tab."""
-
-    def visit(tokens: list[Token]) -> None:
-        for token in tokens:
-            if token.children:
-                visit(token.children)
-            if token.type == "link_open":
-                token.attrSet("target", "_blank")
-                token.attrSet("rel", "noopener noreferrer")
-                continue
-            style = _TAG_STYLES.get(token.tag)
-            if style is not None and token.nesting >= 0:
-                own = token.attrGet("style")  # e.g. a column's text-align
-                token.attrSet("style", f"{style}; {own}" if own else style)
-
-    visit(state.tokens)
+def _important(style: str) -> str:
+    # An inline style wins over JupyterLab's Markdown CSS (which trims first and last
+    # margins with more specific selectors); in the sheet, !important does the same. Not
+    # for text-align: a table column's own alignment is inline and must win.
+    rules = (rule.strip() for rule in style.split(";") if rule.strip())
+    return "; ".join(r if r.startswith("text-align") else f"{r} !important" for r in rules)
 
 
-def _make_parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "highlight": _fence_highlight})
+def _token_rules(scope: str) -> list[str]:
+    """Pygments' rules for the sheet formatter's classes, one per distinct look."""
+    selectors: dict[str, list[str]] = {}
+    for line in _SHEET_FORMATTER.get_token_style_defs(scope):
+        match = re.match(r"(.+?) \{ (.*) \}", line)
+        if match:
+            selectors.setdefault(match.group(2), []).append(match.group(1))
+    return [f"{', '.join(names)} {{ {body} }}" for body, names in selectors.items()]
+
+
+def _sheet() -> str:
+    scope = f".{SHEET_CLASS}"
+    rules = [
+        f"{scope} {{ {PROSE_STYLE} }}",
+        f".{MUTED_CLASS} {{ color: {MUTED} }}",
+        *(f"{scope} {tag} {{ {_important(style)} }}" for tag, style in _TAG_STYLES.items()),
+        f"{scope} pre {{ {_important(_PRE_STYLE)} }}",
+        f"{scope} pre > code {{ {_important(_PRE_CODE_STYLE)} }}",
+        f"{scope} :not(pre) > code {{ {_important(_CODE_STYLE)} }}",
+        *_token_rules(scope),
+    ]
+    return "<style>" + "\n".join(rules) + "</style>"
+
+
+#: The stylesheet that :func:`render_markdown` with ``sheet=True`` needs on the page once
+#: (a ``<style>`` element: it applies wherever it sits, even in a hidden widget).
+MARKDOWN_SHEET = _sheet()
+
+
+def _style_and_target(sheet: bool) -> Callable[[StateCore], None]:
+    def rule(state: StateCore) -> None:
+        """Core rule: inline styles on every block unless the page has the sheet (outside
+        JupyterLab there is no stylesheet for them), and links that open in a new tab."""
+
+        def visit(tokens: list[Token]) -> None:
+            for token in tokens:
+                if token.children:
+                    visit(token.children)
+                if token.type == "link_open":
+                    token.attrSet("target", "_blank")
+                    token.attrSet("rel", "noopener noreferrer")
+                    continue
+                style = None if sheet else _TAG_STYLES.get(token.tag)
+                if style is not None and token.nesting >= 0:
+                    own = token.attrGet("style")  # e.g. a column's text-align
+                    token.attrSet("style", f"{style}; {own}" if own else style)
+
+        visit(state.tokens)
+
+    return rule
+
+
+def _make_parser(*, sheet: bool) -> MarkdownIt:
+    def fence_highlight(content: str, lang: str, _attrs: str) -> str:
+        return highlight_code(content, lang, sheet=sheet)
+
+    def code_block(
+        self: RendererHTML, tokens: Sequence[Token], idx: int, _options: OptionsDict, _env: EnvType
+    ) -> str:
+        # Indented code blocks get the same look as fences (no highlighting: no language).
+        return highlight_code(tokens[idx].content, sheet=sheet)
+
+    def code_inline(
+        self: RendererHTML, tokens: Sequence[Token], idx: int, _options: OptionsDict, _env: EnvType
+    ) -> str:
+        style = "" if sheet else f' style="{_CODE_STYLE}"'
+        return f"<code{style}>{esc(tokens[idx].content)}</code>"
+
+    md = MarkdownIt("commonmark", {"html": False, "highlight": fence_highlight})
     md.enable(["table", "strikethrough"])
-    md.core.ruler.push("acp_style", _style_and_target)
-    md.add_render_rule("code_block", _code_block)
-    md.add_render_rule("code_inline", _code_inline)
+    md.core.ruler.push("acp_style", _style_and_target(sheet))
+    md.add_render_rule("code_block", code_block)
+    md.add_render_rule("code_inline", code_inline)
     return md
 
 
-_MD = _make_parser()
+_MD = _make_parser(sheet=False)
+_SHEET_MD = _make_parser(sheet=True)
 
 
-def markdown_html(text: str) -> str:
+def markdown_html(text: str, *, sheet: bool = False) -> str:
     """The HTML of ``text`` (raw HTML in it escaped), without a container."""
-    return _MD.render(text)
+    return (_SHEET_MD if sheet else _MD).render(text)
 
 
-def render_markdown(text: str, *, muted: bool = False) -> str:
-    """``text`` as a self-contained block: JupyterLab's Markdown class plus inline styles.
+def render_markdown(text: str, *, muted: bool = False, sheet: bool = False) -> str:
+    """``text`` as a block: JupyterLab's Markdown class plus inline styles, or with
+    ``sheet`` plus :data:`MARKDOWN_SHEET`'s class (the page must hold the sheet).
     ``muted`` text (the agent's thoughts) is greyed so it reads as secondary."""
     if not text:
         return ""
+    if sheet:
+        classes = f"jp-RenderedHTMLCommon {SHEET_CLASS}" + (f" {MUTED_CLASS}" if muted else "")
+        return f'<div class="{classes}">{markdown_html(text, sheet=True)}</div>'
     style = PROSE_STYLE + (f"; color: {MUTED}" if muted else "")
     return f'<div class="jp-RenderedHTMLCommon" style="{style}">{markdown_html(text)}</div>'
+
+
+def render_sheet_markdown(text: str) -> str:
+    """What a live view streams (the turn view holds the sheet)."""
+    return render_markdown(text, sheet=True)
+
+
+def render_sheet_muted_markdown(text: str) -> str:
+    return render_markdown(text, muted=True, sheet=True)
 
 
 def inline_markdown(text: str) -> str:

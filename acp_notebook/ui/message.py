@@ -13,7 +13,7 @@ import ipywidgets as w
 
 from ..client.transcript import MessageEntry, TextRun
 from .content import block_html
-from .markdown import cut_markdown, render_markdown, render_muted_markdown
+from .markdown import cut_markdown, render_sheet_markdown, render_sheet_muted_markdown
 from .segments import GrowingText, flat_html
 from .style import INFO, MUTED, SMALL_SIZE, esc, span
 
@@ -42,11 +42,13 @@ class MessageBody:
         self,
         entry: MessageEntry,
         cwd: str | None,
-        render: Callable[[str], str] = render_markdown,
+        render: Callable[[str], str] = render_sheet_markdown,
     ) -> None:
         self.entry = entry
         self.cwd = cwd
         self._render = render
+        #: Text arrived that the last refresh did not send yet (see ``refresh``).
+        self.withheld = False
         self._views: list[GrowingText | w.HTML] = []
         self._lengths: list[int] = []
         # Views of the items there already are, then the box: no update right after open.
@@ -58,11 +60,14 @@ class MessageBody:
     def _children(self) -> tuple[w.Widget, ...]:
         return tuple(v.widget if isinstance(v, GrowingText) else v for v in self._views)
 
-    def refresh(self) -> bool:
-        """Show new items and grown text; True if anything changed."""
+    def refresh(self, *, paced: bool = False) -> bool:
+        """Show new items and grown text; True if anything changed. ``paced`` (the
+        message is still streaming): grown text waits for the wire budget
+        (:mod:`.wire_budget`), and :attr:`withheld` says some did."""
         items = self.entry.items
         changed = False
         added = False
+        self.withheld = False
         for index, item in enumerate(items):
             if index == len(self._views):
                 self._views.append(self._make(item))
@@ -72,9 +77,11 @@ class MessageBody:
             if isinstance(item, TextRun) and isinstance(view, GrowingText):
                 length = _run_length(item)
                 if length != self._lengths[index]:
-                    self._lengths[index] = length
-                    view.update(item.live_text)
-                    changed = True
+                    if view.update(item.live_text, paced=paced):
+                        self._lengths[index] = length
+                        changed = True
+                    else:
+                        self.withheld = True
         if added:
             self.widget.children = self._children()
         return changed or added
@@ -109,8 +116,13 @@ class MessageView:
     def role(self) -> str:
         return self.entry.role
 
+    @property
+    def withheld(self) -> bool:
+        return self.body.withheld
+
     def refresh(self, active: bool = False) -> bool:
-        return self.body.refresh()
+        """``active``: the agent may still be writing it (paced, see ``MessageBody``)."""
+        return self.body.refresh(paced=active)
 
 
 class ThoughtView:
@@ -119,7 +131,7 @@ class ThoughtView:
 
     def __init__(self, entry: MessageEntry, cwd: str | None = None, *, active: bool = True) -> None:
         self.entry = entry
-        self.body = MessageBody(entry, cwd, render=render_muted_markdown)
+        self.body = MessageBody(entry, cwd, render=render_sheet_muted_markdown)
         self._title = THINKING if active else THOUGHT
         self.accordion = w.Accordion([self.body.widget], selected_index=None)
         # Titles after children: the titles validator pads them to the children's count.
@@ -130,9 +142,13 @@ class ThoughtView:
     def title(self) -> str:
         return self._title
 
+    @property
+    def withheld(self) -> bool:
+        return self.body.withheld
+
     def refresh(self, active: bool = False) -> bool:
         """``active``: the agent may still be thinking (turn running, nothing after it)."""
-        changed = self.body.refresh()
+        changed = self.body.refresh(paced=active)
         title = THINKING if active else THOUGHT
         if title != self._title:
             self._title = title

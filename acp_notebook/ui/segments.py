@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import ipywidgets as w
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from .markdown import Cut
+from .wire_budget import OPEN_COST, UPDATE_COST, WireBudget
 
 #: Renders a piece of source text to HTML.
 Render = Callable[[str], str]
@@ -24,6 +26,20 @@ def flat_html(value: str = "") -> w.HTML:
     """An ``HTML`` widget without the widgets' default 2 px margin, so stacked segments
     read as one flow of text."""
     return w.HTML(value=value, layout=w.Layout(margin="0", width="100%"))
+
+
+class FlatParts:
+    """One ``Layout`` and one ``HTMLStyle`` for many ``HTML`` widgets: each is a widget
+    model of its own (about 1.4 KB of ``comm_open``), so a segment that brought its own
+    would cost more on the wire than a paragraph of its text."""
+
+    def __init__(self) -> None:
+        self.layout = w.Layout(margin="0", width="100%")
+        self.style = HTMLStyle()
+
+    def html(self, value: str = "") -> w.HTML:
+        """Like :func:`flat_html`, sharing these parts."""
+        return w.HTML(value=value, layout=self.layout, style=self.style)
 
 
 def close_tree(widget: w.Widget) -> None:
@@ -39,14 +55,16 @@ def close_tree(widget: w.Widget) -> None:
 
 
 class AppendOnlyBox:
-    """A ``VBox`` that only grows at the end, its children kept in groups of ``group``.
+    """A ``VBox`` that only grows at the end, its children kept in groups of groups.
 
-    A ``children`` update sends the ids of all children, so appending one at a time to a
-    flat box of n children costs O(n²) bytes; in groups, an append re-sends at most one
-    group's ids plus the (short) list of groups.
+    A ``children`` update sends the ids of all children (about 45 bytes each), so
+    appending one at a time to a flat box of n children costs O(n²) bytes. Here children
+    sit in groups of ``group``, the groups in groups of ``group``, and the box lists those:
+    an append re-sends at most one group's ids and one group of groups' ids (a few hundred
+    bytes), and the box's own list grows by one every ``group``² children.
     """
 
-    GROUP = 32
+    GROUP = 8
 
     def __init__(
         self,
@@ -57,48 +75,65 @@ class AppendOnlyBox:
     ) -> None:
         self._group_size = group
         self._tail = tail
-        self.items: list[w.Widget] = list(initial)
-        self._groups = [
-            w.VBox(self.items[i : i + group], layout=w.Layout(width="100%"))
-            for i in range(0, len(self.items), group)
-        ]
-        tail_children = [tail] if tail is not None else []
-        self.widget = w.VBox([*self._groups, *tail_children], layout=w.Layout(width="100%"))
+        self._layout: w.Layout | None = None  # shared by the groups (see FlatParts)
+        self.items: list[w.Widget] = []
+        # The groups and their children, and the groups of groups and theirs (the ids of
+        # their groups): kept here so a batch of appends sends one update per group.
+        self._inner: list[w.VBox] = []
+        self._inner_items: list[list[w.Widget]] = []
+        self._outer: list[w.VBox] = []
+        self._outer_items: list[list[int]] = []
+        # The first children go into the widgets' initial state: no update after the open.
+        self._grow(initial)
+        self.widget = w.VBox(self._children(), layout=w.Layout(width="100%"))
 
     def extend(self, widgets: Sequence[w.Widget]) -> None:
-        if not widgets:
-            return
-        self.items.extend(widgets)
-        touched: dict[int, list[w.Widget]] = {}
-        new_groups: list[list[w.Widget]] = []
+        if self._grow(widgets):
+            self.widget.children = self._children()
+
+    def _grow(self, widgets: Sequence[w.Widget]) -> bool:
+        """Place ``widgets``; True if the box's own list of groups changed."""
+        size = self._group_size
+        inner_touched: set[int] = set()
+        outer_touched: set[int] = set()
         for widget in widgets:
-            if new_groups and len(new_groups[-1]) < self._group_size:
-                new_groups[-1].append(widget)
-                continue
-            last = len(self._groups) - 1
-            if not new_groups and last >= 0:
-                pending = touched.setdefault(last, list(self._groups[last].children))
-                if len(pending) < self._group_size:
-                    pending.append(widget)
-                    continue
-            new_groups.append([widget])
-        for index, children in touched.items():
-            self._groups[index].children = tuple(children)
-        if new_groups:
-            self._groups.extend(
-                w.VBox(children, layout=w.Layout(width="100%")) for children in new_groups
-            )
-            tail = (self._tail,) if self._tail is not None else ()
-            self.widget.children = (*self._groups, *tail)
+            self.items.append(widget)
+            if not self._inner_items or len(self._inner_items[-1]) == size:
+                self._inner_items.append([])
+                if not self._outer_items or len(self._outer_items[-1]) == size:
+                    self._outer_items.append([])
+                self._outer_items[-1].append(len(self._inner_items) - 1)
+                outer_touched.add(len(self._outer_items) - 1)
+            self._inner_items[-1].append(widget)
+            inner_touched.add(len(self._inner_items) - 1)
+        for index in sorted(inner_touched):
+            self._set(self._inner, index, self._inner_items[index])
+        outer_count = len(self._outer)
+        for index in sorted(outer_touched):
+            self._set(self._outer, index, [self._inner[i] for i in self._outer_items[index]])
+        return len(self._outer) != outer_count
+
+    def _set(self, boxes: list[w.VBox], index: int, children: list[w.Widget]) -> None:
+        """Give group ``index`` of ``boxes`` these children (a new group opens with them)."""
+        if index < len(boxes):
+            boxes[index].children = tuple(children)
+            return
+        if self._layout is None:
+            self._layout = w.Layout(width="100%")
+        boxes.append(w.VBox(children, layout=self._layout))
+
+    def _children(self) -> tuple[w.Widget, ...]:
+        tail = (self._tail,) if self._tail is not None else ()
+        return (*self._outer, *tail)
 
     def clear(self) -> None:
         for widget in self.items:
             close_tree(widget)
-        for group in self._groups:
+        for group in (*self._inner, *self._outer):
             group.close()
-        self._groups = []
+        self._inner, self._inner_items, self._outer, self._outer_items = [], [], [], []
         self.items = []
-        self.widget.children = (self._tail,) if self._tail is not None else ()
+        self.widget.children = self._children()
 
 
 class GrowingText:
@@ -109,9 +144,12 @@ class GrowingText:
     starts over.
     """
 
-    def __init__(self, render: Render, split: Splitter, text: str = "") -> None:
+    def __init__(
+        self, render: Render, split: Splitter, text: str = "", *, budget: WireBudget | None = None
+    ) -> None:
         self._render = render
         self._split = split
+        self._budget = budget or WireBudget()
         # The text shown so far, the part of it that is frozen, and the Markdown (a
         # reopened code fence) to put before the live rest.
         self._text = ""
@@ -119,10 +157,14 @@ class GrowingText:
         self._carry = ""
         # The first text goes into the widgets' initial state: one comm_open each, no
         # update messages right after.
-        heads, tail = self._advance(text)
+        heads, tail, self._consumed, self._carry = self._advance(text)
+        self._text = text
+        self._parts = FlatParts()
         self._live_source: str | None = tail
-        self._live = flat_html(render(tail) if tail else "")
-        self._frozen = AppendOnlyBox(tail=self._live, initial=[flat_html(render(h)) for h in heads])
+        self._live = self._parts.html(render(tail) if tail else "")
+        self._frozen = AppendOnlyBox(
+            tail=self._live, initial=[self._parts.html(render(h)) for h in heads]
+        )
         self.widget = self._frozen.widget
 
     @property
@@ -138,38 +180,50 @@ class GrowingText:
     def live(self) -> w.HTML:
         return self._live
 
-    def update(self, text: str) -> None:
+    def update(self, text: str, *, paced: bool = False) -> bool:
+        """Show ``text``. ``paced`` (the text is still streaming): only if the wire budget
+        affords it now; False means nothing was sent, and a later call shows it."""
         if len(text) == len(self._text) and text == self._text:
-            return
+            return True
         if not text.startswith(self._text[: self._consumed]):
             self._restart()
-        heads, tail = self._advance(text)
+            paced = False
+        heads, tail, consumed, carry = self._advance(text)
+        frozen = [self._render(head) for head in heads]
+        live = (self._render(tail) if tail else "") if tail != self._live_source else None
+        cost = sum(len(html) + OPEN_COST for html in frozen)
+        cost += len(live) + UPDATE_COST if live is not None else 0
+        if paced and not self._budget.affords(len(text), cost):
+            return False
+        self._budget.spend(cost)
+        self._text, self._consumed, self._carry = text, consumed, carry
         # Frozen segments are added before the tail is shortened: for a moment the text
         # shows twice rather than vanishing.
-        self._frozen.extend([flat_html(self._render(head)) for head in heads])
-        self._set_live(tail)
+        self._frozen.extend([self._parts.html(html) for html in frozen])
+        if live is not None:
+            self._live_source = tail
+            self._live.value = live
+        return True
 
-    def _advance(self, text: str) -> tuple[list[str], str]:
-        """Cut what can be frozen off ``text``: (new frozen sources, live source)."""
-        self._text = text
-        tail = self._carry + text[self._consumed :]
+    def _advance(self, text: str) -> tuple[list[str], str, int, str]:
+        """Cut what can be frozen off ``text``: (new frozen sources, live source, and the
+        frozen length and carry after them)."""
+        consumed, carry = self._consumed, self._carry
+        tail = carry + text[consumed:]
         heads: list[str] = []
         while True:
             cut = self._split(tail)
             if cut is None or not cut.head:
-                return heads, tail
+                return heads, tail, consumed, carry
             heads.append(cut.head)
-            self._consumed = len(text) - len(cut.rest)
-            self._carry = cut.carry
+            consumed = len(text) - len(cut.rest)
+            carry = cut.carry
             tail = cut.carry + cut.rest
 
-    def _set_live(self, source: str) -> None:
-        if source != self._live_source:
-            self._live_source = source
-            self._live.value = self._render(source) if source else ""
-
     def _restart(self) -> None:
-        self._frozen.clear()
+        self._frozen.clear()  # closes the shared parts too (close_tree): new ones
+        self._parts = FlatParts()
+        self._live.layout, self._live.style = self._parts.layout, self._parts.style
         self._text = ""
         self._consumed = 0
         self._carry = ""

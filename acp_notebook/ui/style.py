@@ -1,7 +1,8 @@
 """Colours, fonts and tiny HTML helpers shared by the views.
 
-Every style is inline: JupyterLab ships no stylesheet for our markup, and a widget's
-HTML must look right in the light and the dark theme alike. So colours are JupyterLab
+Styles are inline (but for streamed Markdown, see ``markdown.MARKDOWN_SHEET``): JupyterLab
+ships no stylesheet for our markup, and a widget's HTML must look right in the light and
+the dark theme alike. So colours are JupyterLab
 CSS variables with a light-theme fallback (classic notebook, VS Code), and tints are
 translucent so they sit on any background.
 

@@ -27,7 +27,7 @@ from ..protocol import models as m
 from .content import shown_html
 from .context import ViewContext
 from .diff import DiffView
-from .markdown import cut_markdown, inline_markdown, render_markdown
+from .markdown import cut_markdown, inline_markdown, render_sheet_markdown
 from .permission import PermissionPrompt
 from .segments import GrowingText, close_tree, flat_html
 from .style import (
@@ -216,7 +216,7 @@ class ToolCallCard:
                 previous.text.update(shown.text)
                 previous.item = item
                 return previous
-            growing = GrowingText(render_markdown, cut_markdown, shown.text)
+            growing = GrowingText(render_sheet_markdown, cut_markdown, shown.text)
             return _Item(item, growing.widget, growing)
         if isinstance(shown, TerminalShown):
             terminal = self._terminals.get(shown.terminal_id)

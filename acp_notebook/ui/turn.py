@@ -37,6 +37,7 @@ from .coalesce import DEFAULT_INTERVAL, Coalescer, ScheduleLater
 from .content import raw_html
 from .context import SessionLike, TurnLike, ViewContext
 from .elicitation import ElicitationForm
+from .markdown import MARKDOWN_SHEET
 from .message import MessageView, ThoughtView, note_html
 from .permission import PermissionPrompt
 from .plan import PlanWidget
@@ -168,8 +169,11 @@ class TurnView:
             display="none",  # shown once it has something to say (no double rule)
         )
         self._footer_box = footer
+        # The stylesheet of the streamed Markdown, sent once per turn (hidden: a <style>
+        # applies wherever it sits).
+        sheet = w.HTML(MARKDOWN_SHEET, layout=w.Layout(display="none"))
         self.widget = w.VBox(
-            [header, self._body.widget, self._orphans, footer],
+            [sheet, header, self._body.widget, self._orphans, footer],
             layout=w.Layout(width="100%", padding="2px 4px"),
         )
         self._show_title()
@@ -391,6 +395,12 @@ class TurnView:
         last = self.views[-1] if self.views else None
         for view in self.views:
             changed = view.refresh(active=running and view is last) or changed
+        if isinstance(last, MessageView | ThoughtView) and last.withheld:
+            # Text the wire budget put off: refresh again next tick, even if nothing new
+            # arrives by then.
+            self._seen_version = -1
+            if self._coalescer is not None:
+                self._coalescer.poke()
         return changed
 
     def _make_view(self, entry: object, running: bool) -> ChildView:

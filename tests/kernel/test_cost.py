@@ -1,6 +1,7 @@
 """What a long streamed reply costs on iopub: updates are coalesced (at most one refresh
 per 75 ms, a few widgets each), and the bytes grow linearly with the reply (frozen
-segments are sent once; only the short live tail is re-sent).
+segments are sent once, styled by the turn's one stylesheet; only the short live tail,
+the text since the last safe cut, is re-sent), at most 3× the reply (issue 15).
 
 ``/long N`` makes the demo agent stream N Markdown chunks of about 40 bytes as fast as
 it can (acp_notebook/agents/demo/scenes.py, ``scene_long``; default 3,000)."""
@@ -20,10 +21,16 @@ INTERVAL = 0.075
 #: usage, gauge, Cancel disabled...). Measured: 2 per tick, 16 at the ends.
 PER_TICK = 3
 FIXED = 24
-#: The largest single trait update while streaming: a live tail (under a segment of
-#: about 2,000 characters, rendered) or a group of at most 32 segment ids. Measured:
-#: under 6 KB. A reply of 3,000 chunks is about 120 KB.
+#: The largest single trait update while streaming: a live tail (the text since the last
+#: safe cut, rendered) or a group of at most 32 segment ids. Measured: under 4 KB. A reply
+#: of 3,000 chunks is about 120 KB.
 MAX_UPDATE = 16_000
+#: Issue 15's budget: a streamed reply's whole widget traffic, at most this times the reply.
+#: Measured for 120 KB: 2.6 idle, 2.8 on a machine so loaded that the stream took 9 s
+#: (the rendered HTML is 1.6 of it, the turn view's own widgets about 70 KB). The live
+#: view spends a wire budget that grows with the text, not with the stream's duration
+#: (acp_notebook/ui/wire_budget.py), so how busy the machine is barely shows.
+BUDGET = 3
 
 
 def long_turn(kernel: Kernel, chunks: int) -> Execution:
@@ -60,16 +67,13 @@ def test_bytes_grow_linearly_with_the_reply(kernel: Kernel) -> None:
     reply = len(long.markdown)
     assert reply > 1.8 * len(short.markdown) and reply > 100_000
     _, short_total = widget_bytes(short)
-    long_updates, long_total = widget_bytes(long)
-    # Twice the reply, about twice the bytes (measured: 1.8-1.9). Re-sending the whole
-    # text on each refresh would give about four times as much.
-    assert long_total / short_total < 3, (short_total, long_total)
-    # The trait updates alone are a few KB whose ratio swings with where the refreshes
-    # fall (measured 0.6-3.1 over ten runs: frozen segments travel in comm_open, only
-    # the live tail in updates), so their linearity is checked per update: none carries
-    # more than a segment's worth, however long the reply.
+    _, long_total = widget_bytes(long)
+    # Twice the reply, less than twice the bytes (measured: 1.6; the view's own widgets are
+    # a fixed cost). Re-sending the whole text on each refresh would give about four times
+    # as much.
+    assert long_total / short_total < 2.5, (short_total, long_total)
+    assert long_total <= BUDGET * reply, f"{long_total:,} widget bytes for a {reply:,}-byte reply"
+    # No update carries more than a segment's worth, however long the reply.
     for turn in (short, long):
         largest = max(m.size for m in turn.comm_msgs)
         assert largest < MAX_UPDATE, f"a {largest:,}-byte widget update"
-    # All of them together carry less than the reply itself (measured: under 16 KB).
-    assert long_updates < reply / 4, (long_updates, reply)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+import re
 
 from markdown_it import MarkdownIt
 
 from acp_notebook.ui.markdown import (
+    MARKDOWN_SHEET,
     MAX_LIVE_CHARS,
     cut_markdown,
     highlight_code,
@@ -41,6 +43,29 @@ def test_code_fences_are_highlighted_with_inline_styles_from_jupyterlab_variable
     assert "var(--jp-mirror-editor-string-color,#ba2121)" in html
     assert 'class="' not in html.split("<pre", 1)[1]  # no Pygments classes: no CSS for them
     assert "&#39;hi&#39;" in html or "&#x27;hi&#x27;" in html or "'hi'" in html
+
+
+def test_streamed_markdown_is_styled_by_the_sheet_not_inline():
+    source = (
+        "## Title\n\nSome `code` and a [link](https://example.org).\n\n- item\n\n> quote\n\n"
+        "| a | b |\n|---|--:|\n| 1 | 2 |\n\n```python\ndef f(x):\n    return 'hi'  # note\n```\n"
+    )
+    html = render_markdown(source, sheet=True)
+    inline = render_markdown(source)
+    assert html.startswith('<div class="jp-RenderedHTMLCommon acp-md">')
+    # Only a table column's own alignment stays inline: it is the text's, not our look.
+    assert html.count("style=") == html.count('style="text-align:right"') == 2
+    assert len(html) < len(inline) / 2
+    # Every class the HTML uses has its rule in the sheet.
+    classes = set(re.findall(r'class="([\w-]+)"', html.split(">", 1)[1]))
+    assert {"k", "nf", "s1", "c1"} <= classes
+    assert all(f".acp-md .{name}" in MARKDOWN_SHEET for name in classes)
+    for tag in ("p", "h2", "ul", "blockquote", "table", "td", "pre"):
+        assert f".acp-md {tag} {{" in MARKDOWN_SHEET
+    # Tokens the style leaves uncoloured (names, punctuation) get no span.
+    assert '<span class="n">' not in html and '<span class="p">' not in html
+    muted = render_markdown("thought", sheet=True, muted=True)
+    assert 'class="jp-RenderedHTMLCommon acp-md acp-md-muted"' in muted
 
 
 def test_unknown_languages_and_indented_code_get_the_same_block_unhighlighted():
