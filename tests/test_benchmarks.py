@@ -1,4 +1,5 @@
-"""The throughput budget, run as a small benchmark (see benchmarks/README.md)."""
+"""The benchmark command, run with small sizes (see benchmarks/README.md). Budgets are ratios
+to baselines measured in the same run, so a slow or busy CI machine slows both sides alike."""
 
 from __future__ import annotations
 
@@ -6,26 +7,57 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+pytestmark = pytest.mark.slow
 
-@pytest.mark.slow
-def test_our_stack_costs_at_most_three_times_a_bare_readers_cpu_per_message():
-    # The budget is a ratio measured within this one benchmark run: our stack's median
-    # client CPU per message against a bare blocking reader's, on the same machine and
-    # the same producer, alternating. It is not an absolute time, so a slow or busy CI
-    # machine slows both sides alike.
+#: Figures (by the start of their name) whose budget is not met yet (issue 15 stays open
+#: for them; benchmarks/README.md says why).
+NOT_MET_YET = ("`%load_ext acp_notebook`", "… and the saved transcript")
+
+
+@pytest.fixture(scope="module")
+def quick_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    out = tmp_path_factory.mktemp("bench") / "bench.jsonl"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "throughput.py"), "-n", "5000", "--reps", "3"],
+        [sys.executable, "-m", "benchmarks", "--quick", "--json-out", str(out)],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=1200,
         cwd=ROOT,
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    record = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert record["complete"] and record["within_budget"]
-    assert record["bare"]["msgs"] == record["ours"]["msgs"] == [5000]
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    return proc, json.loads(out.read_text().splitlines()[-1])["rows"]
+
+
+def _rows(rows: list[dict[str, Any]], *, met: bool) -> list[dict[str, Any]]:
+    return [r for r in rows if r["figure"].startswith(NOT_MET_YET) != met]
+
+
+def test_one_command_prints_one_table_with_every_figure(quick_run) -> None:
+    proc, rows = quick_run
+    assert "| figure | value | baseline (same run) | ratio | budget | |" in proc.stdout
+    figures = " ".join(r["figure"] for r in rows)
+    for figure in ("load_ext", "ingest CPU", "live view bytes", "saved transcript", "`1+1`"):
+        assert figure in figures
+    assert all(r["baseline"] > 0 for r in rows)
+
+
+def test_the_budgets_hold(quick_run) -> None:
+    # The wire cost of a streamed reply (2× the reply, 3× the reply at most), `1+1` during a
+    # full-speed stream, and the peer's ingest CPU per chunk.
+    _, rows = quick_run
+    over = [(r["figure"], r["ratio"], r["limit"]) for r in _rows(rows, met=True) if not r["ok"]]
+    assert not over, over
+
+
+@pytest.mark.xfail(strict=True, reason="issue 15: start-up and the saved transcript's size")
+def test_the_budgets_not_met_yet_hold(quick_run) -> None:
+    _, rows = quick_run
+    assert all(r["ok"] for r in _rows(rows, met=False))

@@ -1,0 +1,172 @@
+"""A real kernel (jupyter_client), the extension loaded, the demo agent streaming ``/long N``
+(about 40 bytes a chunk, as fast as it can):
+
+- **wire**: the bytes (JSON content, as tests/kernel/test_cost.py counts them) of the live
+  view's messages on iopub during the turn (``comm_open``, ``comm_msg``, ``comm_close``,
+  ``display_data``) against the reply's own size; and, in a row of its own, the same plus
+  the ``update_display_data`` that replaces the live view with the saved transcript at the
+  end (HTML with inline styles, Markdown and plain text: what the .ipynb keeps);
+- **responsiveness**: the time from sending ``1+1`` to its ``execute_reply`` while a
+  ``--no-wait`` turn streams at full speed, against the same while the kernel is idle
+  (medians).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from jupyter_client.manager import KernelManager
+
+from acp_notebook.agents.demo.content import long_markdown_pieces
+
+from .table import Row
+
+ROOT = Path(__file__).resolve().parent.parent
+LIVE_MESSAGES = {"comm_open", "comm_msg", "comm_close", "display_data"}
+SAVED_MESSAGES = {"update_display_data"}
+#: The coalescing interval (AcpMagics.coalesce_ms), the responsiveness budget's slack.
+INTERVAL_MS = 75.0
+SAFETY = 300.0
+
+
+class Kernel:
+    """One kernel with the extension loaded; iopub read by hand."""
+
+    def __init__(self) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="acp-bench-")
+        self.km = KernelManager(kernel_name="python3")
+        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+        self.km.start_kernel(cwd=self._dir.name, env={**os.environ, "PYTHONPATH": path})
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=SAFETY)
+        self.run("%load_ext acp_notebook")
+
+    def iopub(self, timeout: float) -> dict[str, Any] | None:
+        try:
+            return self.kc.get_iopub_msg(timeout=timeout)  # type: ignore[no-any-return]
+        except queue.Empty:
+            return None
+
+    def run(self, code: str) -> list[dict[str, Any]]:
+        """Execute ``code``; every iopub message until the cell is idle and iopub has been
+        quiet for half a second (a turn's last widget messages come after idle)."""
+        msg_id = self.kc.execute(code)
+        seen: list[dict[str, Any]] = []
+        idle = False
+        deadline = time.monotonic() + SAFETY
+        while time.monotonic() < deadline:
+            msg = self.iopub(0.5)
+            if msg is None:
+                if idle:
+                    return seen
+                continue
+            seen.append(msg)
+            if (
+                msg["header"]["msg_type"] == "status"
+                and msg["parent_header"].get("msg_id") == msg_id
+                and msg["content"]["execution_state"] == "idle"
+            ):
+                idle = True
+        raise TimeoutError(f"{code!r} did not finish in {SAFETY:g} s")
+
+    def latency(self, code: str = "1+1") -> float:
+        """Seconds from sending ``code`` to its ``execute_reply``."""
+        start = time.perf_counter()
+        msg_id = self.kc.execute(code)
+        while True:
+            reply = self.kc.get_shell_msg(timeout=SAFETY)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return time.perf_counter() - start
+
+    def drain(self) -> list[dict[str, Any]]:
+        seen = []
+        while (msg := self.iopub(0.01)) is not None:
+            seen.append(msg)
+        return seen
+
+    def close(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
+        self._dir.cleanup()
+
+
+def message_bytes(messages: list[dict[str, Any]], types: set[str]) -> int:
+    return sum(
+        len(json.dumps(m["content"], separators=(",", ":"), default=str))
+        for m in messages
+        if m["header"]["msg_type"] in types
+    )
+
+
+def reply_bytes(chunks: int) -> int:
+    return len("".join(long_markdown_pieces(chunks)).encode())
+
+
+def wire_rows(kernel: Kernel, sizes: list[int]) -> list[Row]:
+    kernel.run("%acp /long 100")  # the agent is started and the session exists
+    rows = []
+    for chunks in sizes:
+        reply = reply_bytes(chunks) / 1000
+        messages = kernel.run(f"%acp /long {chunks}")
+        live = message_bytes(messages, LIVE_MESSAGES) / 1000
+        saved = message_bytes(messages, SAVED_MESSAGES) / 1000
+        name = f"a {reply:,.0f} KB reply (`/long {chunks}`)"
+        rows.append(Row(f"live view bytes of {name}", live, reply, "the reply", "KB", limit=3))
+        rows.append(
+            Row("… and the saved transcript", live + saved, reply, "the reply", "KB", limit=3)
+        )
+    return rows
+
+
+def responsiveness_row(kernel: Kernel, chunks: int, samples: int) -> Row:
+    kernel.run("%acp /long 100")
+    idle = [kernel.latency() for _ in range(samples)]
+    kernel.drain()
+    kernel.kc.execute(f"%acp --no-wait /long {chunks}")
+    busy = [kernel.latency() for _ in range(samples)]
+    streaming = _still_streaming(kernel)
+    _wait_quiet(kernel)
+    figure = f"`1+1` while `/long {chunks}` streams (median of {samples})"
+    if not streaming:
+        figure += " [the stream ended before the samples did]"
+    return Row(
+        figure,
+        statistics.median(busy) * 1000,
+        statistics.median(idle) * 1000,
+        "`1+1` idle",
+        "ms",
+        limit=2,
+        slack=INTERVAL_MS,
+    )
+
+
+def _still_streaming(kernel: Kernel) -> bool:
+    """Widget updates still arriving: the samples were taken during the stream."""
+    return any(m["header"]["msg_type"] == "comm_msg" for m in kernel.drain())
+
+
+def _wait_quiet(kernel: Kernel, quiet: float = 1.0) -> None:
+    """Until iopub has been quiet for ``quiet`` seconds (the background turn ended)."""
+    deadline = time.monotonic() + SAFETY
+    last = time.monotonic()
+    while time.monotonic() - last < quiet and time.monotonic() < deadline:
+        if kernel.iopub(0.1) is not None:
+            last = time.monotonic()
+
+
+def measure(quick: bool) -> list[Row]:
+    kernel = Kernel()
+    try:
+        rows = wire_rows(kernel, [3000, 6000] if quick else [3000, 25_000])
+        rows.append(responsiveness_row(kernel, 5000 if quick else 20_000, 10 if quick else 20))
+        return rows
+    finally:
+        kernel.close()

@@ -1,0 +1,61 @@
+"""Start-up: ``%load_ext acp_notebook`` against ``import ipywidgets``, each in a fresh
+process with an IPython shell already made (what a fresh kernel has before the first
+cell), alternating, medians of wall time."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from .table import Row
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHILD = """
+import sys, time
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+start = time.perf_counter()
+if sys.argv[1] == "load_ext":
+    shell.run_line_magic("load_ext", "acp_notebook")
+else:
+    import ipywidgets
+print(time.perf_counter() - start)
+"""
+
+
+def _once(what: str) -> float:
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, what],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": path},
+        timeout=120,
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def measure(quick: bool) -> list[Row]:
+    _once("load_ext")  # bytecode compiled, files in the page cache
+    _once("ipywidgets")
+    reps = 3 if quick else 7
+    load, widgets = [], []
+    for _ in range(reps):
+        load.append(_once("load_ext"))
+        widgets.append(_once("ipywidgets"))
+    return [
+        Row(
+            f"`%load_ext acp_notebook` in a fresh shell (median of {reps})",
+            statistics.median(load) * 1000,
+            statistics.median(widgets) * 1000,
+            "`import ipywidgets`",
+            "ms",
+            limit=1.5,
+        )
+    ]

@@ -1,0 +1,55 @@
+"""One row per figure: its value, the baseline measured in the same run, their ratio, the
+budget and whether it holds."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass
+class Row:
+    """``value`` may be at most ``limit`` × ``baseline`` + ``slack`` (both in ``unit``)."""
+
+    figure: str
+    value: float
+    baseline: float
+    baseline_name: str
+    unit: str
+    limit: float
+    slack: float = 0.0
+
+    @property
+    def ratio(self) -> float:
+        return self.value / self.baseline if self.baseline else float("inf")
+
+    @property
+    def budget(self) -> str:
+        extra = f" + {self.slack:g} {self.unit}" if self.slack else ""
+        return f"≤ {self.limit:g}×{extra}"
+
+    @property
+    def ok(self) -> bool:
+        return self.value <= self.limit * self.baseline + self.slack
+
+    def record(self) -> dict[str, Any]:
+        return {**asdict(self), "ratio": round(self.ratio, 3), "ok": self.ok}
+
+
+def _number(value: float, unit: str) -> str:
+    return f"{value:,.0f} {unit}" if value >= 100 else f"{value:.2f} {unit}"
+
+
+def format_table(rows: list[Row]) -> str:
+    """A Markdown table (it reads as well in a terminal as in benchmarks/README.md)."""
+    lines = [
+        "| figure | value | baseline (same run) | ratio | budget | |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row.figure} | {_number(row.value, row.unit)} | {row.baseline_name}: "
+            f"{_number(row.baseline, row.unit)} | {row.ratio:.2f} | {row.budget} | "
+            f"{'pass' if row.ok else 'FAIL'} |"
+        )
+    return "\n".join(lines)
