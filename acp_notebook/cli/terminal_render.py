@@ -196,7 +196,7 @@ class TerminalPrinter:
 
     def _tool_call(self, entry: ToolCallEntry, seen: _Seen) -> None:
         call = entry.tool_call
-        title = call.title or call.tool_call_id
+        title = call.shown_title or call.tool_call_id
         if seen.status is None:
             self._line(
                 f"{self._style('bold', '▶ ' + title)} {self._style('faint', f'· {call.kind}')}"

@@ -22,6 +22,7 @@ from . import edits
 from .cells import scene_rename
 from .content import demo_png, long_markdown_pieces
 from .elicitation import scene_ask, scene_ask_url
+from .newest import scene_compact, scene_named, scene_notice
 from .notebook_tools import scene_tools
 from .prompt import scene_prompt
 from .replies import STEP_DELAY, Scene, StopReason, usage
@@ -272,6 +273,9 @@ COMMANDS: dict[str, Command] = {
         Command("fail", "Show a tool call that fails", scene_fail),
         Command("ask", "Ask you to fill in a form (elicitation/create, mode form)", scene_ask),
         Command("ask-url", "Ask you to open a URL inside a tool call (elicitation, mode url)", scene_ask_url),
+        Command("notice", "Send session notices, one per severity (notice)", scene_notice, "[info|warning|error]"),
+        Command("compact", "Compact the context, streaming its summary (compaction_update)", scene_compact),
+        Command("named", "A tool call with a generic title and a name (tool_call name)", scene_named, "[QUERY]"),
         Command("unknown", "Send an update type and a content type no client knows", scene_unknown),
         Command("error", "Answer the prompt with a JSON-RPC error", scene_error),
         Command("stop", "End the turn with the given stop reason", scene_stop, "REASON"),
@@ -292,6 +296,9 @@ NOTES: dict[str, str] = {
     "image": "Agents may send any content block type in a message chunk.",
     "ask": "`elicitation/create` (mode `form`, `requestedSchema`) → the client answers `accept` with `content`, `decline` or `cancel`.",
     "ask-url": "`elicitation/create` (mode `url`, `elicitationId`, `toolCallId`) → `accept` (consent only) → `elicitation/complete` when the flow is done.",
+    "notice": "`session/update` with `notice` (`severity`, `title`, `description`), only when the client advertised `session.notices`.",
+    "compact": "`compaction_update` (`compactionId`, `status`) → `compaction_summary_chunk`s → `compaction_update` `completed`; only with `session.compaction`.",
+    "named": "`tool_call` with `name` (the tool's programmatic name) beside a generic `title`.",
     "prompt": "Content blocks other than `text` and `resource_link` are only allowed when the agent advertised them in `promptCapabilities`.",
 }  # fmt: skip
 
