@@ -31,6 +31,7 @@ __all__ = [
     "Category",
     "Row",
     "Timeline",
+    "TimelineBuilder",
     "spec_link",
     "trace_events",
 ]
@@ -207,39 +208,52 @@ def _update_kind(message: dict[str, Any]) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def _rows(events: Iterable[tuple[str, TraceEvent]], first: int) -> list[Row]:
-    rows: list[Row] = []
-    #: (agent, direction of the request, id) -> index in rows of the request
-    open_requests: dict[tuple[str, str, str], int] = {}
-    for number, (agent, event) in enumerate(events, first):
+class TimelineBuilder:
+    """Rows built as messages come, for a view that follows a bounded log: :meth:`sync`
+    adds only the messages it has not seen and forgets the rows the log dropped, so a
+    refresh costs what arrived since the last one, not the whole log. Rows hold the log's
+    own events (nothing is copied)."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._rows: dict[int, Row] = {}
+        #: (agent, direction of the request, id) -> the request's row (kept when the log
+        #: drops it, so its late answer still names its method)
+        self._open: dict[tuple[str, str, str], Row] = {}
+        self._flags: dict[int, list[str]] = {}
+        #: Messages numbered so far (dropped ones included).
+        self.total = 0
+        self.dropped = 0
+        self.dropped_bytes = 0
+
+    def add(self, agent: str, event: TraceEvent) -> Row:
+        self.total += 1
+        row = self._row(self.total, agent, event)
+        self._rows[row.number] = row
+        return row
+
+    def _row(self, number: int, agent: str, event: TraceEvent) -> Row:
         message = event.message
         category = _category(message)
         if message is None:
-            rows.append(Row(number, agent, event, category, None, None, None, None))
-            continue
+            return Row(number, agent, event, category, None, None, None, None)
         method = message.get("method")
         method = method if isinstance(method, str) else None
         request_id = json.dumps(message["id"]) if "id" in message else None
         session = _session_of(message)
-        row = Row(
-            number,
-            agent,
-            event,
-            category,
-            method,
-            _update_kind(message) if method == "session/update" else None,
-            session,
-            request_id,
-        )
+        kind = _update_kind(message) if method == "session/update" else None
+        row = Row(number, agent, event, category, method, kind, session, request_id)
         if category == "request" and request_id is not None:
-            open_requests[(agent, event.direction, request_id)] = len(rows)
+            self._open[(agent, event.direction, request_id)] = row
         elif category in ("response", "error") and request_id is not None:
             other = "recv" if event.direction == "send" else "send"
-            index = open_requests.pop((agent, other, request_id), None)
-            if index is not None:
-                request = rows[index]
+            request = self._open.pop((agent, other, request_id), None)
+            if request is not None:
                 latency = max(0.0, event.time - request.event.time)
-                rows[index] = replace(request, paired=number, latency=latency)
+                if request.number in self._rows:
+                    self._rows[request.number] = replace(request, paired=number, latency=latency)
                 row = replace(
                     row,
                     method=request.method,
@@ -247,8 +261,35 @@ def _rows(events: Iterable[tuple[str, TraceEvent]], first: int) -> list[Row]:
                     paired=request.number,
                     latency=latency,
                 )
-        rows.append(row)
-    return rows
+        return row
+
+    def sync(
+        self, events: Sequence[tuple[str, TraceEvent]], dropped: int = 0, dropped_bytes: int = 0
+    ) -> int:
+        """Catch up with a log that holds ``events`` after ``dropped`` earlier messages;
+        returns how many rows were added."""
+        if dropped + len(events) < self.total:  # a new log: start again
+            self._reset()
+        self.total = max(self.total, dropped)
+        added = 0
+        for agent, event in events[self.total - dropped :]:
+            self.add(agent, event)
+            added += 1
+        if dropped > self.dropped:
+            for number in [n for n in self._rows if n <= dropped]:
+                del self._rows[number]
+                self._flags.pop(number, None)
+        self.dropped, self.dropped_bytes = dropped, dropped_bytes
+        return added
+
+    def timeline(self) -> Timeline:
+        """The rows as they are now (a snapshot sharing the schema checks made)."""
+        return Timeline(
+            list(self._rows.values()),
+            dropped=self.dropped,
+            dropped_bytes=self.dropped_bytes,
+            flags=self._flags,
+        )
 
 
 class Timeline:
@@ -283,7 +324,9 @@ class Timeline:
     ) -> Timeline:
         """The timeline of ``(agent, event)`` pairs as a message log keeps them; rows are
         numbered from ``dropped + 1`` so numbers stay the same as older messages go."""
-        return cls(_rows(events, dropped + 1), dropped=dropped, dropped_bytes=dropped_bytes)
+        builder = TimelineBuilder()
+        builder.sync(list(events), dropped, dropped_bytes)
+        return builder.timeline()
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -327,6 +370,15 @@ class Timeline:
 
         return Timeline(
             [row for row in self.rows if wanted(row)],
+            dropped=self.dropped,
+            dropped_bytes=self.dropped_bytes,
+            flags=self._flags,
+        )
+
+    def last(self, count: int) -> Timeline:
+        """The last ``count`` rows (sharing the checks made)."""
+        return Timeline(
+            self.rows[-count:],
             dropped=self.dropped,
             dropped_bytes=self.dropped_bytes,
             flags=self._flags,

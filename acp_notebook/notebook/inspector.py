@@ -17,7 +17,7 @@ import json
 import sys
 import threading
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -74,6 +74,8 @@ class MessageLog:
         self._bytes = 0
         self._dropped = Dropped()
         self._lock = threading.Lock()
+        #: Called after each message is recorded (live views poke their coalescer).
+        self._listeners: list[Callable[[], None]] = []
 
     def _kept(self, event: TraceEvent) -> TraceEvent:
         if event.message is None or event.size <= self.message_bytes:
@@ -95,6 +97,18 @@ class MessageLog:
                 dropped_bytes += old.abridged_from or old.size
             if dropped != self._dropped.messages:
                 self._dropped = Dropped(dropped, dropped_bytes)
+        for listener in self._listeners:
+            listener()
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener()`` after every message recorded (on the thread recording it:
+        the agent loop); returns the function that unsubscribes it."""
+        self._listeners = [*self._listeners, listener]
+
+        def unsubscribe() -> None:
+            self._listeners = [other for other in self._listeners if other is not listener]
+
+        return unsubscribe
 
     def observer(self, agent: str) -> Observer:
         """What a connection to ``agent`` reports its messages to."""

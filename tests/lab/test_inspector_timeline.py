@@ -11,6 +11,7 @@ from acp_notebook.client.timeline import (
     METHOD_SPEC,
     UPDATE_SPEC,
     Timeline,
+    TimelineBuilder,
     spec_link,
     trace_events,
 )
@@ -191,3 +192,22 @@ def test_the_markdown_fallback_can_show_the_last_rows_only(demo: Timeline) -> No
     table = demo.markdown(limit=5)
     assert f"The last 5 of {len(demo)} messages" in table
     assert table.count("\n| ") == 5 + 1  # the rule and five rows follow the header
+
+
+def test_the_builder_follows_a_bounded_log_adding_only_what_is_new() -> None:
+    events = trace_events((DATA / "demo_session.jsonl").read_text().splitlines())
+    log = [("demo", e) for e in events]
+    builder = TimelineBuilder()
+    assert builder.sync(log[:10]) == 10
+    assert builder.sync(log[:10]) == 0
+    # the log received 15 more messages and dropped its first 5 to stay in its bounds
+    assert builder.sync(log[5:25], dropped=5, dropped_bytes=1000) == 15
+    timeline = builder.timeline()
+    assert [row.number for row in timeline] == list(range(6, 26))
+    assert timeline.dropped == 5 and "5 earlier messages" in timeline.dropped_note()
+    whole = Timeline.of(log[:25])
+    pairs = [(r.paired, r.method, r.latency) for r in timeline]
+    assert pairs == [(r.paired, r.method, r.latency) for r in whole.rows[5:25]]
+    # messages dropped before the builder saw them are skipped, never misnumbered
+    assert builder.sync(log[40:45], dropped=40) == 5
+    assert [row.number for row in builder.timeline()] == list(range(41, 46))
