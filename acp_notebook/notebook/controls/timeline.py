@@ -46,10 +46,21 @@ class InspectorDisplay:
     """The live view, with the Markdown table beside it for renderers without widgets
     (a saved notebook on GitHub, nbconvert)."""
 
-    def __init__(self, view: InspectorView, table: Callable[[], TimelineTable]) -> None:
+    def __init__(
+        self,
+        view: InspectorView,
+        table: Callable[[], TimelineTable],
+        unsubscribe: Callable[[], None],
+    ) -> None:
         self.view = view
         self.widget = view.widget
         self._table = table
+        self._unsubscribe = unsubscribe
+
+    def close(self) -> None:
+        """Stop following the log (the view keeps what it shows)."""
+        self._unsubscribe()
+        self.view.close()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_(**kwargs) or {})
@@ -59,7 +70,7 @@ class InspectorDisplay:
         return bundle
 
 
-_live: deque[tuple[InspectorView, Callable[[], None]]] = deque()
+_live: deque[InspectorDisplay] = deque()
 
 
 def _snapshot(log: MessageLog) -> tuple[list[Any], int, int]:
@@ -89,9 +100,8 @@ async def inspector(ctx: ControlContext) -> TimelineTable | InspectorDisplay:
         schedule_later=loop.call_later,
         cwd=ctx.agents.cwd,
     )
-    _live.append((view, log.subscribe(view.poke)))
+    display = InspectorDisplay(view, table, log.subscribe(view.poke))
+    _live.append(display)
     while len(_live) > LIVE_VIEWS:
-        old, unsubscribe = _live.popleft()
-        unsubscribe()
-        old.close()
-    return InspectorDisplay(view, table)
+        _live.popleft().close()
+    return display
