@@ -16,6 +16,7 @@ Pure: no Jupyter, no I/O; the same events always give the same timeline.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -32,8 +33,10 @@ __all__ = [
     "Row",
     "Timeline",
     "TimelineBuilder",
+    "method_matches",
     "spec_link",
     "trace_events",
+    "warm_up",
 ]
 
 SPEC_ROOT = "https://agentclientprotocol.com/protocol/v1/"
@@ -128,6 +131,13 @@ def trace_events(lines: Iterable[str]) -> list[TraceEvent]:
             )
         )
     return events
+
+
+def method_matches(method: str | None, pattern: str) -> bool:
+    """Whether ``method`` is ``pattern``, or starts with it when it ends with ``*``
+    (``session/*``)."""
+    name = method or ""
+    return name == pattern or (pattern.endswith("*") and name.startswith(pattern[:-1]))
 
 
 Category = Literal["request", "notification", "response", "error", "invalid"]
@@ -356,12 +366,9 @@ class Timeline:
         ``flagged`` checks the rows against the schema first."""
 
         def wanted(row: Row) -> bool:
-            if method is not None:
-                name = row.method or ""
-                if not (name == method or (method.endswith("*") and name.startswith(method[:-1]))):
-                    return False
             return (
-                (kind is None or row.update_kind == kind)
+                (method is None or method_matches(row.method, method))
+                and (kind is None or row.update_kind == kind)
                 and (session is None or row.session_id == session)
                 and (agent is None or row.agent == agent)
                 and (category is None or row.category == category)
@@ -403,6 +410,18 @@ class Timeline:
         if found is None:
             found = self._flags[row.number] = _check(row)
         return found
+
+    def breaking(self, *, check: int | None = None) -> Timeline:
+        """The rows that break the schema, checking (once each) at most the newest ``check``
+        rows not checked yet (all of them without ``check``)."""
+        for row in self.rows if check is None else self.rows[-check:]:
+            self.flags(row)
+        return Timeline(
+            [row for row in self.rows if self.checked(row) and self.flags(row)],
+            dropped=self.dropped,
+            dropped_bytes=self.dropped_bytes,
+            flags=self._flags,
+        )
 
     def checked(self, row: Row) -> bool:
         return row.number in self._flags
@@ -470,6 +489,15 @@ def text_cells(row: Row, timeline: Timeline) -> list[str]:
         latency,
         verdict,
     ]
+
+
+def warm_up() -> None:
+    """Import the validator and build the checks most messages need: seconds the first time
+    (``jsonschema`` and its format checkers), so a view calls this on a thread of its own
+    and its first check on the agent loop does not stall the loop."""
+    notification = {"jsonrpc": "2.0", "method": "session/update", "params": {}}
+    with contextlib.suppress(ValidatorUnavailable):
+        schema_errors(notification, sender="agent")
 
 
 def _check(row: Row) -> list[str]:

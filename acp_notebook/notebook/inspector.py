@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..client.render import portable
+from ..client.timeline import Timeline, method_matches
 from ..client.trace import open_private, trace_line
 from ..protocol.bounds import abridged
 from ..protocol.jsonrpc import Observer, TraceEvent
@@ -175,20 +176,17 @@ def _redact(value: Any, cwd: str | None) -> Any:
 
 
 def pair_responses(events: Iterable[tuple[str, TraceEvent]]) -> list[Message]:
-    """Number the messages and name the method each response answers."""
-    pending: dict[tuple[str, str, Any], str] = {}
-    out: list[Message] = []
-    for number, (agent, event) in enumerate(events, 1):
-        message = event.message or {}
-        answers = None
-        request_id = json.dumps(message.get("id"))
-        if "method" in message and "id" in message:
-            pending[(agent, event.direction, request_id)] = str(message["method"])
-        elif "id" in message and ("result" in message or "error" in message):
-            other = "recv" if event.direction == "send" else "send"
-            answers = pending.pop((agent, other, request_id), None)
-        out.append(Message(number, agent, event, answers))
-    return out
+    """Number the messages and name the method each response answers (the timeline's
+    pairing: ``client/timeline.py``)."""
+    return [
+        Message(
+            row.number,
+            row.agent,
+            row.event,
+            row.method if row.category in ("response", "error") else None,
+        )
+        for row in Timeline.of(events)
+    ]
 
 
 class MessageTable:
@@ -224,11 +222,7 @@ class MessageTable:
         chosen = [
             msg
             for msg in self.messages
-            if (
-                method is None
-                or msg.method == method
-                or ((msg.method or "").startswith(method.rstrip("*")) and method.endswith("*"))
-            )
+            if (method is None or method_matches(msg.method, method))
             and (direction is None or msg.direction == direction)
             and (kind is None or msg.kind == kind)
             and (agent is None or msg.agent == agent)

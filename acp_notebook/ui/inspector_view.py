@@ -18,13 +18,14 @@ nothing new), for the rows shown, and for a row when it is chosen; never per mes
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets as w
 
 from ..client.formatting import portable
-from ..client.timeline import Row, Timeline, TimelineBuilder, text_cells
+from ..client.timeline import Row, Timeline, TimelineBuilder, text_cells, warm_up
 from ..protocol.jsonrpc import TraceEvent
 from .coalesce import Coalescer, ScheduleLater
 from .request import Post, safe_post
@@ -36,6 +37,8 @@ LogSource = Callable[[], LogSnapshot]
 
 #: Rows shown (the newest); the log itself keeps more, bounded in bytes.
 SHOWN = 200
+#: Rows "Schema breaks only" checks at most (the newest), so a click stays quick.
+CHECKED = 1000
 #: Seconds between two refreshes while messages stream.
 INTERVAL = 0.25
 ALL = "(all)"
@@ -94,6 +97,7 @@ class InspectorView:
         self.detail = w.HTML()
         filters = w.HBox([self.method, self.kind, self.session, self.flagged])
         self.widget = w.VBox([self.header, filters, self.rows, self.detail])
+        threading.Thread(target=warm_up, name="acp-inspector-warm-up", daemon=True).start()
         self.refresh()
 
     # ------------------------------------------------------------------ following the log
@@ -147,8 +151,9 @@ class InspectorView:
             method=chosen(self.method), kind=chosen(self.kind), session=chosen(self.session)
         )
         if self.flagged.value:
-            # Asking for the rows that break the schema checks them all (once each).
-            timeline = timeline.filter(flagged=True)
+            # Checks (once each) at most the newest CHECKED rows: a click must not keep the
+            # agent loop busy validating a whole 5,000-message log.
+            return timeline.breaking(check=CHECKED)
         return timeline
 
     def _sync_choices(self) -> None:

@@ -23,8 +23,12 @@ def prompt(notebook: NotebookAgents, text: str) -> None:
     notebook.loop.run(turn, timeout=SAFETY)
 
 
-def test_inspect_is_a_control_of_the_acp_line() -> None:
-    assert parse_line("--inspect").control == "inspector"
+def test_inspect_is_a_control_and_with_a_prompt_an_option_of_the_turn() -> None:
+    alone = parse_line("--inspect")
+    assert alone.control == "inspector" and not alone.inspect
+    turn = parse_line("-s lab --inspect /notice warning")
+    assert turn.control is None and turn.inspect and turn.prompt == "/notice warning"
+    assert turn.session == "lab"
 
 
 def test_headless_the_inspector_is_a_checked_markdown_table(agents: NotebookAgents) -> None:

@@ -211,3 +211,10 @@ def test_the_builder_follows_a_bounded_log_adding_only_what_is_new() -> None:
     # messages dropped before the builder saw them are skipped, never misnumbered
     assert builder.sync(log[40:45], dropped=40) == 5
     assert [row.number for row in builder.timeline()] == list(range(41, 46))
+
+
+def test_asking_for_schema_breaks_can_bound_the_rows_it_checks() -> None:
+    planted = recorded("planted_violations.jsonl")
+    assert [row.number for row in planted.breaking(check=30)] == [34, 59]
+    assert not planted.checked(planted.row(25))
+    assert [row.number for row in planted.breaking()] == sorted(PLANTED)
