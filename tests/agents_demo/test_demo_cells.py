@@ -12,7 +12,7 @@ import pytest
 from acp_notebook.agents.demo.cells import parse_cells, pick_cell
 from acp_notebook.client import ClientConnection
 from acp_notebook.notebook.frontend import LiveCell
-from acp_notebook.notebook.tools.live_tools import describe_cell
+from acp_notebook.notebook.tools.cell_reads import describe_cell
 from tests.client.helpers import DEMO, SAFETY
 
 FUNCTION = "def total(values):\n    result = 0\n    for v in values:\n        result += v\n    return result"
