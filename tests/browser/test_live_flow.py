@@ -1,6 +1,8 @@
 """The agent edits the live notebook, in a real chromium. Through ``%acp`` as a user types
 it: "refactor this function" in the cell after the function is proposed in the function's
-cell, Accept changes it in the page and on disk, ``%acp --undo`` in a new cell restores it.
+cell, Accept changes it in the page and on disk, ``%acp --undo`` in a new cell restores it;
+``/rename OLD NEW FILE`` changes the cell (accepted in it) and a file (allowed on its card)
+in one turn, and ``%acp --undo`` restores both.
 Through the client API with the notebook tools server (as ``%acp`` gives it): the demo
 agent renames a name in the function's cell through ``edit_cell``; the edit is reviewed in
 that cell; Reject leaves the page and the file as they were and the agent's transcript
@@ -195,3 +197,42 @@ def test_acp_refactor_this_function_is_accepted_in_the_cell_and_undone(
     saved = live.saved_when(lambda nb: "Reverted" in printed(nb, 3), "the undo")
     assert saved.cells[1].source == FUNCTION
 
+
+HELPER_PY = "def double(result):\n    return result * 2\n"
+
+
+def test_acp_undo_restores_the_cell_and_the_file_one_turn_changed(
+    live: LiveNotebookPage,
+) -> None:
+    helper = live.nb.dir / "helper.py"
+    helper.write_text(HELPER_PY)
+    rename = "%acp /rename result acc helper.py"
+    live.nb.write(["%load_ext acp_notebook", FUNCTION, rename, "%acp --undo"])
+    live.open()
+    live.nb.run_cell(0)
+    live.nb.wait_done(0)
+    live.wait_connected()
+
+    live.nb.run_cell(2)
+    shown = live.proposal(1)
+    expect(shown).to_be_visible(timeout=TURN_TIMEOUT_MS)
+    shown.get_by_role("button", name="Accept").click()
+    live.expect_source(1, RENAMED)
+    # Then the file: its permission card in the turn, allowed once.
+    card = live.nb.output(2).locator(".acp-permission-card")
+    expect(card).to_contain_text("helper.py", timeout=TURN_TIMEOUT_MS)
+    live.nb.shot("acp-file-asked")
+    card.get_by_role("button", name="Allow once", exact=True).click()
+    live.nb.wait_done(2)
+    expect(live.nb.output(2)).to_contain_text("Changed in this turn: cell 2 (+3 −3), helper.py")
+    assert helper.read_text() == HELPER_PY.replace("result", "acc")
+    live.nb.shot("acp-cell-and-file-changed")
+
+    live.nb.run_cell(3)
+    live.nb.wait_done(3)
+    expect(live.stdout(3)).to_have_text("Reverted cell 2, helper.py.\n")
+    live.expect_source(1, FUNCTION)
+    assert helper.read_text() == HELPER_PY
+    live.nb.shot("acp-both-undone")
+    saved = live.saved_when(lambda nb: "Reverted" in printed(nb, 3), "the undo")
+    assert saved.cells[1].source == FUNCTION

@@ -137,3 +137,36 @@ def test_the_changes_list_reverts_one_hunk_then_all_that_is_left(
 
     kernel.click("Revert all")
     kernel.wait_for(lambda: utils_py.read_text() == UTILS_PY, "the rest to be reverted")
+
+
+HELPER_PY = "def double(result):\n    return result * 2\n"
+
+
+def test_undo_restores_the_cell_and_the_file_one_turn_renamed(
+    kernel: Kernel, workdir: Path
+) -> None:
+    helper = workdir / "helper.py"
+    helper.write_text(HELPER_PY)
+    fake = FakeFrontend(kernel)
+    fake.cells = [
+        fake.cell("c-load", "code", "%load_ext acp_notebook", 1),
+        fake.cell("c-func", "code", FUNCTION, 2),
+    ]
+    fake.connect()
+    try:
+        # One turn through %acp: the cell through edit_cell, then the file through fs/*.
+        prompt = f"%acp -p allow /rename result acc {rel(kernel, helper)}"
+        turn = fake.serve(kernel.execute(prompt, allow_stdin=False, until=None))
+        assert not turn.errors, turn.describe()
+        assert fake.cells[1]["source"] == RENAMED
+        assert helper.read_text() == HELPER_PY.replace("result", "acc")
+        assert f"Changed in this turn: cell 2 (+3 −3), {rel(kernel, helper)} (+2 −2)." in (
+            turn.plain
+        )
+
+        undo = fake.serve(kernel.execute("%acp --undo", until=None))
+        assert undo.stdout.strip() == f"Reverted cell 2, {rel(kernel, helper)}."
+        assert fake.cells[1]["source"] == FUNCTION
+        assert helper.read_text() == HELPER_PY
+    finally:
+        fake.close()
