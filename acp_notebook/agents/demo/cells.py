@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from .content import text_content
 from .mcp_client import McpTools, connect
-from .replies import StopReason, missing_capability, usage
-from .tools import Proposal, apply_edit, read_whole
+from .replies import StopReason, usage
+from .tools import Proposal, apply_edit, read_to_change
 from .turn import Turn
 
 __all__ = [
@@ -117,12 +117,10 @@ async def scene_rename(turn: Turn, argument: str) -> StopReason:
 
 async def _rename_in_file(turn: Turn, name: str, old: str, new: str) -> StopReason:
     """The same rename in a file, written through the client after its permission."""
-    if not turn.caps.read:
-        return await turn.reply(missing_capability("fs.readTextFile", "read the file to rename in"))
-    path = turn.resolve(name)
-    text = await read_whole(turn, path)
-    if text is None:
-        return "end_turn"
+    read = await read_to_change(turn, name, "read the file to rename in")
+    if not isinstance(read, tuple):
+        return read
+    path, text = read
     renamed = _uses(old).sub(new, text)
     shown = turn.display(path)
     if renamed == text:
