@@ -64,13 +64,6 @@ class Run:
     cancel: tuple[str, str] | None = None
     load_replayed: list[str] | None = None
     listed: list[str] | None = None
-    updated: asyncio.Event = field(default_factory=asyncio.Event)
-
-    # ------------------------------------------------------------------ observing
-
-    def observe(self, entry: LabMessage) -> None:
-        if entry.direction == "received" and entry.update_kind is not None:
-            self.updated.set()
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -164,9 +157,9 @@ class Run:
     async def _cancelled_turn(self) -> None:
         lab = self.lab
         assert lab is not None
-        self.updated.clear()
+        since = len(lab.messages)
         turn = lab.start_prompt(self.prompts.slow)
-        started = asyncio.ensure_future(self.updated.wait())
+        started = asyncio.ensure_future(lab.until("session/update", since=since))
         try:
             await asyncio.wait(
                 {turn, started}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED
@@ -272,7 +265,7 @@ def _schema(run: Run) -> Grade:
     reason = first.schema_errors[0] if first.schema_errors else "a line that is not JSON-RPC"
     return (
         "fail",
-        f"{len(broken)} of {len(received)} messages break the schema; first, {first.method}: {reason}",
+        f"{len(broken)} message(s) break the schema; the first, {first.method}: {reason}",
     )
 
 

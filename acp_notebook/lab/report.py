@@ -140,7 +140,7 @@ async def report_card(
         prompts = DEMO_PROMPTS if demo else Prompts()
     with tempfile.TemporaryDirectory(prefix="acp-report-card-") as scratch:
         run = Run(prompts=prompts, timeout=timeout, cwd=os.path.realpath(scratch))
-        async with Stepper(agent, cwd=run.cwd, env=env, show=run.observe) as lab:
+        async with Stepper(agent, cwd=run.cwd, env=env, show=False) as lab:
             run.lab = lab
             await run.drive()
     card = ReportCard(label)

@@ -96,6 +96,7 @@ class Stepper:
         self._helpers: anyio.abc.TaskGroup | None = None
         self._owner: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
+        self._arrived = asyncio.Event()
         self._policy: Policy = "allow"
 
     # ------------------------------------------------------------------ lifetime
@@ -138,6 +139,7 @@ class Stepper:
                 raise
         finally:
             self._conn = None
+            self._arrived.set()  # whoever waits in until() learns that it is closed
 
     async def close(self) -> None:
         """End the connection: the agent and everything it started are stopped."""
@@ -291,6 +293,20 @@ class Stepper:
         self.connection  # noqa: B018 — a closed lab says so instead of waiting forever
         return await self.desk.next_request()
 
+    async def until(self, what: str, *, since: int | None = None) -> LabMessage:
+        """Wait for the agent's next message that is ``what`` — a method (``session/update``,
+        ``fs/write_text_file``) or an update kind (``agent_message_chunk``) — received after
+        message number ``since`` (default: the last one so far); the message."""
+        seen = len(self.messages) if since is None else since
+        while True:
+            for entry in self.messages[seen:]:
+                if entry.direction == "received" and what in (entry.method, entry.update_kind):
+                    return entry
+            seen = len(self.messages)
+            self.connection  # noqa: B018 — a closed lab says so instead of waiting forever
+            self._arrived.clear()
+            await self._arrived.wait()
+
     def auto(self, *kinds: str, policy: Policy = "allow") -> None:
         """Hand the agent's requests of ``kinds`` (``permission``, ``fs``, ``terminal``,
         ``elicitation``, or methods; none: all) to the normal handlers; permissions are then
@@ -381,6 +397,7 @@ class Stepper:
             schema_errors=errors,
         )
         self.messages.append(entry)
+        self._arrived.set()
         if self.show is not None:
             self.show(entry)
 
