@@ -5,8 +5,9 @@
 * :mod:`.report` — the agent report card (``acp-notebook doctor --report``,
   ``acp.report(...)``).
 
-Client layer: nothing here imports Jupyter except :mod:`.display`, imported lazily when a
-lab runs in a notebook.
+Above the client and the agent presets (it starts agents by preset name), below ui/ and
+notebook/: nothing here imports Jupyter except :mod:`.display`, imported lazily when a lab
+runs in a notebook.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ import json
 import os
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,17 @@ from ..agents.presets import DEMO, resolve_agent
 from .checks import CHECKS, Run, Verdict
 from .stepper import Stepper
 
-__all__ = ["DEMO_PROMPTS", "Check", "Prompts", "ReportCard", "Verdict", "report_card"]
+__all__ = [
+    "DEMO_PROMPTS",
+    "Check",
+    "Prompts",
+    "ReportCard",
+    "ReportCards",
+    "Verdict",
+    "compare",
+    "report_card",
+    "run_report_cards",
+]
 
 
 @dataclass(frozen=True)
@@ -150,6 +161,23 @@ async def report_card(
     return card
 
 
-def run_report_cards(agents: Sequence[str], **options: Any) -> list[ReportCard]:
-    """:func:`report_card` for each of ``agents``, one after the other (outside any loop)."""
-    return [asyncio.run(report_card(agent, **options)) for agent in agents]
+class ReportCards(list[ReportCard]):
+    """Several agents' cards: a notebook shows them side by side (:func:`compare`)."""
+
+    def _repr_markdown_(self) -> str:
+        return compare(self)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [card.to_json() for card in self]
+
+
+def run_report_cards(agents: Sequence[str], **options: Any) -> ReportCards:
+    """:func:`report_card` for each of ``agents``, one after the other, on a loop of its own
+    in a worker thread: callable from any thread, even one whose loop is running (a
+    notebook's)."""
+
+    def run_all() -> ReportCards:
+        return ReportCards(asyncio.run(report_card(agent, **options)) for agent in agents)
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="acp-report-card") as pool:
+        return pool.submit(run_all).result()
