@@ -162,16 +162,16 @@ class Run:
         started = asyncio.ensure_future(lab.until("session/update", since=since))
         try:
             await asyncio.wait(
-                {turn, started}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED
+                {turn.task, started}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED
             )
         finally:
             started.cancel()
         if turn.done():
-            self.cancel = ("early", _outcome(turn))
+            self.cancel = ("early", _outcome(turn.task))
             return
         await lab.cancel()
         try:
-            result = await asyncio.wait_for(asyncio.shield(turn), CANCEL_LIMIT)
+            result = await asyncio.wait_for(asyncio.shield(turn.task), CANCEL_LIMIT)
             self.cancel = ("answered", str(result.get("stopReason")))
         except RpcError as exc:
             self.cancel = ("error", f"{exc.code}: {exc.message}")

@@ -20,17 +20,18 @@ _COLOUR = {"request": "#1565c0", "notification": "#6a1b9a", "result": "#2e7d32",
 _CLIP = 400
 
 
-def show_in_notebook(entry: LabMessage) -> None:
+def show_in_notebook(entry: LabMessage, *, brief: bool = False) -> None:
     """Display ``entry`` as one row: number, direction, kind, method (and update kind), and
-    its payload as JSON (clipped); schema problems of the agent's messages in red. The
-    plain-text form (``entry.summary()``) goes with it for non-HTML frontends."""
+    its payload as JSON (clipped; none when ``brief``); schema problems of the agent's
+    messages in red. The plain-text form (``entry.summary()``) goes with it for non-HTML
+    frontends."""
     kind = entry.kind
     what = entry.method or "?"
     if entry.update_kind is not None:
         what += f" · {entry.update_kind}"
     if kind in ("result", "error"):
         what = f"{kind} of {what}"
-    payload = json.dumps(entry.payload, ensure_ascii=False)
+    payload = "" if brief else json.dumps(entry.payload, ensure_ascii=False)
     if len(payload) > _CLIP:
         payload = payload[: _CLIP - 1] + "…"
     flags = "".join(
@@ -44,4 +45,4 @@ def show_in_notebook(entry: LabMessage) -> None:
         f"<b>{html.escape(what)}</b> "
         f'<span style="color:#555">{html.escape(payload)}</span>{flags}</div>'
     )
-    display({"text/html": row, "text/plain": entry.summary()}, raw=True)
+    display({"text/html": row, "text/plain": entry.summary(brief=brief)}, raw=True)

@@ -66,9 +66,17 @@ class LabMessage:
                 return message[key]
         return None
 
-    def summary(self) -> str:
-        """One line: ``#3 → request 1 session/prompt {"sessionId": …}``."""
-        return describe(self)
+    def summary(self, *, brief: bool = False) -> str:
+        """One line: ``#3 → request 1 session/prompt {"sessionId": …}`` (``brief``: without
+        the payload)."""
+        return describe(self, brief=brief)
+
+    def __repr__(self) -> str:
+        return f"<LabMessage {describe(self, brief=True)}>"
+
+    def json(self) -> str:
+        """The whole message, pretty-printed."""
+        return json.dumps(self.message, indent=2, ensure_ascii=False)
 
 
 def _clip(value: Any) -> str:
@@ -76,8 +84,9 @@ def _clip(value: Any) -> str:
     return text if len(text) <= _CLIP else text[: _CLIP - 1] + "…"
 
 
-def describe(entry: LabMessage) -> str:
-    """The one-line text form of ``entry`` (plain text: the terminal, logs, doctests)."""
+def describe(entry: LabMessage, *, brief: bool = False) -> str:
+    """The one-line text form of ``entry`` (plain text: the terminal, logs, doctests);
+    ``brief`` leaves the payload out (what it is, not what it carries)."""
     head = f"#{entry.number} {_ARROWS[entry.direction]}"
     kind = entry.kind
     if kind == "invalid":
@@ -90,7 +99,7 @@ def describe(entry: LabMessage) -> str:
             what += f" · {entry.update_kind}"
     else:
         what = f"{kind} of {entry.method or '?'} ({entry.id})"
-    line = f"{head} {what} {_clip(entry.payload)}"
+    line = f"{head} {what}" if brief else f"{head} {what} {_clip(entry.payload)}"
     if entry.schema_errors:
         line += f"\n    ⚠ breaks the schema: {entry.schema_errors[0]}"
         if len(entry.schema_errors) > 1:

@@ -167,6 +167,9 @@ class ReportCards(list[ReportCard]):
     def _repr_markdown_(self) -> str:
         return compare(self)
 
+    def __repr__(self) -> str:
+        return "\n\n".join(card.text() for card in self)
+
     def to_json(self) -> list[dict[str, Any]]:
         return [card.to_json() for card in self]
 

@@ -24,8 +24,8 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.abc
@@ -42,20 +42,20 @@ from .messages import LabMessage
 from .order import order_problem
 from .requests import GROUPS, AgentRequest, Desk
 
-__all__ = ["Show", "Stepper", "connect"]
+__all__ = ["Pending", "Show", "Stepper", "connect"]
 
 Show = Callable[[LabMessage], None]
+T = TypeVar("T")
 PromptInput = str | Sequence[Mapping[str, Any]]
 
 
-def _default_show() -> Show:
+def _default_show(brief: bool) -> Show:
     """A notebook shows rows of a table; anything else prints a line per message."""
-    shell = sys.modules.get("IPython")
-    if shell is not None and "ipykernel" in sys.modules:
+    if "IPython" in sys.modules and "ipykernel" in sys.modules:
         from .display import show_in_notebook  # lazily: the lab never needs Jupyter
 
-        return show_in_notebook
-    return lambda entry: print(entry.summary())
+        return lambda entry: show_in_notebook(entry, brief=brief)
+    return lambda entry: print(entry.summary(brief=brief))
 
 
 def _blocks(prompt: PromptInput) -> list[dict[str, Any]]:
@@ -73,7 +73,7 @@ class Stepper:
         *,
         cwd: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
-        show: Show | bool = True,
+        show: Show | bool | Literal["brief"] = True,
     ) -> None:
         if isinstance(agent, str):
             spec = resolve_agent(agent)
@@ -81,15 +81,19 @@ class Stepper:
         else:
             self._argv, self._env, self.name = list(agent), dict(env or {}), "agent"
         self.cwd = os.path.abspath(cwd or os.getcwd())
-        self.show: Show | None = _default_show() if show is True else (show or None)
+        #: Called with each message as it goes: ``True`` shows them (a notebook table row,
+        #: else a line of text), ``"brief"`` without their payload, ``False`` not at all.
+        self.show: Show | None = (
+            _default_show(brief=show == "brief") if show in (True, "brief") else (show or None)  # type: ignore[assignment]
+        )
         #: Every message both ways, in order.
         self.messages: list[LabMessage] = []
         #: The answer to `initialize` once received (a dict in wire shape).
         self.initialized: dict[str, Any] | None = None
         #: The session the next step is about (the last one opened).
         self.session_id: str | None = None
-        #: The running `session/prompt` request (``lab.start_prompt``), until answered.
-        self.turn: asyncio.Task[dict[str, Any]] | None = None
+        #: The last `session/prompt` request (``lab.start_prompt``): ``await lab.turn``.
+        self.turn: Pending | None = None
         self.desk = Desk(self._session_for)
         self._methods: dict[tuple[str, Any], str] = {}
         self._conn: ClientConnection | None = None
@@ -97,6 +101,10 @@ class Stepper:
         self._owner: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
         self._arrived = asyncio.Event()
+        #: How many messages there were when the learner's last step began (``until``).
+        self._mark = 0
+        #: How many messages were shown (shown by the step being awaited: see _shown_while).
+        self._shown = 0
         self._policy: Policy = "allow"
 
     # ------------------------------------------------------------------ lifetime
@@ -149,6 +157,7 @@ class Stepper:
         if self._owner is not None:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await self._owner
+        self._flush()
 
     async def __aenter__(self) -> Stepper:
         if self._owner is None:
@@ -222,13 +231,13 @@ class Stepper:
             "session/set_mode", {"sessionId": self.session_id, "modeId": mode_id}
         )
 
-    def start_prompt(self, prompt: PromptInput) -> asyncio.Task[dict[str, Any]]:
-        """Send `session/prompt` and return at once: the task gives its answer. The cell is
-        free meanwhile, to take the agent's requests (``await lab.next_request()``) or
-        ``await lab.cancel()``."""
+    def start_prompt(self, prompt: PromptInput) -> Pending:
+        """Send `session/prompt` and return at once; ``await`` the result for its answer. The
+        cell is free meanwhile, to take the agent's requests (``await lab.next_request()``)
+        or ``await lab.cancel()``."""
         wire = {"sessionId": self.session_id, "prompt": _blocks(prompt)}
-        self._check("session/prompt", wire, request=True)
-        self.turn = asyncio.ensure_future(self._send("session/prompt", wire))
+        self._begin("session/prompt", wire, request=True)
+        self.turn = Pending(self, asyncio.ensure_future(self._send("session/prompt", wire)))
         return self.turn
 
     async def prompt(self, prompt: PromptInput) -> dict[str, Any]:
@@ -237,7 +246,9 @@ class Stepper:
         turn = self.start_prompt(prompt)
         arrival = asyncio.ensure_future(self.desk.arrived.wait())
         try:
-            await asyncio.wait({turn, arrival}, return_when=asyncio.FIRST_COMPLETED)
+            await self._shown_while(
+                asyncio.wait({turn.task, arrival}, return_when=asyncio.FIRST_COMPLETED)
+            )
         finally:
             arrival.cancel()
         if turn.done():
@@ -252,7 +263,11 @@ class Stepper:
         """`session/cancel` for the running prompt; the permission requests still waiting are
         answered ``cancelled`` (spec: the client MUST). Returns those requests."""
         await self.notify("session/cancel", {"sessionId": self.session_id})
-        return self.desk.cancel_permissions()
+        since = len(self.messages)
+        answered = self.desk.cancel_permissions()
+        for _ in answered:  # shown with this step: wait until each answer went out
+            since = (await self._shown_while(self._until(None, since, sent=True))).number
+        return answered
 
     async def request(
         self, method: str, params: Mapping[str, Any] | None = None, *, check: bool = True
@@ -260,47 +275,55 @@ class Stepper:
         """Any request, checked (unless ``check=False``) and sent; its result. An error
         answer raises :class:`~acp_notebook.protocol.errors.RpcError`."""
         wire = dict(params) if params is not None else None
-        if check:
-            self._check(method, wire, request=True)
-        return await self._send(method, wire)
+        self._begin(method, wire, request=True, check=check)
+        return await self._shown_while(self._send(method, wire))
 
     def start_request(
         self, method: str, params: Mapping[str, Any] | None = None, *, check: bool = True
-    ) -> asyncio.Task[dict[str, Any]]:
-        """:meth:`request` in a task: cancel it (``lab.cancel_request(task)``) to send
-        ``$/cancel_request``."""
+    ) -> Pending:
+        """:meth:`request`, returning at once: ``await`` the result for the answer, or
+        ``lab.cancel_request(it)`` to send ``$/cancel_request``."""
         wire = dict(params) if params is not None else None
-        if check:
-            self._check(method, wire, request=True)
-        return asyncio.ensure_future(self._send(method, wire))
+        self._begin(method, wire, request=True, check=check)
+        return Pending(self, asyncio.ensure_future(self._send(method, wire)))
 
     @staticmethod
-    def cancel_request(task: asyncio.Task[dict[str, Any]]) -> None:
-        """Stop waiting for ``task``'s answer: the client sends ``$/cancel_request`` for it
-        and the agent answers the request with ``-32800`` (or its result, if it was done)."""
-        task.cancel()
+    def cancel_request(pending: Pending) -> None:
+        """Stop waiting for ``pending``'s answer: the client sends ``$/cancel_request`` for
+        it and the agent answers the request with ``-32800`` (or its result, if it was done)."""
+        pending.cancel()
 
     async def notify(
         self, method: str, params: Mapping[str, Any] | None = None, *, check: bool = True
     ) -> None:
         wire = dict(params) if params is not None else None
-        if check:
-            self._check(method, wire, request=False)
+        self._begin(method, wire, request=False, check=check)
         await self.connection.peer.notify(method, wire)
+        self._flush()
 
     async def next_request(self) -> AgentRequest:
         """The agent's next request waiting for an answer (waits for one)."""
         self.connection  # noqa: B018 — a closed lab says so instead of waiting forever
-        return await self.desk.next_request()
+        return await self._shown_while(self.desk.next_request())
 
     async def until(self, what: str, *, since: int | None = None) -> LabMessage:
         """Wait for the agent's next message that is ``what`` — a method (``session/update``,
         ``fs/write_text_file``) or an update kind (``agent_message_chunk``) — received after
-        message number ``since`` (default: the last one so far); the message."""
-        seen = len(self.messages) if since is None else since
+        the first ``since`` messages (default: since your last step began); the message."""
+        return await self._shown_while(self._until(what, self._mark if since is None else since))
+
+    async def _until(self, what: str | None, seen: int, *, sent: bool = False) -> LabMessage:
+        """The first message after the first ``seen`` that is ``what`` (a method or update
+        kind) received from the agent — or, with ``sent``, any result the learner sent."""
         while True:
             for entry in self.messages[seen:]:
-                if entry.direction == "received" and what in (entry.method, entry.update_kind):
+                if sent and entry.direction == "sent" and entry.kind == "result":
+                    return entry
+                if (
+                    not sent
+                    and entry.direction == "received"
+                    and what in (entry.method, entry.update_kind)
+                ):
                     return entry
             seen = len(self.messages)
             self.connection  # noqa: B018 — a closed lab says so instead of waiting forever
@@ -329,6 +352,14 @@ class Stepper:
         self.desk.automatic |= methods
 
     # ------------------------------------------------------------------ inside
+
+    def _begin(
+        self, method: str, params: dict[str, Any] | None, *, request: bool, check: bool = True
+    ) -> None:
+        """A step begins: checked first (unless ``check`` is off); ``until`` waits from here."""
+        if check:
+            self._check(method, params, request=request)
+        self._mark = len(self.messages)
 
     def _check(self, method: str, params: dict[str, Any] | None, *, request: bool) -> None:
         """Refuse, with one sentence, a step out of order or a message the schema rejects."""
@@ -365,6 +396,37 @@ class Stepper:
             session.terminals.attach(self._helpers)
         conn.router.register(session)
 
+    async def _shown_while(self, step: Awaitable[T], *, owned: bool = True) -> T:
+        """Await ``step``, showing the messages as they come, from this task: in a notebook
+        they land in the cell that awaits (tasks keep the cell they were started from). A
+        step the caller does not own (``owned=False``: a prompt in flight) is not cancelled
+        when the waiting is."""
+        task = asyncio.ensure_future(step)
+        try:
+            while not task.done():
+                self._flush()
+                self._arrived.clear()
+                arrival = asyncio.ensure_future(self._arrived.wait())
+                try:
+                    await asyncio.wait({task, arrival}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    arrival.cancel()
+        except asyncio.CancelledError:
+            if owned:
+                task.cancel()
+            raise
+        self._flush()
+        return task.result()
+
+    def _flush(self) -> None:
+        """Show the messages not shown yet."""
+        if self.show is None:
+            self._shown = len(self.messages)
+            return
+        while self._shown < len(self.messages):
+            self._shown += 1
+            self.show(self.messages[self._shown - 1])
+
     def _sessions(self) -> list[Session]:
         return list(self._conn.sessions.values()) if self._conn is not None else []
 
@@ -398,8 +460,31 @@ class Stepper:
         )
         self.messages.append(entry)
         self._arrived.set()
-        if self.show is not None:
-            self.show(entry)
+
+
+class Pending:
+    """A request in flight (``start_prompt``, ``start_request``): ``await`` it for its answer
+    (the messages meanwhile are shown where it is awaited), or cancel it."""
+
+    def __init__(self, lab: Stepper, task: asyncio.Task[dict[str, Any]]) -> None:
+        self.lab = lab
+        self.task = task
+
+    def __await__(self) -> Generator[Any, None, dict[str, Any]]:
+        return self.lab._shown_while(self.task, owned=False).__await__()
+
+    def __repr__(self) -> str:
+        state = "answered" if self.task.done() else "waiting for its answer"
+        return f"<Pending request: {state}>"
+
+    def done(self) -> bool:
+        return self.task.done()
+
+    def result(self) -> dict[str, Any]:
+        return self.task.result()
+
+    def cancel(self) -> bool:
+        return self.task.cancel()
 
 
 async def connect(agent: str | Sequence[str] = "demo", **options: Any) -> Stepper:
