@@ -51,7 +51,9 @@ PromptInput = str | Sequence[Mapping[str, Any]]
 
 def _default_show(brief: bool) -> Show:
     """A notebook shows rows of a table; anything else prints a line per message."""
-    if "IPython" in sys.modules and "ipykernel" in sys.modules:
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if getattr(shell, "kernel", None) is not None:  # a kernel runs this, not just imported
         from .display import show_in_notebook  # lazily: the lab never needs Jupyter
 
         return lambda entry: show_in_notebook(entry, brief=brief)
