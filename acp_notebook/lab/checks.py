@@ -269,13 +269,20 @@ def _schema(run: Run) -> Grade:
     )
 
 
-def _claimed_turn(run: Run, capability: str, turn_name: str, what: str) -> Grade:
+def _unclaimed(run: Run, *path: str) -> Grade | None:
+    """Why a check of a claimed capability cannot grade: no handshake, or not claimed."""
     if run.initialized is None:
         return ("inconclusive", "no initialize answer")
-    if not run.claims("promptCapabilities", capability):
-        return ("not-applicable", f"the agent does not claim promptCapabilities.{capability}")
+    if not run.claims(*path):
+        return ("not-applicable", f"the agent does not claim {'.'.join(path)}")
+    return None
+
+
+def _claimed_turn(run: Run, capability: str, turn_name: str, what: str) -> Grade:
     turn = run.turns.get(turn_name)
-    if (missing := _needs(run, turn)) is not None:
+    if (
+        missing := _unclaimed(run, "promptCapabilities", capability) or _needs(run, turn)
+    ) is not None:
         return missing
     assert turn is not None
     if turn.problem is not None:
@@ -292,11 +299,7 @@ def _image(run: Run) -> Grade:
 
 
 def _load(run: Run) -> Grade:
-    if run.initialized is None:
-        return ("inconclusive", "no initialize answer")
-    if not run.claims("loadSession"):
-        return ("not-applicable", "the agent does not claim loadSession")
-    if (missing := _needs(run, run.load_replayed)) is not None:
+    if (missing := _unclaimed(run, "loadSession") or _needs(run, run.load_replayed)) is not None:
         return missing
     replayed = run.load_replayed or []
     if replayed and replayed[0].startswith("error"):
@@ -335,10 +338,15 @@ def _cancel(run: Run) -> Grade:
     )
 
 
-def _permission(run: Run) -> Grade:
-    lab = run.lab
-    if lab is None or not run.turns:
+def _no_turn(run: Run) -> Grade | None:
+    if run.lab is None or not run.turns:
         return ("inconclusive", f"no turn ran: {run.stopped or 'unknown'}")
+    return None
+
+
+def _permission(run: Run) -> Grade:
+    if (missing := _no_turn(run)) is not None:
+        return missing
     writes = unasked = 0
     for turn in run.turns.values():
         asked = False
@@ -364,10 +372,10 @@ def _permission(run: Run) -> Grade:
 
 
 def _usage(run: Run) -> Grade:
-    lab = run.lab
-    if lab is None or not run.turns:
-        return ("inconclusive", f"no turn ran: {run.stopped or 'unknown'}")
-    sent = sum(1 for e in lab.messages if e.update_kind == "usage_update")
+    if (missing := _no_turn(run)) is not None:
+        return missing
+    assert run.lab is not None  # _no_turn checked it
+    sent = sum(1 for e in run.lab.messages if e.update_kind == "usage_update")
     if sent:
         return ("pass", "the agent sent usage_update")
     # spec: usage_update is optional; nothing announces it, so its absence breaks nothing.
@@ -389,11 +397,8 @@ def _unknown(run: Run) -> Grade:
 
 
 def _list(run: Run) -> Grade:
-    if run.initialized is None:
-        return ("inconclusive", "no initialize answer")
-    if not run.claims("sessionCapabilities", "list"):
-        return ("not-applicable", "the agent does not claim sessionCapabilities.list")
-    if (missing := _needs(run, run.listed)) is not None:
+    missing = _unclaimed(run, "sessionCapabilities", "list") or _needs(run, run.listed)
+    if missing is not None:
         return missing
     if run.session_id in (run.listed or []):
         return ("pass", "session/list for the card's directory lists the session the card created")

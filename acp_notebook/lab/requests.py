@@ -16,7 +16,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from ..client.handlers import ElicitationParams, ElicitationResponse
+from ..client.handlers import SESSION_REQUESTS, ElicitationParams, ElicitationResponse, Route
 from ..protocol import conformance
 from ..protocol import models as m
 from ..protocol.errors import INTERNAL_ERROR, RpcError
@@ -169,7 +169,8 @@ SessionFor = Callable[[str], Awaitable[Any]]
 
 
 class Desk:
-    """Serves the agent's requests of a lab connection (an ``AgentRequests`` object)."""
+    """Serves the agent's requests of a lab connection (an ``AgentRequests`` object: the
+    session-scoped methods are added below, one per route of ``SESSION_REQUESTS``)."""
 
     def __init__(self, session_for: SessionFor) -> None:
         self._session_for = session_for
@@ -213,60 +214,6 @@ class Desk:
             request.answer(cancelled=True)
         return answered
 
-    async def request_permission(
-        self, request: m.RequestPermissionRequest
-    ) -> m.RequestPermissionResponse:
-        served: m.RequestPermissionResponse = await self._serve(
-            "session/request_permission", "request_permission", request
-        )
-        return served
-
-    async def read_text_file(self, request: m.ReadTextFileRequest) -> m.ReadTextFileResponse:
-        served: m.ReadTextFileResponse = await self._serve(
-            "fs/read_text_file", "read_text_file", request
-        )
-        return served
-
-    async def write_text_file(self, request: m.WriteTextFileRequest) -> m.WriteTextFileResponse:
-        served: m.WriteTextFileResponse = await self._serve(
-            "fs/write_text_file", "write_text_file", request
-        )
-        return served
-
-    async def create_terminal(self, request: m.CreateTerminalRequest) -> m.CreateTerminalResponse:
-        served: m.CreateTerminalResponse = await self._serve(
-            "terminal/create", "create_terminal", request
-        )
-        return served
-
-    async def terminal_output(self, request: m.TerminalOutputRequest) -> m.TerminalOutputResponse:
-        served: m.TerminalOutputResponse = await self._serve(
-            "terminal/output", "terminal_output", request
-        )
-        return served
-
-    async def wait_for_terminal_exit(
-        self, request: m.WaitForTerminalExitRequest
-    ) -> m.WaitForTerminalExitResponse:
-        served: m.WaitForTerminalExitResponse = await self._serve(
-            "terminal/wait_for_exit", "wait_for_terminal_exit", request
-        )
-        return served
-
-    async def kill_terminal(self, request: m.KillTerminalRequest) -> m.KillTerminalResponse:
-        served: m.KillTerminalResponse = await self._serve(
-            "terminal/kill", "kill_terminal", request
-        )
-        return served
-
-    async def release_terminal(
-        self, request: m.ReleaseTerminalRequest
-    ) -> m.ReleaseTerminalResponse:
-        served: m.ReleaseTerminalResponse = await self._serve(
-            "terminal/release", "release_terminal", request
-        )
-        return served
-
     async def create_elicitation(self, request: ElicitationParams) -> ElicitationResponse:
         if "elicitation/create" in self.automatic:
             session_id = getattr(request, "session_id", None)
@@ -279,3 +226,18 @@ class Desk:
             "elicitation/create", "create_elicitation", request
         )
         return answer
+
+
+def _by_hand(route: Route) -> Callable[[Desk, Any], Awaitable[Any]]:
+    async def serve(self: Desk, request: Any) -> Any:
+        return await self._serve(route.method, route.handler, request)
+
+    serve.__name__ = serve.__qualname__ = route.handler
+    serve.__doc__ = f"`{route.method}`: waits for the learner, or the normal handlers serve it."
+    return serve
+
+
+# The AgentRequests methods of the session-scoped requests, one per route (the router calls
+# them by name): each waits for the learner's answer unless handed to the normal handlers.
+for _route in SESSION_REQUESTS:
+    setattr(Desk, _route.handler, _by_hand(_route))
