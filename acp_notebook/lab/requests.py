@@ -204,15 +204,9 @@ class Desk:
         model = _RESPONSES.get(method)
         return model.parse(answer) if model is not None else answer
 
-    def cancel_permissions(self) -> list[AgentRequest]:
-        """spec: on session/cancel the client MUST answer every pending permission request
-        with the ``cancelled`` outcome. The requests answered."""
-        answered = [
-            r for r in self.pending if r.method == "session/request_permission" and not r.done
-        ]
-        for request in answered:
-            request.answer(cancelled=True)
-        return answered
+    def permissions_waiting(self) -> list[AgentRequest]:
+        """The permission requests still waiting for an answer."""
+        return [r for r in self.pending if r.method == "session/request_permission" and not r.done]
 
     async def create_elicitation(self, request: ElicitationParams) -> ElicitationResponse:
         if "elicitation/create" in self.automatic:

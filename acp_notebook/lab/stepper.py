@@ -264,12 +264,18 @@ class Stepper:
     async def cancel(self) -> list[AgentRequest]:
         """`session/cancel` for the running prompt; the permission requests still waiting are
         answered ``cancelled`` (spec: the client MUST). Returns those requests."""
-        await self.notify("session/cancel", {"sessionId": self.session_id})
+        # Taken before session/cancel goes: the agent may withdraw them ($/cancel_request) as
+        # soon as it reads it, and they are answered all the same (one answer each goes out:
+        # ours, or the -32800 of a withdrawn request).
+        waiting = self.desk.permissions_waiting()
         since = len(self.messages)
-        answered = self.desk.cancel_permissions()
-        for _ in answered:  # shown with this step: wait until each answer went out
+        await self.notify("session/cancel", {"sessionId": self.session_id})
+        for request in waiting:
+            if not request.done:
+                request.answer(cancelled=True)  # spec: the client MUST answer them cancelled
+        for _ in waiting:  # shown with this step: wait until each answer went out
             since = (await self._shown_while(self._until(None, since, sent=True))).number
-        return answered
+        return waiting
 
     async def request(
         self, method: str, params: Mapping[str, Any] | None = None, *, check: bool = True
@@ -316,10 +322,11 @@ class Stepper:
 
     async def _until(self, what: str | None, seen: int, *, sent: bool = False) -> LabMessage:
         """The first message after the first ``seen`` that is ``what`` (a method or update
-        kind) received from the agent — or, with ``sent``, any result the learner sent."""
+        kind) received from the agent — or, with ``sent``, any answer the client sent (a
+        result, or the error of a request the agent withdrew with ``$/cancel_request``)."""
         while True:
             for entry in self.messages[seen:]:
-                if sent and entry.direction == "sent" and entry.kind == "result":
+                if sent and entry.direction == "sent" and entry.kind in ("result", "error"):
                     return entry
                 if (
                     not sent

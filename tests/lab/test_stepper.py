@@ -218,3 +218,33 @@ async def test_close_stops_the_agent_and_a_closed_lab_says_so(tmp_path: Path) ->
             os.kill(pid, 0)
     with pytest.raises(StepError, match="connection is closed"):
         await lab.new_session()
+
+
+async def test_an_elicitation_is_answered_by_hand(tmp_path: Path) -> None:
+    async with Stepper("demo", cwd=tmp_path, show=False) as lab:
+        await lab.initialize()
+        await lab.new_session()
+        turn = lab.start_prompt("/ask")
+        request = await lab.next_request()
+        assert request.method == "elicitation/create"
+        assert request.params["mode"] == "form"
+        request.answer(action="accept", content={"name": "Ada"})
+        assert (await turn)["stopReason"] == "end_turn"
+    reply = [e for e in lab.messages if e.update_kind == "agent_message_chunk"]
+    assert any("Hello, Ada!" in e.json() for e in reply)
+
+
+async def test_terminals_go_to_the_normal_handlers_while_the_permission_is_answered_by_hand(
+    tmp_path: Path,
+) -> None:
+    async with Stepper("demo", cwd=tmp_path, show=False) as lab:
+        await lab.initialize()
+        await lab.new_session()
+        lab.auto("terminal")
+        turn = lab.start_prompt("/run echo from-the-terminal")
+        request = await lab.next_request()
+        assert request.method == "session/request_permission"
+        request.answer(option_id="allow-once")
+        assert (await turn)["stopReason"] == "end_turn"
+    outputs = [e for e in lab.messages if e.kind == "result" and e.method == "terminal/output"]
+    assert outputs and "from-the-terminal" in outputs[-1].payload["output"]
