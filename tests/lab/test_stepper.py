@@ -3,8 +3,10 @@ refused with its explanation (and nothing sent), the agent's requests answered b
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,15 @@ pytestmark = pytest.mark.anyio
 BROKEN = [sys.executable, str(Path(__file__).resolve().parents[1] / "agents" / "broken_agent.py")]
 
 
+@contextlib.asynccontextmanager
+async def in_session(tmp_path: Path) -> AsyncIterator[Stepper]:
+    """A quiet lab on the demo agent, initialized, with a session open in ``tmp_path``."""
+    async with Stepper("demo", cwd=tmp_path, show=False) as lab:
+        await lab.initialize()
+        await lab.new_session()
+        yield lab
+
+
 def sent(lab: Stepper) -> list[LabMessage]:
     return [e for e in lab.messages if e.direction == "sent"]
 
@@ -24,9 +35,7 @@ def sent(lab: Stepper) -> list[LabMessage]:
 async def test_a_turn_by_hand_answers_the_permission_and_the_file_is_written(
     tmp_path: Path,
 ) -> None:
-    async with Stepper("demo", cwd=tmp_path, show=False) as lab:
-        await lab.initialize()
-        await lab.new_session()
+    async with in_session(tmp_path) as lab:
         lab.auto("fs")
         turn = lab.start_prompt("/write notes.txt hello")
         request = await lab.next_request()
@@ -43,9 +52,7 @@ async def test_a_turn_by_hand_answers_the_permission_and_the_file_is_written(
 
 
 async def test_prompt_returns_the_answer_and_every_message_is_kept(tmp_path: Path) -> None:
-    async with Stepper("demo", cwd=tmp_path, show=False) as lab:
-        await lab.initialize()
-        await lab.new_session()
+    async with in_session(tmp_path) as lab:
         assert await lab.prompt("/plan") == {"stopReason": "end_turn"}
     assert [e.number for e in lab.messages] == list(range(1, len(lab.messages) + 1))
     assert lab.messages[-1].kind == "result" and lab.messages[-1].method == "session/prompt"
@@ -53,9 +60,7 @@ async def test_prompt_returns_the_answer_and_every_message_is_kept(tmp_path: Pat
 
 
 async def test_prompt_stops_waiting_when_the_agent_waits_for_an_answer(tmp_path: Path) -> None:
-    async with Stepper("demo", cwd=tmp_path, show=False) as lab:
-        await lab.initialize()
-        await lab.new_session()
+    async with in_session(tmp_path) as lab:
         lab.auto("fs")
         with pytest.raises(StepError, match="next_request"):
             await lab.prompt("/write notes.txt hello")
@@ -119,9 +124,7 @@ async def test_each_out_of_order_step_is_explained_and_nothing_is_sent(
 
 
 async def test_a_second_prompt_while_one_runs_is_refused(tmp_path: Path) -> None:
-    async with Stepper("demo", cwd=tmp_path, show=False) as lab:
-        await lab.initialize()
-        await lab.new_session()
+    async with in_session(tmp_path) as lab:
         turn = lab.start_prompt("/slow")
         with pytest.raises(StepError, match="one prompt at a time"):
             lab.start_prompt("/plan")
@@ -131,9 +134,7 @@ async def test_a_second_prompt_while_one_runs_is_refused(tmp_path: Path) -> None
 
 
 async def test_cancel_answers_pending_permissions_with_cancelled(tmp_path: Path) -> None:
-    async with Stepper("demo", cwd=tmp_path, show=False) as lab:
-        await lab.initialize()
-        await lab.new_session()
+    async with in_session(tmp_path) as lab:
         lab.auto("fs")
         turn = lab.start_prompt("/write notes.txt hello")
         request = await lab.next_request()
@@ -145,9 +146,7 @@ async def test_cancel_answers_pending_permissions_with_cancelled(tmp_path: Path)
 
 
 async def test_a_wrong_answer_is_explained_and_not_sent(tmp_path: Path) -> None:
-    async with Stepper("demo", cwd=tmp_path, show=False) as lab:
-        await lab.initialize()
-        await lab.new_session()
+    async with in_session(tmp_path) as lab:
         lab.auto("fs")
         turn = lab.start_prompt("/write notes.txt hello")
         request = await lab.next_request()
@@ -221,9 +220,7 @@ async def test_close_stops_the_agent_and_a_closed_lab_says_so(tmp_path: Path) ->
 
 
 async def test_an_elicitation_is_answered_by_hand(tmp_path: Path) -> None:
-    async with Stepper("demo", cwd=tmp_path, show=False) as lab:
-        await lab.initialize()
-        await lab.new_session()
+    async with in_session(tmp_path) as lab:
         turn = lab.start_prompt("/ask")
         request = await lab.next_request()
         assert request.method == "elicitation/create"
@@ -237,9 +234,7 @@ async def test_an_elicitation_is_answered_by_hand(tmp_path: Path) -> None:
 async def test_terminals_go_to_the_normal_handlers_while_the_permission_is_answered_by_hand(
     tmp_path: Path,
 ) -> None:
-    async with Stepper("demo", cwd=tmp_path, show=False) as lab:
-        await lab.initialize()
-        await lab.new_session()
+    async with in_session(tmp_path) as lab:
         lab.auto("terminal")
         turn = lab.start_prompt("/run echo from-the-terminal")
         request = await lab.next_request()
