@@ -9,14 +9,18 @@ point of view: ``sent`` by the client (the learner), or ``received`` from the ag
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Direction", "LabMessage", "MessageKind", "describe"]
+__all__ = ["Direction", "LabMessage", "MessageKind", "Show", "default_show", "describe"]
 
 Direction = Literal["sent", "received"]
 MessageKind = Literal["request", "notification", "result", "error", "invalid"]
 _ARROWS = {"sent": "→", "received": "←"}
+#: What a lab calls with each message as it is shown.
+Show = Callable[["LabMessage"], None]
 _CLIP = 160
 
 
@@ -105,3 +109,14 @@ def describe(entry: LabMessage, *, brief: bool = False) -> str:
         if len(entry.schema_errors) > 1:
             line += f" (and {len(entry.schema_errors) - 1} more)"
     return line
+
+
+def default_show(brief: bool) -> Show:
+    """A notebook shows rows of a table; anything else prints a line per message."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if getattr(shell, "kernel", None) is not None:  # a kernel runs this, not just imported
+        from .display import show_in_notebook  # lazily: the lab never needs Jupyter
+
+        return lambda entry: show_in_notebook(entry, brief=brief)
+    return lambda entry: print(entry.summary(brief=brief))

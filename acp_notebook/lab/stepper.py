@@ -23,8 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import sys
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Generator, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 import anyio
@@ -38,26 +37,14 @@ from ..protocol import conformance
 from ..protocol import models as m
 from ..protocol.jsonrpc import TraceEvent
 from .explain import StepError, explain, rule_errors
-from .messages import LabMessage
+from .messages import LabMessage, Show, default_show
 from .order import order_problem
 from .requests import GROUPS, AgentRequest, Desk
 
 __all__ = ["Pending", "Show", "Stepper", "connect"]
 
-Show = Callable[[LabMessage], None]
 T = TypeVar("T")
 PromptInput = str | Sequence[Mapping[str, Any]]
-
-
-def _default_show(brief: bool) -> Show:
-    """A notebook shows rows of a table; anything else prints a line per message."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    if getattr(shell, "kernel", None) is not None:  # a kernel runs this, not just imported
-        from .display import show_in_notebook  # lazily: the lab never needs Jupyter
-
-        return lambda entry: show_in_notebook(entry, brief=brief)
-    return lambda entry: print(entry.summary(brief=brief))
 
 
 def _blocks(prompt: PromptInput) -> list[dict[str, Any]]:
@@ -81,12 +68,13 @@ class Stepper:
             spec = resolve_agent(agent)
             self._argv, self._env, self.name = spec.argv, {**spec.env, **(env or {})}, spec.name
         else:
-            self._argv, self._env, self.name = list(agent), dict(env or {}), "agent"
+            self._argv, self._env = list(agent), dict(env or {})
+            self.name = os.path.basename(self._argv[0]) if self._argv else "agent"
         self.cwd = os.path.abspath(cwd or os.getcwd())
         #: Called with each message as it goes: ``True`` shows them (a notebook table row,
         #: else a line of text), ``"brief"`` without their payload, ``False`` not at all.
         self.show: Show | None = (
-            _default_show(brief=show == "brief") if show in (True, "brief") else (show or None)  # type: ignore[assignment]
+            default_show(brief=show == "brief") if show in (True, "brief") else (show or None)  # type: ignore[assignment]
         )
         #: Every message both ways, in order.
         self.messages: list[LabMessage] = []
