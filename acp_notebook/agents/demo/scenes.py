@@ -257,7 +257,7 @@ COMMANDS: dict[str, Command] = {
         Command("read", "Read a file through the client in line windows (fs/read_text_file)", scene_read, "PATH [LINE [LIMIT]]"),
         Command("edit", "Propose an edit as a diff, ask permission, write it (fs/write_text_file)", scene_edit, "PATH"),
         Command("write", "Create or overwrite a file with TEXT, after asking permission", scene_write, "PATH TEXT"),
-        Command("rename", "Rename a name in the cell above, reviewed in the cell (the notebook's edit_cell)", scene_rename, "OLD NEW"),
+        Command("rename", "Rename a name in the cell above, reviewed in the cell (edit_cell), and in a FILE", scene_rename, "OLD NEW [FILE]"),
         Command("run", "Run a shell command in a client terminal, after asking permission", scene_run, "COMMAND"),
         Command("tools", "Use the notebook tools (MCP): list and inspect variables, run CODE after asking", scene_tools, "[CODE]"),
         Command("plan", "Show a plan whose steps progress during the turn", scene_plan),
@@ -282,7 +282,7 @@ COMMANDS: dict[str, Command] = {
 NOTES: dict[str, str] = {
     "read": "`tool_call` (kind `read`, `locations`) → `fs/read_text_file` with `line`/`limit` → `tool_call_update` completed with a `content` item.",
     "edit": "`tool_call` (kind `edit`) with `diff` content → `session/request_permission` → `fs/write_text_file` only if allowed → `tool_call_update` completed or failed.",
-    "rename": "An MCP client of the `notebook` server given in `session/new`: `list_cells`, `read_cell`, then `edit_cell`, which the user accepts or rejects in the cell; reported as a `tool_call` of kind `edit`.",
+    "rename": "An MCP client of the `notebook` server given in `session/new`: `list_cells`, `read_cell`, then `edit_cell`, which the user accepts or rejects in the cell; reported as a `tool_call` of kind `edit`. With FILE, then the file as /edit writes one.",
     "write": "Like /edit; a `diff` with `oldText: null` means a new file.",
     "run": "`session/request_permission` → `terminal/create` → `terminal` content in the tool call → `terminal/wait_for_exit` → `terminal/output` → `terminal/release`.",
     "plan": "Each `plan` update carries every entry: clients replace the plan, they never merge.",
