@@ -17,13 +17,25 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import ingest, kernel_turns, startup
+from . import ingest, inspector_overhead, kernel_turns, startup
 from .table import Row, format_table
+
+
+def inspector(quick: bool) -> list[Row]:
+    """benchmarks/inspector_overhead.py's row (the live inspector attached to a turn)."""
+    row = inspector_overhead.run(quick)
+    return [
+        Row(
+            row["name"], row["figure"], row["baseline"], "not inspected", row["unit"], row["budget"]
+        )
+    ]
+
 
 BENCHMARKS: dict[str, Callable[[bool], list[Row]]] = {
     "startup": startup.measure,
     "ingest": ingest.measure,
     "kernel": kernel_turns.measure,
+    "inspector": inspector,
 }
 
 

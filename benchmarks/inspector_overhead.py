@@ -36,7 +36,9 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(quick: bool = False, *, chunks: int | None = None, reps: int | None = None) -> dict[str, Any]:
+def run(
+    quick: bool = False, *, chunks: int | None = None, reps: int | None = None
+) -> dict[str, Any]:
     """Measure; one row of the benchmark table (figure, baseline, ratio, budget, passed)."""
     from acp_notebook.notebook.controls import REGISTRY, ControlContext
     from acp_notebook.notebook.controls import run as run_control

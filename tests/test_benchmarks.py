@@ -18,6 +18,9 @@ pytestmark = pytest.mark.slow
 #: Figures (by the start of their name) whose budget is not met yet (issue 15 stays open
 #: for them; benchmarks/README.md says why).
 NOT_MET_YET = ("`%load_ext acp_notebook`", "… and the saved transcript")
+#: Figures whose quick run is too short to be more than noise (two turns of a fraction of
+#: a second each; benchmarks/README.md): shown in the table, not asserted here.
+NOISY_WHEN_QUICK = ("inspector overhead",)
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +40,7 @@ def quick_run(
 
 
 def _rows(rows: list[dict[str, Any]], *, met: bool) -> list[dict[str, Any]]:
+    rows = [r for r in rows if not r["figure"].startswith(NOISY_WHEN_QUICK)]
     return [r for r in rows if r["figure"].startswith(NOT_MET_YET) != met]
 
 
@@ -44,7 +48,14 @@ def test_one_command_prints_one_table_with_every_figure(quick_run) -> None:
     proc, rows = quick_run
     assert "| figure | value | baseline (same run) | ratio | budget | |" in proc.stdout
     figures = " ".join(r["figure"] for r in rows)
-    for figure in ("load_ext", "ingest CPU", "live view bytes", "saved transcript", "`1+1`"):
+    for figure in (
+        "load_ext",
+        "ingest CPU",
+        "live view bytes",
+        "saved transcript",
+        "`1+1`",
+        "inspector overhead",
+    ):
         assert figure in figures
     assert all(r["baseline"] > 0 for r in rows)
 
