@@ -31,6 +31,7 @@ from .turns import TurnHandle, TurnSettings, run_turn
 
 if TYPE_CHECKING:
     from .cell import LiveCell
+    from .plain_view import PlainView
 
 log = logging.getLogger(__name__)
 
@@ -140,9 +141,11 @@ class NotebookAgents:
 
     # ------------------------------------------------------------------ turns
 
-    def start_turn(self, settings: TurnSettings, cell: LiveCell | None = None) -> TurnHandle:
+    def start_turn(
+        self, settings: TurnSettings, cell: LiveCell | PlainView | None = None
+    ) -> TurnHandle:
         """Start a turn at once; with a ``cell`` it streams into the cell's widgets and
-        ends as the static transcript."""
+        ends as the static transcript (or into its stdout, as plain text)."""
         loop = self.loop
         self.handles = [h for h in self.handles if not h.done]
         runner = self.tools.runner if self.tools is not None else None
