@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..protocol import models as m
-from .formatting import human_bytes
+from .formatting import first_line, human_bytes
+from .sent import prompt_words
 from .toolcall import CANCELLED, ToolCallState
 
 if TYPE_CHECKING:
@@ -195,10 +196,18 @@ class TurnRecord:
     cancel_requested: bool = False
     #: `PromptResponse.usage` (unstable) when the agent sent it, raw.
     usage: dict[str, Any] | None = None
+    #: The session title the agent announced during this turn (`session_info_update`).
+    title: str | None = None
 
     @property
     def finished(self) -> bool:
         return self.stop_reason is not None or self.error is not None
+
+    @property
+    def heading(self) -> str:
+        """What this turn's header names it: the title the agent gave during it, else the
+        first line of its prompt (each turn its own, never the first turn's again)."""
+        return self.title or first_line(prompt_words(self.prompt))
 
 
 @dataclass
@@ -328,6 +337,8 @@ class Transcript:
             self._set_config_options(update.config_options, turn, announce=True)
         elif isinstance(update, m.SessionInfoUpdate):
             present = update.model_fields_set
+            if "title" in present and turn is not None and turn < len(self.turns):
+                self.turns[turn].title = update.title
             if "title" in present and update.title != self.title:
                 self.title = update.title  # null clears
                 self.entries.append(
