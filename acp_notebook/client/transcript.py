@@ -22,6 +22,7 @@ identity; text grows only by appending to a :class:`TextRun`.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -300,6 +301,27 @@ class Transcript:
         self.entries.append(note)
         self.changed()
         return note
+
+    def reject_running_call(self, by: str, mentions: str | None = None) -> ToolCallState | None:
+        """The client rejected what a running tool call of this turn asked (a cell edit
+        the user rejected where it was shown): that call reads "rejected by ``by``" once it
+        ends, failed or not. The call is the running one whose raw input names
+        ``mentions`` (a cell id) if any does, else the latest running one."""
+        turn = self.current_turn
+        running = [
+            c
+            for c in self.tool_calls.values()
+            if c.turn == turn and c.status in ("pending", "in_progress")
+        ]
+        if mentions:
+            named = [c for c in running if mentions in json.dumps(c.raw_input, default=str)]
+            running = named or running
+        if not running:
+            return None
+        call = running[-1]
+        call.client_rejection = by
+        self.changed()
+        return call
 
     def entries_of(self, turn: int | None) -> list[Entry]:
         return [e for e in self.entries if e.turn == turn]
