@@ -42,6 +42,7 @@ class Writer(Protocol):
 
     def flush(self) -> None: ...
 
+
 #: Tool call statuses after which it does not change any more.
 _FINAL = frozenset({"completed", "failed", CANCELLED})
 
