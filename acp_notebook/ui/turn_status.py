@@ -104,9 +104,8 @@ def title_html(
     parts = [f"<b>{esc(agent_label)}</b>" if agent_label else "<b>agent</b>"]
     if session_label:
         parts.append(esc(f"session {session_label}"))
-    if transcript is not None:
-        if transcript.current_mode_id is not None and transcript.modes:
-            parts.append(esc(f"mode {transcript.mode_name(transcript.current_mode_id)}"))
+    if transcript is not None and transcript.current_mode_id is not None and transcript.modes:
+        parts.append(esc(f"mode {transcript.mode_name(transcript.current_mode_id)}"))
     heading = record.heading if record is not None else ""
     if heading:
         parts.append(esc(f"“{heading}”"))
