@@ -30,9 +30,8 @@ import os
 import stat
 import tempfile
 import warnings
+from pathlib import Path
 from typing import Any
-
-from .._state_dir import state_dir
 
 __all__ = ["LEGACY_FILE", "MAX_BYTES", "NotebookState", "StateFileWarning", "read_json_object"]
 
@@ -47,6 +46,14 @@ class StateFileWarning(UserWarning):
 
 def _warn(message: str) -> None:
     warnings.warn(message, StateFileWarning, stacklevel=3)
+
+
+def state_dir() -> Path:
+    """The per-user state directory of acp_notebook (XDG base directory rules)."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    return Path(base) / "acp-notebook"
 
 
 def read_json_object(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -115,6 +122,9 @@ class NotebookState:
         self.notebook = notebook_path(cwd)
         digest = hashlib.sha256(self.notebook.encode("utf-8", "surrogatepass")).hexdigest()[:24]
         self.path = state_dir() / "notebooks" / f"{digest}.json"
+        #: The built-in demo agent's sessions of this notebook (its ``--state-file``), so
+        #: ``--history``, ``--load`` and ``--resume`` work after a kernel restart.
+        self.demo_sessions = state_dir() / "demo" / f"{digest}.json"
         #: Where earlier versions kept it (read only), and the notebook's key there.
         self.legacy_path = os.path.join(cwd, LEGACY_FILE)
         self.legacy_key = os.path.relpath(self.notebook, cwd)

@@ -115,10 +115,7 @@ to the client is withdrawn with ``$/cancel_request``, unfinished tool calls end
 Options: ``--require-auth`` (or ``ACP_DEMO_REQUIRE_AUTH=1``): ``session/new``, ``load``
 and ``resume`` answer ``-32000`` until ``authenticate`` with ``demo-login`` (which needs no
 credentials). ``--state-file PATH`` (or ``ACP_DEMO_STATE_FILE``): keep sessions in a JSON
-file (written atomically) so that a later process can list, load and resume them; by default
-one file per notebook (``JPY_SESSION_NAME``) or working directory under
-``$XDG_STATE_HOME/acp-notebook/demo/``, so a notebook's sessions outlive its kernel;
-``--no-state-file`` (or an empty ``ACP_DEMO_STATE_FILE``) keeps them in memory only.
+file (written atomically) so that a later process can list and load them.
 ``--page-size N``: ``session/list`` page size (default 50). ``--log-level LEVEL``: what
 to log to stderr (default ``WARNING``); nothing but protocol messages ever goes to stdout.
 When stdin ends the agent still answers the requests it received (within ten seconds),

@@ -4,36 +4,16 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import logging
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..._state_dir import state_dir
 from ...protocol.stdio import serve_stdio
 from .server import DEFAULT_PAGE_SIZE, DemoOptions, serve
 
 __all__ = ["main"]
-
-
-#: ``--state-file`` not given: the default below.
-_DEFAULT = Path("\0default")
-
-
-def _default_state_file(require_auth: bool) -> Path | None:
-    """``ACP_DEMO_STATE_FILE`` (empty: none), else a file in the per-user state directory
-    for this notebook (``JPY_SESSION_NAME``, which the kernel's agents inherit) or, without
-    one, this working directory: the sessions of a notebook outlive its kernel. Agents with
-    other options (``--require-auth``) keep files of their own."""
-    given = os.environ.get("ACP_DEMO_STATE_FILE")
-    if given is not None:
-        return Path(given) if given else None
-    owner = os.environ.get("JPY_SESSION_NAME") or os.path.realpath(os.getcwd())
-    key = f"{owner}\0{'auth' if require_auth else ''}"
-    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return state_dir() / "demo" / f"{digest}.json"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,21 +28,12 @@ def _parser() -> argparse.ArgumentParser:
         help="answer session/new, load and resume with -32000 until authenticate "
         "(method demo-login) is called (env ACP_DEMO_REQUIRE_AUTH=1)",
     )
-    state = parser.add_mutually_exclusive_group()
-    state.add_argument(
+    parser.add_argument(
         "--state-file",
         type=Path,
-        default=_DEFAULT,
-        help="keep sessions in this JSON file so later processes (a restarted kernel) can "
-        "list, load and resume them (env ACP_DEMO_STATE_FILE; default: one file per notebook, "
-        "or per working directory, under $XDG_STATE_HOME/acp-notebook/demo/)",
-    )
-    state.add_argument(
-        "--no-state-file",
-        dest="state_file",
-        action="store_const",
-        const=None,
-        help="keep sessions in memory only (also ACP_DEMO_STATE_FILE set to an empty value)",
+        default=os.environ.get("ACP_DEMO_STATE_FILE") or None,
+        help="keep sessions in this JSON file so later processes can list and load them "
+        "(env ACP_DEMO_STATE_FILE)",
     )
     parser.add_argument(
         "--page-size",
@@ -93,11 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     options = DemoOptions(
         require_auth=bool(args.require_auth),
-        state_file=(
-            _default_state_file(bool(args.require_auth))
-            if args.state_file == _DEFAULT
-            else args.state_file
-        ),
+        state_file=Path(args.state_file) if args.state_file else None,
         page_size=args.page_size,
     )
     return serve_stdio(lambda receive, send: serve(receive, send, options))
