@@ -25,6 +25,7 @@ from .render import Renderer
 from .session import Session
 from .toolcall import CANCELLED
 from .transcript import (
+    CompactionEntry,
     MessageEntry,
     PlanView,
     ToolCallEntry,
@@ -147,6 +148,8 @@ class TextPrinter:
                 self._tool_call(entry, seen)
             elif isinstance(entry, PlanView):
                 self._plan(entry, seen)
+            elif isinstance(entry, CompactionEntry) and entry.status == "in_progress":
+                continue  # printed once settled, with its whole summary
             elif seen.status is None:
                 seen.status = "shown"
                 self._line(self._blocks(self.renderer.entry(entry)))
@@ -168,7 +171,7 @@ class TextPrinter:
 
     def _tool_call(self, entry: ToolCallEntry, seen: _Seen) -> None:
         call = entry.tool_call
-        title = call.title or call.tool_call_id
+        title = call.shown_title or call.tool_call_id
         if seen.status is None:
             self._line(
                 f"{self._style('bold', '▶ ' + title)} {self._style('faint', f'· {call.kind}')}"
