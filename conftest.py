@@ -3,9 +3,16 @@
 It is rendered from the same transcript as the turn's ``text/markdown`` and
 ``text/plain``, which are compared; its markup follows the look of the live view, which
 changes more often than what a turn says.
+
+Each notebook's kernel gets a per-user state directory of its own (``XDG_STATE_HOME``):
+the demo agent keeps its sessions there across kernel restarts, so without it the session
+ids a notebook stores (``demo-session-1``) would depend on earlier runs and other notebooks.
 """
 
 from __future__ import annotations
+
+import os
+import tempfile
 
 import pytest
 
@@ -15,3 +22,13 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     skip = getattr(notebook, "skip_compare", None)  # nbval's IPyNbFile
     if isinstance(skip, tuple) and "text/html" not in skip:
         notebook.skip_compare = (*skip, "text/html")  # type: ignore[union-attr]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before nbval starts a notebook's kernel (when its first cell is set up)."""
+    notebook = item.parent
+    if getattr(notebook, "skip_compare", None) is None or getattr(notebook, "_acp_state", None):
+        return
+    notebook._acp_state = tempfile.mkdtemp(prefix="acp-notebook-nbval-")  # type: ignore[union-attr]
+    os.environ["XDG_STATE_HOME"] = notebook._acp_state  # type: ignore[union-attr]

@@ -12,7 +12,9 @@ outputs that depend on timing or on the machine.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -303,6 +305,9 @@ def execute(path: Path) -> None:
     }
     for i in skipped:
         nb.cells[i].source = ""
+    # A state directory of its own, as nbval's run gets (conftest.py): the demo agent's
+    # session ids (demo-session-1) do not depend on earlier runs or other notebooks.
+    os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="acp-notebook-build-")
     AsNbval(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     ).execute()

@@ -6,7 +6,6 @@ Everything is shown and read on stderr/stdin, so stdout keeps only the transcrip
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import threading
@@ -19,9 +18,16 @@ from anyio.from_thread import BlockingPortal
 
 from ..client import elicitation
 from ..client import permissions as perms
+from ..client.asking import (
+    CANCEL,
+    always_question,
+    permission_question,
+    read_choice,
+    read_yes,
+    retry,
+)
 from ..client.elicitation import ElicitationRequest, InvalidContent, split_url
 from ..client.permissions import PermissionRequest
-from ..client.render import Renderer
 from ..client.session import Session
 
 __all__ = ["Console", "elicitation_asker", "parse_field", "permission_asker"]
@@ -117,29 +123,23 @@ def permission_asker(session: Session, console: Console) -> perms.Asker:
         async with console.question():
             if not request.pending:
                 return
-            call = session.transcript.tool_calls.get(request.tool_call_id)
-            renderer = Renderer(session.transcript, terminals=session.terminal_view, markdown=False)
-            lines = ["", "The agent asks for permission:"]
-            if call is not None:
-                lines.append(renderer.tool_call(call))
-                if call.raw_input is not None and call.content:
-                    lines.append("Raw input: " + json.dumps(call.raw_input, ensure_ascii=False))
-            for number, option in enumerate(request.options, 1):
-                lines.append(f"  [{number}] {option.name} ({option.kind})")
-            lines.append("  [c] cancel")
-            _say("\n".join(lines))
+            _say(permission_question(session, request))
             try:
                 while request.pending:
-                    answer = (await console.ask("Choice: ")).strip().lower()
+                    choice = read_choice(request, await console.ask("Choice: "))
                     if not request.pending:
                         break
-                    if answer in ("c", "cancel", ""):
+                    if choice == CANCEL:
                         session.permissions.cancel(request.key, by="user")
-                    elif answer.isdigit() and 1 <= int(answer) <= len(request.options):
-                        option = request.options[int(answer) - 1]
-                        session.permissions.choose(request.key, option.option_id)
+                    elif isinstance(choice, perms.PermissionOption):
+                        second = always_question(request, choice)
+                        if second is not None:
+                            _say(second)
+                            if not read_yes(await console.ask("[y/N]: ")):
+                                continue  # no: back to the question's options
+                        session.permissions.choose(request.key, choice.option_id)
                     else:
-                        _say(f"Type a number from 1 to {len(request.options)}, or c.")
+                        _say(retry(request))
             finally:
                 if request.state == "cancelled" and request.decided_by != "user":
                     _say(f"\n{request.describe()}")

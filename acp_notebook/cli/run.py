@@ -19,13 +19,14 @@ from ..client.errors import AcpClientError, AuthRequired
 from ..client.rules import PermissionRules
 from ..client.secrets import redacting
 from ..client.session import PromptTurn
+from ..client.text_stream import TextPrinter
 from ..client.trace import TraceWriter, open_private
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.process import AgentStartError
 from .exits import EXIT_USAGE, fail
 from .hints import auth_hint, missing_vars
 from .prompts import Console, elicitation_asker, permission_asker
-from .terminal_render import StartProgress, TerminalPrinter, use_color
+from .terminal_render import StartProgress, use_color
 
 __all__ = ["run"]
 
@@ -93,7 +94,7 @@ async def run(args: argparse.Namespace) -> int:
                 if interactive:
                     session.elicitations.asker = elicitation_asker(session, console)
                 printer = (
-                    TerminalPrinter(session, sys.stdout, color=use_color(sys.stdout))
+                    TextPrinter(session, sys.stdout, color=use_color(sys.stdout))
                     if _for_terminal(args)
                     else None
                 )
@@ -135,7 +136,7 @@ def _for_terminal(args: argparse.Namespace) -> bool:
     return args.format == "terminal" or (args.format == "auto" and sys.stdout.isatty())
 
 
-def _report_streamed(printer: TerminalPrinter, turn: PromptTurn, timeout: float | None) -> int:
+def _report_streamed(printer: TextPrinter, turn: PromptTurn, timeout: float | None) -> int:
     """After a streamed turn: how it ended (already on screen), and the exit code."""
     if turn.record is not None:
         printer.footer(turn.record)

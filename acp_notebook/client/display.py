@@ -79,7 +79,10 @@ STATUS_ICONS = {
 
 def rejected_by(call: ToolCallState) -> str | None:
     """Who rejected the call ("you", "rule `deny execute rm *`", "policy deny"), when it
-    failed because its permission was rejected: that is no failure of the tool."""
+    failed because its permission was rejected, or ended after the client rejected what it
+    asked (a cell edit rejected in the cell): that is no failure of the tool."""
+    if call.client_rejection is not None and call.status in ("failed", "completed"):
+        return call.client_rejection  # the client's own decision, whatever the agent says
     if call.status != "failed":
         return None
     for request in reversed(call.permissions):

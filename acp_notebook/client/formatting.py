@@ -57,6 +57,16 @@ def capped(text: str, limit: int) -> str:
     return text[:limit] + f"\n\n… {len(text) - limit:,} more characters not shown\n"
 
 
+def first_line(text: str, limit: int = 60) -> str:
+    """The first non-empty line of ``text``, whitespace collapsed, cut at ``limit``
+    characters (a heading made from a prompt)."""
+    for line in text.splitlines():
+        words = " ".join(line.split())
+        if words:
+            return words if len(words) <= limit else words[: limit - 1].rstrip() + "…"
+    return ""
+
+
 def fence(text: str, lang: str = "") -> str:
     """A fenced code block that survives backticks inside ``text``."""
     ticks = "```"

@@ -53,6 +53,9 @@ class ToolCallState:
     #: The name of the client's own notebook tool this call is (``run_code``), set by the
     #: client that made the call, never from the wire: ``notebook`` rules match on it.
     notebook_tool: str | None = None
+    #: Who rejected what this call asked, when the client itself knows (a cell edit the
+    #: user rejected in the cell: ``Transcript.reject_running_call``), never from the wire.
+    client_rejection: str | None = None
 
     @property
     def finished(self) -> bool:

@@ -23,13 +23,15 @@ identity; text grows only by appending to a :class:`TextRun`.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..protocol import models as m
-from .formatting import human_bytes
+from .formatting import first_line, human_bytes
+from .sent import prompt_words
 from .toolcall import CANCELLED, ToolCallState
 
 if TYPE_CHECKING:
@@ -252,10 +254,18 @@ class TurnRecord:
     cancel_requested: bool = False
     #: `PromptResponse.usage` (unstable) when the agent sent it, raw.
     usage: dict[str, Any] | None = None
+    #: The session title the agent announced during this turn (`session_info_update`).
+    title: str | None = None
 
     @property
     def finished(self) -> bool:
         return self.stop_reason is not None or self.error is not None
+
+    @property
+    def heading(self) -> str:
+        """What this turn's header names it: the title the agent gave during it, else the
+        first line of its prompt (each turn its own, never the first turn's again)."""
+        return self.title or first_line(prompt_words(self.prompt))
 
 
 @dataclass
@@ -350,6 +360,27 @@ class Transcript:
         self.changed()
         return note
 
+    def reject_running_call(self, by: str, mentions: str | None = None) -> ToolCallState | None:
+        """The client rejected what a running tool call of this turn asked (a cell edit
+        the user rejected where it was shown): that call reads "rejected by ``by``" once it
+        ends, failed or not. The call is the running one whose raw input names
+        ``mentions`` (a cell id) if any does, else the latest running one."""
+        turn = self.current_turn
+        running = [
+            c
+            for c in self.tool_calls.values()
+            if c.turn == turn and c.status in ("pending", "in_progress")
+        ]
+        if mentions:
+            named = [c for c in running if mentions in json.dumps(c.raw_input, default=str)]
+            running = named or running
+        if not running:
+            return None
+        call = running[-1]
+        call.client_rejection = by
+        self.changed()
+        return call
+
     def entries_of(self, turn: int | None) -> list[Entry]:
         return [e for e in self.entries if e.turn == turn]
 
@@ -386,6 +417,8 @@ class Transcript:
             self._set_config_options(update.config_options, turn, announce=True)
         elif isinstance(update, m.SessionInfoUpdate):
             present = update.model_fields_set
+            if "title" in present and turn is not None and turn < len(self.turns):
+                self.turns[turn].title = update.title
             if "title" in present and update.title != self.title:
                 self.title = update.title  # null clears
                 self.entries.append(

@@ -107,7 +107,8 @@ class NotebookPrompt:
                 name=Path(self.notebook).name,
                 mime_type="application/x-ipynb+json",
                 title="The open notebook (edit it with the notebook tools, not by writing the file)",
-                field_meta={ATTACHMENT_META: {"label": f"notebook {Path(self.notebook).name}"}},
+                # Its name alone ("notebook.ipynb"), never "notebook notebook.ipynb".
+                field_meta={ATTACHMENT_META: {"label": f"link to {Path(self.notebook).name}"}},
             )
             out.append(link)
         return out

@@ -31,7 +31,9 @@ from .config import AcpConfig
 from .context import NoError, NotebookPrompt, notebook_prompt
 from .controls import REGISTRY, Control, ControlContext, ControlFailed, run, run_awaited
 from .dryrun import dry_run_bundle
-from .headless import detect_headless
+from .headless import detect_frontend, detect_headless
+from .headless import install as watch_frontend
+from .headless import uninstall as unwatch_frontend
 from .manager import NotebookAgents
 from .options import AcpOptions, OptionError, parse_line
 from .tool_calls import KernelTools
@@ -113,7 +115,9 @@ class AcpMagics(AcpConfig, Magics):
         """Send a prompt to the agent (``%acp --help`` for options)."""
         options = self._parse(line, cell)
         handle = self._start(options, awaited=False)
-        if handle is not None and handle.settings.headless:
+        if handle is not None and handle.settings.plain:
+            self._wait_plain(handle)
+        elif handle is not None and handle.settings.headless:
             try:
                 handle.wait()
             finally:  # an interrupted turn still leaves its transcript in the output
@@ -129,7 +133,9 @@ class AcpMagics(AcpConfig, Magics):
         handle = self._start(options, awaited=True)
         if handle is None:
             return
-        if handle.settings.headless:
+        if handle.settings.plain:
+            self._wait_plain(handle)  # input() blocks the main thread anyway
+        elif handle.settings.headless:
             try:
                 await handle
             finally:  # an interrupted turn still leaves its transcript in the output
@@ -161,6 +167,10 @@ class AcpMagics(AcpConfig, Magics):
             return None
         if settings.headless:
             return self.agents.start_turn(settings)
+        if settings.plain and self.agents.tools is not None:
+            from .plain_view import PlainView
+
+            return self.agents.start_turn(settings, PlainView(self.agents.tools.prepare()))
         from ..ui.turn import TurnView
         from .cell import LiveCell
 
@@ -182,6 +192,15 @@ class AcpMagics(AcpConfig, Magics):
             self._control(replace(options, control="inspector"))
         return self.agents.start_turn(settings, live)
 
+    def _wait_plain(self, handle: TurnHandle) -> None:
+        """Block until a plain-text turn ends, printing it and asking its questions here,
+        in the cell (its stdout and stdin)."""
+        try:
+            handle.wait()
+        finally:
+            if self.agents.tools is not None and self.agents.tools.runner is not None:
+                self.agents.tools.runner.drain()  # the last words, queued as the turn ended
+
     def _inspect_after(self, options: AcpOptions) -> None:
         """``%acp --inspect PROMPT`` headless: the timeline once the turn is over."""
         if options.inspect:
@@ -196,13 +215,26 @@ class AcpMagics(AcpConfig, Magics):
         configured = {"yes": True, "no": False}.get(self.headless)
         return configured if configured is not None else detect_headless(self.shell)
 
+    def is_plain(self, given: bool | None = None) -> bool:
+        """Someone reads, but the frontend shows no widgets (``jupyter console``): unless
+        ``--headless``/``--interactive`` or the configuration chose."""
+        if given is not None or self.headless != "auto":
+            return False
+        return detect_frontend(self.shell) == "plain"
+
     def policy(self, given: str | None = None) -> Policy:
         return given or self.permissions  # type: ignore[return-value]
 
     def turn_settings(self, options: AcpOptions, *, awaited: bool) -> TurnSettings:
         headless = self.is_headless(options.headless)
+        plain = not headless and self.is_plain(options.headless)
         wait = self.wait if options.wait is None else options.wait
-        if not headless and wait and not (awaited and kernel_runs_comms_while_awaiting()):
+        if (
+            not headless
+            and not plain
+            and wait
+            and not (awaited and kernel_runs_comms_while_awaiting())
+        ):
             wait = False
             if awaited and not self._fallback_said:
                 self._fallback_said = True
@@ -219,6 +251,7 @@ class AcpMagics(AcpConfig, Magics):
             permissions=self.policy(options.permissions),
             timeout=options.timeout if options.timeout is not None else self.timeout,
             headless=headless,
+            plain=plain,
             wait=wait,
             coalesce=self.coalesce_ms / 1000,
             tools=self.tools and options.tools is not False,
@@ -290,6 +323,7 @@ def register(shell: InteractiveShell) -> AcpMagics:
     shell.user_ns[AWAIT_HELPER] = magics.acp_awaited
     shell.user_ns_hidden[AWAIT_HELPER] = magics.acp_awaited
     install_completion(shell, magics.agents.slash_commands)
+    watch_frontend(shell)
     if escape_transformer not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(escape_transformer)
     if await_transformer not in shell.input_transformers_post:
@@ -304,6 +338,7 @@ def unregister(shell: InteractiveShell, magics: AcpMagics | None) -> None:
         shell.input_transformers_post.remove(await_transformer)
     shell.user_ns.pop(AWAIT_HELPER, None)
     shell.user_ns_hidden.pop(AWAIT_HELPER, None)
+    unwatch_frontend(shell)
     if magics is not None:
         if magics.cells is not None:
             magics.cells.uninstall()

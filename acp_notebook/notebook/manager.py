@@ -9,6 +9,7 @@ here that read them say so. Everything else runs on the kernel's main thread.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import logging
 import os
 import time
@@ -16,7 +17,7 @@ import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..agents.presets import resolve_agent
+from ..agents.presets import DEMO, LaunchSpec, resolve_agent
 from ..client.mcp import normalise
 from ..client.rules import PermissionRules
 from ..client.secrets import redacting
@@ -31,6 +32,7 @@ from .turns import TurnHandle, TurnSettings, run_turn
 
 if TYPE_CHECKING:
     from .cell import LiveCell
+    from .plain_view import PlainView
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +82,7 @@ class NotebookAgents:
         runtime = self.runtimes.get(agent)
         if runtime is None:
             runtime = AgentRuntime(
-                resolve_agent(agent),
+                self._launch(agent),
                 cwd=self.cwd,
                 env=self.env,
                 start_task=self._start_task,
@@ -95,6 +97,19 @@ class NotebookAgents:
             runtime.observers = (redacting(self.log.observer(agent), runtime.env.values),)
             self.runtimes[agent] = runtime
         return runtime
+
+    def _launch(self, agent: str) -> LaunchSpec:
+        """How to start ``agent``; the built-in demo keeps this notebook's sessions in the
+        per-user state directory (unless ``ACP_DEMO_STATE_FILE`` says where)."""
+        spec = resolve_agent(agent)
+        if (
+            spec.method == "builtin"
+            and spec.name == DEMO
+            and "ACP_DEMO_STATE_FILE" not in os.environ
+        ):
+            state = ["--state-file", str(self.state.demo_sessions)]
+            spec = dataclasses.replace(spec, argv=[*spec.argv, *state])
+        return spec
 
     def _session_tools(self, name: str) -> SessionTools | None:
         return self.tools.for_session(name) if self.tools is not None else None
@@ -140,9 +155,11 @@ class NotebookAgents:
 
     # ------------------------------------------------------------------ turns
 
-    def start_turn(self, settings: TurnSettings, cell: LiveCell | None = None) -> TurnHandle:
+    def start_turn(
+        self, settings: TurnSettings, cell: LiveCell | PlainView | None = None
+    ) -> TurnHandle:
         """Start a turn at once; with a ``cell`` it streams into the cell's widgets and
-        ends as the static transcript."""
+        ends as the static transcript (or into its stdout, as plain text)."""
         loop = self.loop
         self.handles = [h for h in self.handles if not h.done]
         runner = self.tools.runner if self.tools is not None else None

@@ -38,6 +38,9 @@ def record_cell_change(session: Session, report: CellChangeReport) -> None:
     """The notebook tools' ``report`` hook: the turn's transcript says what became of the
     change, and an applied change is kept for review and undo. Agent loop thread."""
     session.transcript.add_note(report.sentence())
+    if report.status == "rejected":
+        # The agent reports its call failed; it was the user's "no" (issue 13: "rejected").
+        session.transcript.reject_running_call(report.by, mentions=report.cell_id or None)
     if report.applied:
         session.checkpoints.cell_changed(
             report.cell_id,

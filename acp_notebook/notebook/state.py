@@ -122,6 +122,9 @@ class NotebookState:
         self.notebook = notebook_path(cwd)
         digest = hashlib.sha256(self.notebook.encode("utf-8", "surrogatepass")).hexdigest()[:24]
         self.path = state_dir() / "notebooks" / f"{digest}.json"
+        #: The built-in demo agent's sessions of this notebook (its ``--state-file``), so
+        #: ``--history``, ``--load`` and ``--resume`` work after a kernel restart.
+        self.demo_sessions = state_dir() / "demo" / f"{digest}.json"
         #: Where earlier versions kept it (read only), and the notebook's key there.
         self.legacy_path = os.path.join(cwd, LEGACY_FILE)
         self.legacy_key = os.path.relpath(self.notebook, cwd)

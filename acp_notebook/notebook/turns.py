@@ -28,6 +28,7 @@ from .runtime import EXPECTED_FAILURES, AgentRuntime
 if TYPE_CHECKING:
     from .cell import LiveCell
     from .manager import NotebookAgents
+    from .plain_view import PlainView
     from .tools import MainThreadRunner
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,8 @@ class TurnSettings:
     permissions: Policy = "ask"
     timeout: float | None = None
     headless: bool = False
+    #: Someone reads, without widgets (``jupyter console``): plain text and ``input()``.
+    plain: bool = False
     wait: bool = True
     coalesce: float = 0.075
     #: Offer the notebook tools to a session this turn opens.
@@ -184,10 +187,13 @@ class TurnHandle:
 
 
 async def _prompt(
-    runtime: AgentRuntime, settings: TurnSettings, handle: TurnHandle, cell: LiveCell | None
+    runtime: AgentRuntime,
+    settings: TurnSettings,
+    handle: TurnHandle,
+    cell: LiveCell | PlainView | None,
 ) -> tuple[Session, PromptTurn]:
     """Open the turn's session, send the prompt, wait for the turn to end."""
-    session = await open_session(runtime, settings, cell)
+    session = await open_session(runtime, settings, _clickable(cell))
     blocks = settings.blocks(session.connection.agent_capabilities.prompt_capabilities)
     turn = session.submit(blocks, timeout=settings.timeout)
     handle.turn = turn
@@ -197,10 +203,20 @@ async def _prompt(
     return session, turn
 
 
-async def run_turn(agents: NotebookAgents, handle: TurnHandle, cell: LiveCell | None) -> None:
+def _clickable(cell: LiveCell | PlainView | None) -> LiveCell | None:
+    """The cell, if it shows widgets (a login prompt can be clicked there)."""
+    from .cell import LiveCell
+
+    return cell if isinstance(cell, LiveCell) else None
+
+
+async def run_turn(
+    agents: NotebookAgents, handle: TurnHandle, cell: LiveCell | PlainView | None
+) -> None:
     """Run the turn of ``handle`` on the agent loop: open its session (logging in where
     someone can click), send the prompt, wait for the end. With a ``cell`` (someone is
-    watching) it streams there and ends as the static transcript."""
+    watching) it streams there and ends as the static transcript, or as plain text
+    (a frontend without widgets, ``plain_view.py``)."""
     settings = handle.settings
     runtime: AgentRuntime | None = None
     try:
@@ -209,10 +225,11 @@ async def run_turn(agents: NotebookAgents, handle: TurnHandle, cell: LiveCell | 
             cell.starting(runtime.status)
             runtime.progress = cell.start_progress
         session, turn = await _prompt(runtime, settings, handle, cell)
+        clickable = _clickable(cell)
         if (
             isinstance(turn.exception, AuthRequired)
-            and cell is not None
-            and await log_in(runtime, cell, turn.exception)
+            and clickable is not None
+            and await log_in(runtime, clickable, turn.exception)
         ):
             # The agent refused the prompt for want of a login; logged in now: again.
             session, turn = await _prompt(runtime, settings, handle, cell)

@@ -11,9 +11,10 @@ VS Code without a frontend extension). When the card appears it:
   the page names the waiting cell, with a button that brings it into sight; the banner
   goes away once the question is answered;
 * answers keys while the card has the focus: ``1``…``9`` press that option's button,
-  ``Escape`` presses the reject option (``reject_once``). The keys stop there, so
-  JupyterLab's command-mode shortcuts (``1`` makes a heading, ``r`` a raw cell) do not
-  fire; ``Enter`` and ``Space`` press the focused button as any button does.
+  ``Escape`` presses the reject option (``reject_once``), ``c`` presses the turn's Cancel
+  (the whole turn stops; spec: its pending requests are answered ``cancelled``). The keys
+  stop there, so JupyterLab's command-mode shortcuts (``1`` makes a heading, ``c`` copies
+  the cell) do not fire; ``Enter`` and ``Space`` press the focused button as any button does.
 
 The script is this module's constant: no agent text goes into it.
 """
@@ -27,12 +28,18 @@ CARD_CLASS = "acp-permission-card"
 OPTION_CLASS = "acp-permission-option"
 REJECT_CLASS = "acp-permission-reject"
 BANNER_CLASS = "acp-permission-banner"
+#: The turn's view and its Cancel button (``turn.py``), for the ``c`` key.
+TURN_CLASS = "acp-turn"
+CANCEL_CLASS = "acp-turn-cancel"
 
 
 def keys_hint(count: int) -> str:
     """What the card says about its keys (``count`` options)."""
     first = "1" if count == 1 else f"1–{min(count, 9)}"
-    return f"Keys while this card has the focus: {first} choose an option · Esc rejects"
+    return (
+        f"Keys while this card has the focus: {first} choose an option · Esc rejects · "
+        "C cancels the turn"
+    )
 
 
 _SCRIPT = """
@@ -51,6 +58,9 @@ _SCRIPT = """
     if (n >= 1 && n <= buttons.length) { target = buttons[n - 1]; }
     else if (event.key === 'Escape') {
       target = card.querySelector('button.__REJECT__:not(:disabled)');
+    } else if (event.key === 'c' || event.key === 'C') {
+      var turn = card.closest('.__TURN__');
+      target = turn && turn.querySelector('button.__CANCEL__:not(:disabled)');
     }
     if (!target) { return; }
     event.preventDefault();
@@ -92,6 +102,8 @@ for _name, _css_class in (
     ("__OPTION__", OPTION_CLASS),
     ("__REJECT__", REJECT_CLASS),
     ("__BANNER__", BANNER_CLASS),
+    ("__TURN__", TURN_CLASS),
+    ("__CANCEL__", CANCEL_CLASS),
 ):
     _SCRIPT = _SCRIPT.replace(_name, _css_class)
 

@@ -7,6 +7,9 @@ one button per option, labelled with the option's ``name`` exactly as the agent 
 and coloured by its ``kind``.
 After the decision every button is disabled and a line says what was chosen and by
 whom — the same words as the saved transcript (``PermissionRequest.describe()``).
+An "always" option on a call rated risky binds only after a second question in the card
+("Allow every future execute call …? Yes / No", ``client/asking.py``); No returns to the
+options.
 
 Clicks may arrive on any thread: :meth:`PermissionPrompt.choose` only posts the
 decision to the agent loop, which asks the broker and then redraws the prompt.
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import ipywidgets as w
 
+from ..client.asking import always_question
 from ..client.danger import Danger
 from ..client.formatting import short_path
 from ..client.permissions import PermissionBroker, PermissionRequest
@@ -128,6 +132,26 @@ class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
             self.buttons[option.option_id] = button
         self._question = w.HTML(layout=w.Layout(margin="0"))
         self._warning = w.HTML(layout=w.Layout(margin="0"))
+        #: The "always" option waiting for the second question's answer (loop thread).
+        self._confirming: str | None = None
+        self._again = w.HTML(layout=w.Layout(margin="0"))
+        self.yes = w.Button(
+            description="Yes, allow always",
+            button_style="warning",
+            layout=w.Layout(width="auto", margin="2px 6px 2px 0"),
+        )
+        self.no = w.Button(description="No", layout=w.Layout(width="auto", margin="2px 6px 2px 0"))
+        self.yes.on_click(lambda _button: safe_post(self._post, self._confirmed))
+        self.no.on_click(lambda _button: safe_post(self._post, self._declined))
+        # While the question is on, the options are disabled: keys 1 and 2 (and Esc, as
+        # for a reject) answer it (``attention.py`` presses the enabled option buttons).
+        self.yes.add_class(OPTION_CLASS)
+        self.no.add_class(OPTION_CLASS)
+        self.no.add_class(REJECT_CLASS)
+        self._second = w.VBox(
+            [self._again, w.HBox([self.yes, self.no])],
+            layout=w.Layout(display="none", margin="0"),
+        )
         self._decision = w.HTML(layout=w.Layout(margin="0"))
         #: While the request waits: the script that brings the card into sight and
         #: answers keys (``attention.py``), and the line that names the keys.
@@ -137,6 +161,7 @@ class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
                 self._question,
                 self._warning,
                 w.HBox(list(self.buttons.values()), layout=w.Layout(flex_flow="row wrap")),
+                self._second,
                 self._decision,
                 self._attention,
             ]
@@ -161,7 +186,31 @@ class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
             raise ValueError(
                 f"The agent did not offer option {option_id!r}; it offered: {offered}."
             )
-        safe_post(self._post, lambda: self._decide(option_id))
+        safe_post(self._post, lambda: self._picked(option_id))
+
+    @property
+    def second_question(self) -> str | None:
+        """The second question on screen (before an "always" binds), if one is."""
+        return str(self._again.value) if self._confirming is not None else None
+
+    def _picked(self, option_id: str) -> None:  # agent loop thread
+        option = self.request.option(option_id)
+        if self._closed or option is None:
+            return
+        if always_question(self.request, option) is not None:
+            self._confirming = option_id  # asked again first (refresh shows it)
+            self.refresh()
+            return
+        self._decide(option_id)
+
+    def _confirmed(self) -> None:  # agent loop thread
+        option_id, self._confirming = self._confirming, None
+        if option_id is not None:
+            self._decide(option_id)
+
+    def _declined(self) -> None:  # agent loop thread
+        self._confirming = None
+        self.refresh()
 
     def _decide(self, option_id: str) -> None:  # agent loop thread
         if self._closed:
@@ -189,6 +238,7 @@ class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
             request.danger,
             request.unasked,
             self._closed,
+            self._confirming,
         )
         if signature == self._signature:
             return False
@@ -209,8 +259,17 @@ class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
         if warning != self._warning.value:
             self._warning.value = warning
         decided = not request.pending
+        if decided or self._closed:
+            self._confirming = None
+        option = request.option(self._confirming) if self._confirming is not None else None
+        again = always_question(request, option) if option is not None else None
+        self._again.value = (
+            f'<div style="font-size: {UI_SIZE}; color: {FG}">{esc(again)}</div>' if again else ""
+        )
+        self._second.layout.display = "flex" if again else "none"
+        self.yes.disabled = self.no.disabled = again is None
         for option_id, button in self.buttons.items():
-            button.disabled = decided or self._closed
+            button.disabled = decided or self._closed or again is not None
             if decided and (request.chosen is None or request.chosen.option_id != option_id):
                 # Only the chosen option keeps its colour: the decision reads at a glance.
                 button.button_style = ""

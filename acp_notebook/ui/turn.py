@@ -35,6 +35,7 @@ from ..client.transcript import (
     Transcript,
     UnknownEntry,
 )
+from .attention import CANCEL_CLASS, TURN_CLASS
 from .coalesce import DEFAULT_INTERVAL, Coalescer, ScheduleLater
 from .content import raw_html
 from .context import SessionLike, TurnLike, ViewContext
@@ -145,6 +146,7 @@ class TurnView:
             layout=w.Layout(width="auto", flex="none"),
         )
         self.cancel_button.on_click(lambda _button: self.cancel())
+        self.cancel_button.add_class(CANCEL_CLASS)  # the card's ``c`` key (attention.py)
         header = _ruled(
             w.HBox,
             [
@@ -179,6 +181,7 @@ class TurnView:
             [sheet, header, self._body.widget, self._orphans, footer],
             layout=w.Layout(width="100%", padding="2px 4px"),
         )
+        self.widget.add_class(TURN_CLASS)
         self._show_title()
         self._show_status(STARTING)
 
@@ -378,7 +381,8 @@ class TurnView:
 
     def _show_title(self) -> bool:
         transcript = self._session.transcript if self._session is not None else None
-        html = title_html(self.agent_label, self.session_label, transcript)
+        record = self._turn.record if self._turn is not None else None
+        html = title_html(self.agent_label, self.session_label, transcript, record)
         return self._show("title", self._title, html)
 
     def _sync_entries(self) -> bool:

@@ -10,7 +10,7 @@ only decides when to redraw them.
 from __future__ import annotations
 
 from ..client.render import Renderer, usage_tokens_line
-from ..client.transcript import Transcript
+from ..client.transcript import Transcript, TurnRecord
 from .context import SessionLike, TurnLike
 from .style import ERROR, FG, INFO, MUTED, SMALL_SIZE, SUCCESS, UI_SIZE, WARN, esc, span
 
@@ -93,16 +93,22 @@ def status_html(status: str) -> str:
     )
 
 
-def title_html(agent_label: str, session_label: str, transcript: Transcript | None) -> str:
-    """ "🤖 Claude · session review · mode Plan · “Bug hunt”"."""
+def title_html(
+    agent_label: str,
+    session_label: str,
+    transcript: Transcript | None,
+    record: TurnRecord | None = None,
+) -> str:
+    """ "🤖 Claude · session review · mode Plan · “Bug hunt”": the turn's own heading
+    (``TurnRecord.heading``), not the session's first title on every turn."""
     parts = [f"<b>{esc(agent_label)}</b>" if agent_label else "<b>agent</b>"]
     if session_label:
         parts.append(esc(f"session {session_label}"))
-    if transcript is not None:
-        if transcript.current_mode_id is not None and transcript.modes:
-            parts.append(esc(f"mode {transcript.mode_name(transcript.current_mode_id)}"))
-        if transcript.title:
-            parts.append(esc(f"“{transcript.title}”"))
+    if transcript is not None and transcript.current_mode_id is not None and transcript.modes:
+        parts.append(esc(f"mode {transcript.mode_name(transcript.current_mode_id)}"))
+    heading = record.heading if record is not None else ""
+    if heading:
+        parts.append(esc(f"“{heading}”"))
     return (
         f'<div style="font-size: {UI_SIZE}; line-height: 1.6; color: {FG}">🤖 '
         + span(" · ", f"color: {MUTED}").join(parts)

@@ -102,6 +102,8 @@ def test_the_agents_edit_is_reviewed_in_the_cell_rejected_accepted_and_undone(
     live.nb.wait_done(4)
     expect(live.stdout(4)).to_contain_text("The rename did not happen: The user rejected")
     expect(live.stdout(4)).to_contain_text("rejected by you; the notebook is unchanged")
+    # The tool call reads as the user's decision, not as a failure of the agent's tool.
+    expect(live.stdout(4)).to_contain_text("in cell 2 · edit · 🚫 rejected by you")
     live.expect_source(1, FUNCTION)
     saved = live.saved_when(lambda nb: "did not happen" in printed(nb, 4), "the rejection")
     assert saved.cells[1].source == FUNCTION

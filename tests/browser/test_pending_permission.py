@@ -20,7 +20,14 @@ TRANSCRIPT = '.jp-OutputArea-output[data-mime-type="text/html"]'
 FILLER = ["# a later cell\n" + "\n".join(f"x{i} = {i}" for i in range(12))] * 20
 
 
-@pytest.mark.parametrize(("key", "answer"), [("1", "Allow once"), ("Escape", "Reject")])
+@pytest.mark.parametrize(
+    ("key", "answer"),
+    [
+        ("1", "Allow once (chosen by user)"),
+        ("Escape", "Reject (chosen by user)"),
+        ("c", "Cancelled (the turn was cancelled)"),  # the turn's Cancel
+    ],
+)
 def test_run_all_brings_the_pending_permission_into_view_and_a_key_answers_it(
     notebook: NotebookPage, key: str, answer: str
 ) -> None:
@@ -33,7 +40,7 @@ def test_run_all_brings_the_pending_permission_into_view_and_a_key_answers_it(
     card = out.locator(".acp-permission-card")
     expect(card).to_be_visible(timeout=TURN_TIMEOUT_MS)
     expect(card.get_by_role("button", name="Allow once", exact=True)).to_be_in_viewport()
-    expect(card).to_contain_text("Esc rejects")
+    expect(card).to_contain_text("Esc rejects · C cancels the turn")
     # The status bar says what the kernel does: it runs the waiting cell (not "Idle").
     status = notebook.page.locator(".jp-StatusBar-Widget", has_text="(ipykernel) |")
     expect(status.first).to_contain_text("Busy")
@@ -45,12 +52,10 @@ def test_run_all_brings_the_pending_permission_into_view_and_a_key_answers_it(
 
     notebook.page.keyboard.press(key)
     transcript = out.locator(TRANSCRIPT)
-    expect(transcript).to_contain_text(
-        f"Permission: {answer} (chosen by user)", timeout=TURN_TIMEOUT_MS
-    )
+    expect(transcript).to_contain_text(f"Permission: {answer}", timeout=TURN_TIMEOUT_MS)
     notebook.wait_done(len(FILLER) + 1)
     notebook.shot(f"answered-{key}")
-    # "1" and Escape stayed in the card: the cell is still a code cell, still there.
+    # The key stayed in the card: the cell is still a code cell, still there (no copy).
     expect(notebook.cell(1)).to_have_class(re.compile(r"\bjp-CodeCell\b"))
     expect(notebook.cells).to_have_count(len(FILLER) + 2)
 

@@ -438,7 +438,11 @@ class Execution:
 # ---------------------------------------------------------------------- fixtures
 
 
-def _start(tmp: Path) -> Kernel:
+def _start(tmp: Path, *, widgets: bool = True) -> Kernel:
+    """A kernel with the extension loaded. ``widgets``: the client announces a widget
+    manager as JupyterLab's does when it connects (a ``comm_info_request`` for
+    ``jupyter.widget``); without it the client is a frontend without widgets, as
+    ``jupyter console`` is."""
     kernel = Kernel(tmp)
     # The kernel must run this environment's interpreter (the python3 kernelspec's bare
     # "python" is replaced by jupyter_client with sys.executable).
@@ -448,6 +452,8 @@ def _start(tmp: Path) -> Kernel:
     assert prefix == sys.prefix, f"the kernel runs {prefix}, not this venv {sys.prefix}"
     assert Path(package).is_relative_to(ROOT), f"the kernel imports {package}, not {ROOT}"
     kernel.text("%load_ext acp_notebook")
+    if widgets:
+        kernel.kc.comm_info(target_name="jupyter.widget", reply=True, timeout=SAFETY)
     return kernel
 
 

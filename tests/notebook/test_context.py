@@ -89,3 +89,11 @@ def test_notebook_rules_name_the_tool_and_command_rules_never_match_python() -> 
     assert denied is not None and denied.action == "deny"
     assert PermissionRules.parse(["allow notebook edit_*"]).match(call, "/work") is None
     assert PermissionRules.parse(["allow notebook"]).match(shell, "/work") is None
+
+
+def test_the_open_notebook_is_listed_by_its_name_once() -> None:
+    prompt = NotebookPrompt("hello", (CELL,), "/work/notebook.ipynb")
+    blocks = prompt.blocks(m.PromptCapabilities(embedded_context=True))
+
+    assert blocks[-1].type == "resource_link"
+    assert sent_line(sent_items(blocks)) == "Sent: cell [4] (2 lines) · link to notebook.ipynb"

@@ -7,8 +7,16 @@ import threading
 
 import pytest
 
-from acp_notebook.ui.attention import BEACON, CARD_CLASS, OPTION_CLASS, REJECT_CLASS
+from acp_notebook.ui.attention import (
+    BEACON,
+    CANCEL_CLASS,
+    CARD_CLASS,
+    OPTION_CLASS,
+    REJECT_CLASS,
+    TURN_CLASS,
+)
 from acp_notebook.ui.permission import PermissionPrompt
+from acp_notebook.ui.turn import TurnView
 
 from .conftest import CWD, OPTIONS, FakeSession, Poster, diff_item
 
@@ -215,3 +223,12 @@ def test_the_clients_own_question_says_the_agent_did_not_ask(session: FakeSessio
     assert "The agent did not ask" in prompt.question
     assert "without asking first" in prompt.question
     assert [b.description for b in prompt.buttons.values()] == ["Allow once", "Reject"]
+
+
+def test_the_c_key_presses_the_turns_cancel_button(session: FakeSession, post: Poster):
+    """The card's script finds the Cancel button of the turn around it by these classes."""
+    view = TurnView(agent_label="demo", session_label="default", post=post)
+    assert TURN_CLASS in view.widget._dom_classes
+    assert CANCEL_CLASS in view.cancel_button._dom_classes
+    assert f".{TURN_CLASS}" in BEACON and f"button.{CANCEL_CLASS}:not(:disabled)" in BEACON
+    assert "C cancels the turn" in prompt_for(session, post)._attention.value

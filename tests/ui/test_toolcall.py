@@ -7,6 +7,7 @@ import ipywidgets as w
 
 from acp_notebook.client.display import MAX_DIFF_LINES, MAX_TERMINAL_CHARS, diff_shown
 from acp_notebook.client.rawinput import DERIVED_NOTE, FileDiff, command_of, edits_from_raw_input
+from acp_notebook.client.render import Renderer
 from acp_notebook.client.terminals import TerminalSnapshot
 from acp_notebook.client.transcript import Transcript
 from acp_notebook.ui.context import ViewContext
@@ -312,3 +313,30 @@ def test_diff_view_of_a_patch_string_tints_lines():
     assert view.stats == (1, 1) and view.label == "patch" and view.note == DERIVED_NOTE
     assert "+++ b/f" in view.html, "a patch keeps its own file lines"
     assert "rgba(46, 160, 67" in view.html and "rgba(248, 81, 73" in view.html
+
+
+def test_a_cell_edit_the_user_rejected_reads_rejected_not_failed_everywhere():
+    """The agent reports its call failed; the client's own report says the user rejected
+    the edit in the cell: the live card, the saved Markdown and the plain text say so."""
+    transcript = new_transcript()
+    transcript.apply(tool_call("a1", "Read cell 1", "read", status="in_progress"))
+    transcript.apply(
+        tool_call("e1", "Rename result", "edit", status="in_progress", rawInput={"id": "cell-7"})
+    )
+    transcript.apply(tool_call("a2", "Something else", "other", status="in_progress"))
+    card = card_for(transcript, "e1")
+
+    rejected = transcript.reject_running_call("you", mentions="cell-7")
+    transcript.apply(tool_update("e1", status="failed"))
+    transcript.apply(tool_update("a2", status="failed"))
+    card.refresh()
+
+    assert rejected is transcript.tool_calls["e1"]
+    assert "🚫 rejected by you" in card.header and "failed" not in card.header
+    record = transcript.turns[-1]
+    plain = Renderer(transcript, markdown=False).turn(record)
+    markdown = Renderer(transcript).turn(record)
+    for saved in (plain, markdown):
+        assert "Rename result" in saved and "🚫 rejected by you" in saved
+        assert "❌ failed" in saved  # only the other call failed
+        assert saved.count("🚫") == 1

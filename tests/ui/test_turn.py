@@ -386,3 +386,20 @@ def test_an_awaitable_on_cancel_is_scheduled_on_the_loop(session: FakeSession):
         return done
 
     assert asyncio.run(main()) == ["session/cancel sent"]
+
+
+def test_each_turn_header_names_its_own_turn(session: FakeSession, post: Poster):
+    first = session.submit("Fix the parser\nand its tests")
+    session.start(first)
+    session.transcript.apply(update({"sessionUpdate": "session_info_update", "title": "Parser"}))
+    session.end(first)
+    second = session.submit("  Now the   docs  ")
+    session.start(second)
+
+    first_view, second_view = new_view(post), new_view(post)
+    first_view.bind(session, first)
+    second_view.bind(session, second)
+
+    assert "“Parser”" in all_html(first_view.widget)  # the agent's title, given in turn 1
+    header = all_html(second_view.widget)
+    assert "“Now the docs”" in header and "Parser" not in header

@@ -19,7 +19,6 @@ __all__ = [
     "MARKER_TEXT",
     "append_marker",
     "count_lines",
-    "derive_title",
     "fence",
     "language_for",
     "shorten",
@@ -106,16 +105,6 @@ def shorten(text: str, limit: int = 80) -> str:
     """``text`` on one line (whitespace collapsed), cut at ``limit`` characters."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def derive_title(text: str, limit: int = 60) -> str:
-    """A session title from a prompt: its first non-empty line, whitespace collapsed,
-    cut at ``limit`` characters."""
-    for line in text.splitlines():
-        words = " ".join(line.split())
-        if words:
-            return words if len(words) <= limit else words[: limit - 1].rstrip() + "…"
-    return ""
 
 
 def unified_diff(old: str, new: str, name: str) -> str:

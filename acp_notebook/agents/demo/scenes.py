@@ -16,9 +16,9 @@ from typing import NamedTuple
 
 import anyio
 
+from ...client.formatting import first_line
 from ...protocol import models as m
 from ...protocol.errors import INTERNAL_ERROR, RpcError
-from . import edits
 from .cells import scene_rename
 from .content import demo_png, long_markdown_pieces
 from .elicitation import scene_ask, scene_ask_url
@@ -180,7 +180,7 @@ async def scene_mode(turn: Turn, arg: str) -> StopReason:
 
 
 async def scene_title(turn: Turn, arg: str) -> StopReason:
-    title = edits.derive_title(arg)
+    title = first_line(arg)
     if not title:
         return await usage(turn, "/title TEXT")
     turn.session.title = title

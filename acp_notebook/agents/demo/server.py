@@ -19,6 +19,7 @@ import anyio.abc
 from pydantic import ValidationError
 
 from ..._version import __version__
+from ...client.formatting import first_line
 from ...protocol import models as m
 from ...protocol.errors import (
     AUTH_REQUIRED,
@@ -29,7 +30,6 @@ from ...protocol.errors import (
 )
 from ...protocol.jsonrpc import Peer, Reply
 from ...protocol.modelbase import AcpModel
-from . import edits
 from .prompt import prompt_chars
 from .scenes import available_commands, run_prompt
 from .session import MODELS, MODES, ClientCaps, DemoSession, config_options
@@ -381,7 +381,7 @@ class DemoAgent:
                 for block in request.prompt
             )
             if not session.title:
-                session.title = edits.derive_title(turn.first_text) or "Untitled demo session"
+                session.title = first_line(turn.first_text) or "Untitled demo session"
                 update = m.SessionInfoUpdate(title=session.title, updated_at=timestamp())
                 await turn.send(update, record=False)
             with turn.scope:

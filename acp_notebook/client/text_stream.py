@@ -1,0 +1,204 @@
+"""A turn as plain text, written as it happens: the reply's text chunk by chunk as it
+arrives; a tool call one line when it starts and its outcome (with its diffs and terminal
+output) when it finishes; the plan when it changes. It is the plain
+:class:`~.render.Renderer`'s text, never HTML nor ``<details>``; ANSI styles (Pygments'
+console codes, and its terminal formatter for diffs and terminal output) only when asked.
+
+Written on a terminal by ``acp-notebook run`` (``cli/``) and into a cell's stdout by a
+frontend without widgets (``notebook/plain_view.py``: ``jupyter console``, qtconsole).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pygments import highlight
+from pygments.console import colorize
+from pygments.formatters import TerminalFormatter
+from pygments.lexers import BashSessionLexer, DiffLexer, get_lexer_by_name
+from pygments.util import ClassNotFound
+
+from .display import rejected_by, status_text
+from .render import Renderer
+from .session import Session
+from .toolcall import CANCELLED
+from .transcript import (
+    CompactionEntry,
+    MessageEntry,
+    PlanView,
+    ToolCallEntry,
+    Transcript,
+    TurnRecord,
+)
+
+__all__ = ["TextPrinter", "Writer"]
+
+
+class Writer(Protocol):
+    """Where the text goes: a terminal's stdout, or a cell's (``notebook/plain_view.py``)."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
+#: Tool call statuses after which it does not change any more.
+_FINAL = frozenset({"completed", "failed", CANCELLED})
+
+#: A fenced block, maybe indented (inside a collapsed section): indent, language, body.
+_FENCE = re.compile(r"^([ \t]*)```([\w+-]*)\n(.*?)^\1```$", re.MULTILINE | re.DOTALL)
+
+
+@dataclass
+class _Seen:
+    """What has been printed of one entry."""
+
+    text: int = 0
+    status: str | None = None
+    plan: list[tuple[str, str]] = field(default_factory=list)
+
+
+class TextPrinter:
+    """Prints the entries of one turn of ``session`` to ``out`` as they change.
+
+    Call :meth:`follow` before the prompt is sent; it subscribes to the transcript and
+    prints from the loop thread, in the order things happen.
+    """
+
+    def __init__(self, session: Session, out: Writer, *, color: bool) -> None:
+        self.session = session
+        self.out = out
+        self.color = color
+        self.renderer = Renderer(
+            session.transcript, terminals=session.terminal_view, markdown=False
+        )
+        self._seen: dict[int, _Seen] = {}
+        self._turn: int | None = None
+        #: Whether the last thing written ended its line.
+        self._at_line_start = True
+        self._unsubscribe = session.transcript.subscribe(self._changed)
+
+    def close(self) -> None:
+        self._unsubscribe()
+
+    # ------------------------------------------------------------------ styles
+
+    def _style(self, style: str, text: str) -> str:
+        return colorize(style, text) if self.color and text else text
+
+    def _code(self, text: str, lexer_name: str) -> str:
+        """A fenced block's body, highlighted for a terminal."""
+        if not self.color:
+            return text
+        try:
+            lexer = (
+                DiffLexer()
+                if lexer_name == "diff"
+                else BashSessionLexer()
+                if lexer_name == "console"
+                else get_lexer_by_name(lexer_name)
+            )
+        except ClassNotFound:
+            return text
+        return highlight(text, lexer, TerminalFormatter()).rstrip("\n") + "\n"
+
+    def _blocks(self, text: str) -> str:
+        """Plain text whose ``` fences are shown as highlighted, indented blocks."""
+
+        def block(match: re.Match[str]) -> str:
+            indent = match.group(1)
+            lines = match.group(3).splitlines(keepends=True)
+            body = self._code("".join(line.removeprefix(indent) for line in lines), match.group(2))
+            return "".join(indent + "  " + line for line in body.splitlines(keepends=True)).rstrip(
+                "\n"
+            )
+
+        return _FENCE.sub(block, text)
+
+    # ------------------------------------------------------------------ writing
+
+    def _write(self, text: str) -> None:
+        if not text:
+            return
+        self.out.write(text)
+        self.out.flush()
+        self._at_line_start = text.endswith("\n")
+
+    def _line(self, text: str) -> None:
+        """``text`` on lines of its own."""
+        if not self._at_line_start:
+            self._write("\n")
+        self._write(text.rstrip("\n") + "\n")
+
+    # ------------------------------------------------------------------ following
+
+    def _changed(self, transcript: Transcript) -> None:
+        turn = transcript.current_turn
+        if turn is None:
+            return
+        if turn != self._turn:
+            self._turn, self._seen = turn, {}
+        for number, entry in enumerate(transcript.entries_of(turn)):
+            seen = self._seen.setdefault(number, _Seen())
+            if isinstance(entry, MessageEntry):
+                self._message(entry, seen)
+            elif isinstance(entry, ToolCallEntry):
+                self._tool_call(entry, seen)
+            elif isinstance(entry, PlanView):
+                self._plan(entry, seen)
+            elif isinstance(entry, CompactionEntry) and entry.status == "in_progress":
+                continue  # printed once settled, with its whole summary
+            elif seen.status is None:
+                seen.status = "shown"
+                self._line(self._blocks(self.renderer.entry(entry)))
+
+    def _message(self, entry: MessageEntry, seen: _Seen) -> None:
+        if entry.role == "user":
+            return
+        text = entry.text
+        new = text[seen.text :]
+        if not new:
+            return
+        if seen.text == 0:
+            if not self._at_line_start:
+                self._write("\n")
+            if entry.role == "thought":
+                self._write(self._style("faint", "💭 "))
+        seen.text = len(text)
+        self._write(self._style("faint", new) if entry.role == "thought" else new)
+
+    def _tool_call(self, entry: ToolCallEntry, seen: _Seen) -> None:
+        call = entry.tool_call
+        title = call.shown_title or call.tool_call_id
+        if seen.status is None:
+            self._line(
+                f"{self._style('bold', '▶ ' + title)} {self._style('faint', f'· {call.kind}')}"
+            )
+        if call.status in _FINAL and seen.status not in _FINAL:
+            failed = call.status == "failed" and rejected_by(call) is None
+            outcome = self._style("red" if failed else "green", f"{status_text(call)} · {title}")
+
+            body = self.renderer.tool_call(call).split("\n\n", 1)
+            details = self._blocks(body[1]) if len(body) > 1 else ""
+            self._line(outcome + ("\n" + _indent(details) if details else ""))
+        seen.status = call.status
+
+    def _plan(self, entry: PlanView, seen: _Seen) -> None:
+        now = [(e.content, str(e.status)) for e in entry.entries]
+        if now != seen.plan:
+            seen.plan = now
+            self._line(
+                self._style("bold", "Plan") + self.renderer.plan(entry.entries)[len("Plan") :]
+            )
+
+    def footer(self, record: TurnRecord) -> None:
+        """How the turn ended, and what it used."""
+        stop = self.renderer.turn_footer(record)
+        self._line("")
+        self._line(self._style("red" if record.error is not None else "faint", stop))
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line if line else line for line in text.splitlines())
