@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import ipywidgets as w
 
-from ..client.transcript import MessageEntry, TextRun
+from ..client.entries import MessageEntry, TextRun
 from .content import block_html
 from .markdown import cut_markdown, render_sheet_markdown, render_sheet_muted_markdown
 from .segments import GrowingText, flat_html

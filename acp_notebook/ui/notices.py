@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import ipywidgets as w
 
-from ..client.transcript import CompactionEntry, NoticeEntry, TextRun
+from ..client.entries import CompactionEntry, NoticeEntry, TextRun
 from ..protocol import models as m
 from .content import block_html
 from .markdown import render_markdown

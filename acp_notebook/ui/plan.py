@@ -4,7 +4,7 @@ redraws when the transcript's entry list object changes."""
 
 from __future__ import annotations
 
-from ..client.transcript import PlanView
+from ..client.entries import PlanView
 from ..protocol import models as m
 from .segments import flat_html
 from .style import ERROR, FG, MUTED, SMALL_SIZE, UI_SIZE, WARN, badge, esc, span
