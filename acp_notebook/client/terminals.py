@@ -36,6 +36,9 @@ Rules (spec §9 "Terminals" unless noted):
   (spec: keep displaying a terminal embedded in a tool call).
 * Unknown or released ids are ``-32602`` invalid params, the code for "this request
   names something that is not there for you" (``data.terminalId`` holds the id).
+* A session holds at most ``max_terminals`` (32 by default) terminals that were not
+  released (our limit, not the spec's): ``terminal/create`` beyond it is refused with
+  ``-32603``, naming the limit and ``terminal/release``; a released terminal frees its slot.
 * Closing the manager (``async with`` exit / :meth:`TerminalManager.aclose`) kills every
   terminal's group and session (spec: clients should clean up on session close).
 
@@ -74,7 +77,12 @@ from .handlers import Params, read_params
 from .terminal_command import TerminalCommand, command_argv, open_command
 from .terminal_output import TerminalOutput
 
-__all__ = ["DEFAULT_MAX_OUTPUT_BYTES", "TerminalManager", "TerminalSnapshot"]
+__all__ = [
+    "DEFAULT_MAX_OUTPUT_BYTES",
+    "DEFAULT_MAX_TERMINALS",
+    "TerminalManager",
+    "TerminalSnapshot",
+]
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +91,8 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024
 #: Seconds between SIGTERM and SIGKILL.
 DEFAULT_KILL_GRACE = 2.0
+#: Terminals a session may hold at once (created and not released yet).
+DEFAULT_MAX_TERMINALS = 32
 
 
 @dataclass(frozen=True)
@@ -140,6 +150,7 @@ class TerminalManager:
         on_output: Callable[[str], None] | None = None,
         max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
         kill_grace: float = DEFAULT_KILL_GRACE,
+        max_terminals: int = DEFAULT_MAX_TERMINALS,
     ) -> None:
         self._roots: list[str] = []
         for root in roots:
@@ -149,6 +160,9 @@ class TerminalManager:
         self.on_output = on_output
         self.max_output_bytes = max_output_bytes
         self.kill_grace = kill_grace
+        #: How many unreleased terminals the session may hold; a create beyond is refused.
+        self.max_terminals = max_terminals
+        self._starting = 0
         # Every terminal ever created, released ones included, for snapshot().
         self._terminals: dict[str, TerminalCommand] = {}
         self._ids = itertools.count(1)
@@ -255,9 +269,39 @@ class TerminalManager:
                 INVALID_PARAMS,
                 f"The `outputByteLimit` parameter must be a non-negative integer, not {limit!r}.",
             )
-        cwd = await anyio.to_thread.run_sync(self._check_cwd, request.cwd)
-
         argv = command_argv(command, args)
+        self._check_slot()
+        self._starting += 1  # a slot taken while this one starts
+        try:
+            cwd = await anyio.to_thread.run_sync(self._check_cwd, request.cwd)
+            process = await self._spawn(argv, cwd, env_overlay)
+        finally:
+            self._starting -= 1
+
+        terminal_id = f"term-{next(self._ids)}"  # deterministic, unique per manager
+        display = command if argv[0] == "/bin/sh" and not args else shlex.join(argv)
+        limit_bytes = self.max_output_bytes if limit is None else min(limit, self.max_output_bytes)
+        term = TerminalCommand(terminal_id, display, cwd, process, TerminalOutput(limit_bytes))
+        self._terminals[terminal_id] = term
+        task_group.start_soon(term.run, functools.partial(self._notify, term))
+        return m.CreateTerminalResponse(terminal_id=terminal_id)
+
+    def _check_slot(self) -> None:
+        """Refuse a terminal over :attr:`max_terminals` (every unreleased one holds its
+        output and maybe processes, so an agent looping on create cannot exhaust them)."""
+        held = [term.terminal_id for term in self._terminals.values() if not term.released]
+        if len(held) + self._starting >= self.max_terminals:
+            raise RpcError(
+                INTERNAL_ERROR,
+                f"This session already has {self.max_terminals} terminals, its limit; release "
+                "one with `terminal/release` (its output stays shown) before creating another.",
+                {"maxTerminals": self.max_terminals, "terminalIds": held},
+            )
+
+    async def _spawn(
+        self, argv: list[str], cwd: str, env_overlay: Mapping[str, str]
+    ) -> anyio.abc.Process:
+        """Start ``argv`` in ``cwd``; errors as the JSON-RPC error the agent gets."""
         full_env = dict(os.environ)
         full_env.update(self.env)
         full_env.update(env_overlay)
@@ -286,14 +330,7 @@ class TerminalManager:
             raise RpcError(
                 INTERNAL_ERROR, "The session's terminals are closed, so no command can start."
             )
-
-        terminal_id = f"term-{next(self._ids)}"  # deterministic, unique per manager
-        display = command if argv[0] == "/bin/sh" and not args else shlex.join(argv)
-        limit_bytes = self.max_output_bytes if limit is None else min(limit, self.max_output_bytes)
-        term = TerminalCommand(terminal_id, display, cwd, process, TerminalOutput(limit_bytes))
-        self._terminals[terminal_id] = term
-        task_group.start_soon(term.run, functools.partial(self._notify, term))
-        return m.CreateTerminalResponse(terminal_id=terminal_id)
+        return process
 
     def _check_cwd(self, value: str | None) -> str:
         if value is None:  # spec: cwd is optional; default to the session cwd
