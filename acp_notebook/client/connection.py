@@ -88,6 +88,9 @@ class SessionOptions(TypedDict, total=False):
     #: The notebook open in Jupyter that the session works for: the agent never writes
     #: it behind the browser's back (it edits cells through the notebook tools).
     notebook_path: str | None
+    #: Seconds the agent may take to answer the request opening the session (None: the
+    #: connection's :attr:`~ClientConnection.handshake_timeout`).
+    timeout: float | None
 
 
 def _checked_handlers(handlers: object | None) -> object | None:
@@ -233,6 +236,7 @@ class ClientConnection(Handshake):
         interactive: bool = False,
         env: Mapping[str, str] | None = None,
         notebook_path: str | None = None,
+        timeout: float | None = None,
     ) -> Session:
         """Send ``method`` (new, load or resume) and set up the session it opens."""
         cwd = os.path.abspath(cwd)
@@ -267,7 +271,7 @@ class ClientConnection(Handshake):
             # Registered before the request: the replayed history arrives before the answer.
             self.router.register(session)
         try:
-            result = await self.answer_within(method, request)
+            result = await self.answer_within(method, request, timeout or self.handshake_timeout)
         except (RpcError, HandshakeTimeout) as exc:
             if self.sessions.get(session.session_id) is session:
                 del self.sessions[session.session_id]

@@ -27,11 +27,13 @@ from .errors import (
 
 __all__ = [
     "CLIENT_INFO",
+    "HANDSHAKE_FLOOR",
     "HANDSHAKE_TIMEOUT",
     "PROTOCOL_VERSION",
     "START_TIMEOUT",
     "Handshake",
     "client_capabilities",
+    "handshake_limit",
 ]
 
 PROTOCOL_VERSION = 1
@@ -41,6 +43,9 @@ START_TIMEOUT = 180.0
 #: Seconds opening a session (`session/new|load|resume`) may take by default: an agent
 #: that does not answer by then is stuck.
 HANDSHAKE_TIMEOUT = 120.0
+#: The least time a turn's timeout (``-t``) gives each handshake request: starting an
+#: agent takes seconds (an interpreter, ``npx``) however short the turn may be.
+HANDSHAKE_FLOOR = 10.0
 CLIENT_INFO = {"name": "acp-notebook", "title": "acp_notebook", "version": __version__}
 
 
@@ -59,6 +64,13 @@ def client_capabilities() -> m.ClientCapabilities:
             form=m.ElicitationFormCapabilities(), url=m.ElicitationUrlCapabilities()
         ),
     )
+
+
+def handshake_limit(turn_timeout: float | None, default: float | None) -> float | None:
+    """Seconds one handshake request may take when the user bounded the turn with
+    ``turn_timeout`` (None: ``default``): that bound, never less than
+    :data:`HANDSHAKE_FLOOR`."""
+    return default if turn_timeout is None else max(turn_timeout, HANDSHAKE_FLOOR)
 
 
 class Handshake:
@@ -126,7 +138,7 @@ class Handshake:
         with anyio.move_on_after(timeout) as waiting:
             result = await self.peer.request("initialize", request)
         if waiting.cancelled_caught:
-            raise AgentStartError(self._no_answer(timeout))
+            raise AgentStartError(self._no_answer("initialize", timeout))
         if self.process is not None:
             self.process.starting = False
         response = m.InitializeResponse.parse(result if isinstance(result, dict) else {})
@@ -141,9 +153,11 @@ class Handshake:
         self.initialize_response = response
         return response
 
-    async def authenticate(self, method_id: str) -> None:
+    async def authenticate(self, method_id: str, *, timeout: float | None = None) -> None:
         """`authenticate` with one of the methods the agent advertised, of any ``type``
-        but ``terminal`` (that one is run by the user, not through `authenticate`)."""
+        but ``terminal`` (that one is run by the user, not through `authenticate`);
+        :class:`HandshakeTimeout` when not answered within ``timeout`` seconds (None: no
+        bound, as a login may wait for a person in a browser)."""
         offered = self.auth_method_infos
         method = next((info for info in offered if info.id == method_id), None)
         if method is None:
@@ -156,31 +170,30 @@ class Handshake:
             raise UnsupportedByAgent(
                 f"terminal auth method `{method_id}`", "auth.terminal (client side)", "acp_notebook"
             )
-        await self.peer.request("authenticate", m.AuthenticateRequest(method_id=method_id))
+        request = m.AuthenticateRequest(method_id=method_id)
+        await self.answer_within("authenticate", request, timeout)
 
     async def logout(self) -> None:
         if self.agent_capabilities.auth.logout is None:
             raise UnsupportedByAgent("logout", "agentCapabilities.auth.logout", self.agent_name)
         await self.peer.request("logout", m.LogoutRequest())
 
-    async def answer_within(self, method: str, request: Any) -> Any:
-        """A request opening a session: its answer within :attr:`handshake_timeout`
-        seconds, else :class:`HandshakeTimeout` (an agent that never answers must not hang
-        a cell or the command line forever)."""
-        with anyio.move_on_after(self.handshake_timeout):
+    async def answer_within(self, method: str, request: Any, timeout: float | None) -> Any:
+        """The answer to a handshake request within ``timeout`` seconds (None: no bound),
+        else :class:`HandshakeTimeout`: an agent that never answers must not hang a cell or
+        the command line forever."""
+        with anyio.move_on_after(timeout):
             return await self.peer.request(method, request)
-        raise HandshakeTimeout(
-            f"{self.agent_name} did not answer `{method}` within {self.handshake_timeout:g} s; "
-            "check that it is an ACP agent and see its stderr for why it is stuck."
-        )
+        raise HandshakeTimeout(self._no_answer(method, timeout))
 
-    def _no_answer(self, timeout: float | None) -> str:
-        sentence = f"{self.agent_name} did not answer `initialize` within {timeout or 0:g} s"
+    def _no_answer(self, method: str, timeout: float | None) -> str:
+        """One sentence: which request got no answer, the agent's last words on stderr,
+        and what the user can do."""
         tail = [line for line in (self.process.stderr_tail(3) if self.process else []) if line]
-        return sentence + (
-            "; its last stderr lines: " + " | ".join(tail) + "."
-            if tail
-            else " and wrote nothing on stderr."
+        said = f" (its last stderr lines: {' | '.join(tail)})" if tail else ""
+        return (
+            f"{self.agent_name} did not answer `{method}` within {timeout or 0:g} s{said}; "
+            "check that it is an ACP agent, or allow it more time with a longer timeout."
         )
 
     def auth_error(self, exc: RpcError) -> RpcError:
