@@ -35,7 +35,7 @@ from ..protocol.modelbase import AcpModel
 from ..protocol.process import AgentProcess, open_agent_process
 from ..protocol.tasks import background_tasks
 from .elicitation import ElicitationBroker
-from .errors import HandshakeTimeout, UnsupportedByAgent
+from .errors import HandshakeTimeout, SessionIdInUse, UnsupportedByAgent
 from .handlers import HANDLER_NAMES
 from .handshake import (
     CLIENT_INFO,
@@ -267,6 +267,10 @@ class ClientConnection(Handshake):
         # The connection's task group runs the terminals' helper tasks: it outlives every
         # session and is exited in the task that entered it.
         session.terminals.attach(self._task_group)
+        if session_id is not None:
+            # Reopening a session that is open here: the new Session replaces the old one,
+            # which is closed first, its terminals killed (never orphaned).
+            await self._forget(session_id)
         if method == "session/load":
             # Registered before the request: the replayed history arrives before the answer.
             self.router.register(session)
@@ -284,6 +288,15 @@ class ClientConnection(Handshake):
             response_type.parse(result if isinstance(result, dict) else {}),
         )
         if isinstance(response, m.NewSessionResponse):
+            if response.session_id in self.sessions:
+                # spec: session/new answers the id of the session it created; an id that
+                # names an open session would take its updates and orphan its terminals.
+                await session._shutdown()
+                raise SessionIdInUse(
+                    f"{self.agent_name} answered `session/new` with the id "
+                    f"`{response.session_id}` of a session already open, so no new session "
+                    "was opened; the open one goes on (report this to the agent's authors)."
+                )
             session.session_id = response.session_id
         session.transcript.set_modes(response.modes)
         session.transcript.set_config_options(response.config_options)
