@@ -19,6 +19,8 @@ import pytest
 from acp_notebook.client.terminals import TerminalManager
 from acp_notebook.protocol.process import SUPERVISED
 
+from ..hostile.test_orphans import ESCAPING_AGENT as ESCAPE
+from ..hostile.test_orphans import alive
 from .helpers import SAFETY
 from .test_terminals import create, exit_status, output, ref
 
@@ -27,32 +29,6 @@ pytestmark = [
     pytest.mark.skipif(not SUPERVISED, reason="the lingering supervisor is Linux-only"),
     pytest.mark.timeout(60),
 ]
-
-#: Leaves the terminal's process group and session (double fork + ``setsid``), writes the
-#: escapee's pid to argv[1], then exits at once: the shell is gone, the escapee sleeps.
-ESCAPE = textwrap.dedent(
-    """
-    import os, sys, time
-    if os.fork() == 0:
-        os.setsid()
-        if os.fork() == 0:
-            with open(sys.argv[1] + ".tmp", "w") as f:
-                f.write(str(os.getpid()))
-            os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-            time.sleep(120)
-        os._exit(0)
-    os.wait()
-    print("escaped")
-    """
-)
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(") ", 1)[1][0] != "Z"
-    except OSError:
-        return False
 
 
 async def until(predicate: Callable[[], bool], what: str) -> None:
@@ -63,7 +39,8 @@ async def until(predicate: Callable[[], bool], what: str) -> None:
 
 
 async def start_escapee(manager: TerminalManager, pid_file: Path) -> tuple[str, int]:
-    """A terminal whose command escaped and exited 0; its id and the escapee's pid."""
+    """A terminal whose command left an escapee (its stdin is empty, so it exits 0 at
+    once); the terminal's id and the escapee's pid."""
     terminal_id = await create(manager, sys.executable, "-c", ESCAPE, str(pid_file))
     assert await exit_status(manager, terminal_id) == {"exitCode": 0, "signal": None}
     await until(pid_file.exists, "the escapee never started")
@@ -78,7 +55,7 @@ async def test_an_escaped_job_dies_when_its_terminal_is_released(root: Path) -> 
         await manager.release(ref(terminal_id))
         await until(lambda: not alive(pid), "the escapee outlived terminal/release")
         snap = manager.snapshot(terminal_id)
-        assert (snap.exit_code, snap.signal, snap.output) == (0, None, "escaped\n")
+        assert (snap.exit_code, snap.signal, snap.released) == (0, None, True)
 
 
 async def test_an_escaped_job_dies_when_the_session_ends(root: Path) -> None:
