@@ -117,11 +117,16 @@ def end_like(status: int) -> None:
     os._exit(os.waitstatus_to_exitcode(status))
 
 
+RESET = tuple(getattr(signal, name) for name in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, name))
+
+
 def start(command: list[str], *, mask: set[int | signal.Signals], merge_stderr: bool) -> int:
     """Fork and exec ``command`` with default signal handling and ``mask``; its pid."""
     child = os.fork()
     if child == 0:
-        for sig in (PARENT_DIED, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        # SIGPIPE and SIGXFSZ too, which Python ignores (as subprocess's restore_signals):
+        # `yes | head` must end quietly.
+        for sig in (*RESET, PARENT_DIED, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         if merge_stderr:

@@ -110,3 +110,11 @@ def test_an_escaped_job_dies_when_the_client_is_killed(tmp_path: Path) -> None:
     finally:
         process.kill()
         process.wait()
+
+
+async def test_a_command_gets_default_signal_handling_under_the_supervisor(root: Path) -> None:
+    # Python ignores SIGPIPE; a command must not inherit that (`yes | head` ends quietly).
+    async with TerminalManager([root], root) as manager:
+        terminal_id = await create(manager, "yes | head -n 2")
+        assert await exit_status(manager, terminal_id) == {"exitCode": 0, "signal": None}
+        assert (await output(manager, terminal_id))["output"] == "y\ny\n"
