@@ -16,41 +16,12 @@ import sys
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_notebook
+from notebook_cells import KERNEL, code, md, workspace_cell
+from protocol_course import protocol_tour
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-
-KERNEL = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-
-
-def md(text: str) -> nbformat.NotebookNode:
-    return new_markdown_cell(text.strip("\n"))
-
-
-def code(text: str) -> nbformat.NotebookNode:
-    return new_code_cell(text.strip("\n"))
-
-
-def workspace_cell(name: str, files: dict[str, str]) -> nbformat.NotebookNode:
-    """A cell that makes a fresh scratch folder next to the notebook and works in it."""
-    lines = [
-        "# A scratch folder next to this notebook, so the agent never touches your own files.",
-        "import os, pathlib, shutil",
-        "",
-        f"home = pathlib.Path.cwd().parent if pathlib.Path.cwd().name == {name!r} else pathlib.Path.cwd()",
-        f"workspace = home / {name!r}",
-        "shutil.rmtree(workspace, ignore_errors=True)",
-        "workspace.mkdir()",
-    ]
-    for path, content in files.items():
-        lines.append(f"(workspace / {path!r}).write_text({content!r})")
-    lines += [
-        "os.chdir(workspace)",
-        'print("Working in", workspace.name, "with", sorted(p.name for p in workspace.iterdir()))',
-    ]
-    return code("\n".join(lines))
-
 
 UTILS_PY = """def mean(values):
     return sum(values) / len(values)
@@ -167,102 +138,6 @@ what is installed here; `%acp --status` shows what is running."""),
             "# NBVAL_SKIP\n# (needs a real agent and an account)\n%acp -a claude Explain utils.py in two sentences."
         ),
         code("# NBVAL_IGNORE_OUTPUT\n# (process ids differ)\n%acp --status"),
-    ]
-    return new_notebook(
-        cells=cells, metadata={"kernelspec": KERNEL, "language_info": {"name": "python"}}
-    )
-
-
-def protocol_tour() -> nbformat.NotebookNode:
-    cells = [
-        md("""
-# A tour of the Agent Client Protocol
-
-ACP is JSON-RPC 2.0, one JSON object per line, over the stdin/stdout of an agent subprocess. This
-notebook sends prompts to the demo agent and shows the **actual messages** of each step, from the
-notebook's message log (`acp.messages()`). Paths under this notebook's folder are shown as `$CWD`.
-
-Arrows: *client → agent* are messages this notebook sent; *agent → client* came from the agent."""),
-        workspace_cell("tour-workspace", {"notes.txt": "ACP tour\nline two\nline three\n"}),
-        code("%load_ext acp_notebook\nimport acp_notebook as acp"),
-        md("""
-## 1. Handshake: `initialize`
-
-The first prompt starts the agent. The client speaks first: its protocol version (`1`), what it can
-do (`clientCapabilities`: read and write files, run terminals) and who it is (`clientInfo`). The agent
-answers with its own capabilities, its auth methods and `agentInfo`. Anything a side does not
-advertise, the other side must not use."""),
-        code("%acp Hello"),
-        code('acp.messages(method="initialize")'),
-        code('acp.messages(method="initialize").step(1)'),
-        code('acp.messages(method="initialize").step(2)'),
-        md("""
-## 2. Sessions: `session/new`
-
-A session is one conversation, with an absolute working directory (`cwd`) and the MCP servers the
-agent should use. The answer carries the `sessionId` every later message names, and the session's
-modes and config options."""),
-        code('acp.messages(method="session/new")'),
-        code('new = acp.messages(method="session/new")\nnew.step(new[1].number)'),
-        md("""
-## 3. A prompt turn
-
-`session/prompt` stays pending for the whole turn. Meanwhile the agent streams `session/update`
-notifications: message chunks, thoughts, tool calls, plans. The turn ends with the answer to
-`session/prompt`, carrying a `stopReason`."""),
-        code("%acp /think"),
-        code('acp.messages(method="session/*", last=12)'),
-        md("""
-## 4. Tool calls and permissions
-
-A tool call is announced with `tool_call`, updated with `tool_call_update`. Before anything risky the
-agent sends a **request** to the client, `session/request_permission`, with options; the client answers
-with the chosen `optionId`. Here `-p allow` answers for us. Then the agent asks the client to write
-the file: `fs/write_text_file`."""),
-        code("%acp -p allow /write hello.txt Hello from the agent"),
-        code('acp.messages(method="session/request_permission")'),
-        code('acp.messages(method="fs/*")'),
-        code("print(pathlib.Path('hello.txt').read_text())"),
-        md("""
-## 5. Files and terminals
-
-`fs/read_text_file` takes a 1-based `line` and a `limit`, so an agent can read a window of a big
-file. `terminal/create` starts a command and returns at once; the agent then waits
-(`terminal/wait_for_exit`), reads (`terminal/output`) and frees it (`terminal/release`)."""),
-        code("%acp /read notes.txt 2 1"),
-        code('acp.messages(method="fs/read_text_file")'),
-        code("%acp -p allow /run echo terminal says hi"),
-        code('acp.messages(method="terminal/*")'),
-        md("""
-## 6. Cancellation and stop reasons
-
-`session/cancel` is a notification (no answer). The agent must stop and answer the pending
-`session/prompt` with `stopReason: "cancelled"`. Other stop reasons: `end_turn`, `max_tokens`,
-`max_turn_requests`, and `refusal` — after which the refused prompt is not part of the next turn."""),
-        code("# NBVAL_IGNORE_OUTPUT\n# (how far it streams depends on timing)\n%acp -t 1 /slow"),
-        code('acp.messages(method="session/cancel")'),
-        code("%acp /refuse"),
-        md("""
-## 7. Tolerance
-
-Agents send things a client does not know yet: new update types, new content types. A good client
-keeps them and shows them raw instead of dropping the message."""),
-        code("%acp /unknown"),
-        md("""
-## 8. Record it, replay it
-
-`acp.messages().save("trace.jsonl")` writes every message in the same JSON Lines format as
-`acp-notebook run --trace`: one object per message with its direction and time. A trace
-replays as an agent (`acp-notebook replay-agent TRACE`): what the agent sent is sent again,
-what the client sent is waited for. A bug report's trace becomes a fake agent; a real
-agent's session can be shown offline."""),
-        code(
-            'import json\ncount = acp.messages().save("trace.jsonl")\n'
-            'first = json.loads(open("trace.jsonl").readline())\n'
-            'print(count > 20, sorted(first), first["message"]["method"])'
-        ),
-        md("The first prompt of this notebook, replayed from the trace by a new agent process:"),
-        code('%acp -a "python -m acp_notebook replay-agent trace.jsonl" -s replay Hello'),
     ]
     return new_notebook(
         cells=cells, metadata={"kernelspec": KERNEL, "language_info": {"name": "python"}}

@@ -146,6 +146,15 @@ def _add_doctor(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     doctor_parser.add_argument(
         "--timeout", type=float, default=60.0, help="seconds to wait for each answer (default: 60)"
     )
+    doctor_parser.add_argument(
+        "--report",
+        action="store_true",
+        help="grade the agent: the report card's protocol checks (it runs a few prompts in a "
+        "scratch directory, allowing what the agent asks there)",
+    )
+    doctor_parser.add_argument(
+        "--json", action="store_true", help="with --report: the card as JSON (sorted keys)"
+    )
     doctor_parser.set_defaults(func=lambda a: anyio.run(doctor, a))
 
 

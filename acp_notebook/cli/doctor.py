@@ -1,13 +1,19 @@
-"""``acp-notebook doctor [--agent SPEC]``: start an agent and report what it supports.
+"""``acp-notebook doctor [--agent SPEC] [--report [--json]]``: start an agent and report what
+it supports.
 
 The report says the command, whether it started, how long ``initialize`` took, the
 protocol version, agent info, capabilities, auth methods and whether ``session/new``
 works, with a hint for each failure. It exits non-zero when something failed.
+
+``--report`` prints the agent's report card instead (:mod:`acp_notebook.lab.report`): a
+table of protocol checks, or with ``--json`` a list with the card; it exits non-zero when a
+check failed.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -15,7 +21,7 @@ from typing import IO
 
 import anyio
 
-from ..agents.presets import AgentNotFound, LaunchSpec, install_hint, resolve_agent
+from ..agents.presets import DEMO, AgentNotFound, LaunchSpec, install_hint, resolve_agent
 from ..client.connection import ClientConnection
 from ..client.errors import AcpClientError, AuthRequired
 from ..protocol import models as m
@@ -24,7 +30,7 @@ from ..protocol.process import AgentStartError
 from .exits import EXIT_AGENT_FAILED
 from .hints import auth_hint
 
-__all__ = ["capability_summary", "doctor"]
+__all__ = ["capability_summary", "doctor", "report"]
 
 
 def capability_summary(caps: m.AgentCapabilities) -> str:
@@ -107,8 +113,32 @@ async def _check_new_session(
     return True
 
 
+async def report(args: argparse.Namespace) -> int:
+    """``--report``: the agent's report card on stdout; non-zero when a check failed."""
+    from ..lab.report import report_card  # the lab is only needed here
+
+    out = sys.stdout
+    try:
+        card = await report_card(
+            args.agent or DEMO, timeout=args.timeout, env=dict(args.env), name=args.agent or DEMO
+        )
+    except AgentNotFound as exc:
+        print(f"Agent: {args.agent}\nProblem: {exc}", file=out)
+        return EXIT_AGENT_FAILED
+    except AgentStartError as exc:
+        print(f"Agent: {args.agent}\nStarted: no. {exc}", file=out)
+        return EXIT_AGENT_FAILED
+    if args.json:
+        print(json.dumps([card.to_json()], indent=2, sort_keys=True, ensure_ascii=False), file=out)
+    else:
+        print(card.text(), file=out)
+    return 0 if card.passed else EXIT_AGENT_FAILED
+
+
 async def doctor(args: argparse.Namespace) -> int:
     """The report on stdout; the exit code."""
+    if getattr(args, "report", False):
+        return await report(args)
     out = sys.stdout
     try:
         spec = resolve_agent(args.agent)

@@ -28,6 +28,7 @@ from ..client.render import Renderer
 from ..client.session import Session
 from ..client.toolcall import CANCELLED
 from ..client.transcript import (
+    CompactionEntry,
     MessageEntry,
     PlanView,
     ToolCallEntry,
@@ -175,6 +176,8 @@ class TerminalPrinter:
                 self._tool_call(entry, seen)
             elif isinstance(entry, PlanView):
                 self._plan(entry, seen)
+            elif isinstance(entry, CompactionEntry) and entry.status == "in_progress":
+                continue  # printed once settled, with its whole summary
             elif seen.status is None:
                 seen.status = "shown"
                 self._line(self._blocks(self.renderer.entry(entry)))
@@ -196,7 +199,7 @@ class TerminalPrinter:
 
     def _tool_call(self, entry: ToolCallEntry, seen: _Seen) -> None:
         call = entry.tool_call
-        title = call.title or call.tool_call_id
+        title = call.shown_title or call.tool_call_id
         if seen.status is None:
             self._line(
                 f"{self._style('bold', '▶ ' + title)} {self._style('faint', f'· {call.kind}')}"

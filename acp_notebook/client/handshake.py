@@ -54,10 +54,13 @@ def client_capabilities() -> m.ClientCapabilities:
     return m.ClientCapabilities(
         fs=m.FileSystemCapabilities(read_text_file=True, write_text_file=True),
         terminal=True,
+        # Notices and compactions are shown live and saved (client/transcript.py, ui/notices.py).
         session=m.ClientSessionCapabilities(
             config_options=m.SessionConfigOptionsCapabilities(
                 boolean=m.BooleanConfigOptionCapabilities()
-            )
+            ),
+            notices=m.NoticeCapabilities(),
+            compaction=m.CompactionCapabilities(),
         ),
         # Both elicitation modes work end to end (client/elicitation/, ui/elicitation.py).
         elicitation=m.ElicitationCapabilities(

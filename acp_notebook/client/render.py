@@ -37,9 +37,11 @@ from .formatting import code_span, fence, md_escape, md_url, portable
 from .rawinput import DERIVED_NOTE
 from .sent import SentItem, is_attachment, prompt_words, sent_items
 from .transcript import (
+    CompactionEntry,
     ElicitationEntry,
     MessageEntry,
     NoteEntry,
+    NoticeEntry,
     PlanView,
     TextRun,
     ToolCallEntry,
@@ -197,6 +199,10 @@ class Renderer:
             return self.plan(entry.entries)
         if isinstance(entry, NoteEntry):
             return self._italic(entry.text)
+        if isinstance(entry, NoticeEntry):
+            return self.notice(entry)
+        if isinstance(entry, CompactionEntry):
+            return self.compaction(entry)
         if isinstance(entry, UnknownEntry):
             return self.shown(RawShown("update", entry.kind, entry.raw))
         if isinstance(entry, ElicitationEntry):
@@ -210,6 +216,16 @@ class Renderer:
         if entry.role == "thought":
             return self.collapsed("Thought", body)
         return body
+
+    def notice(self, entry: NoticeEntry) -> str:
+        """ "⚠️ Warning: title — description" (plain text from the agent, escaped)."""
+        words = entry.title + (f" — {entry.description}" if entry.description else "")
+        return f"{self._bold(entry.label + ':')} {self._text(words)}"
+
+    def compaction(self, entry: CompactionEntry) -> str:
+        """The compaction's status, its summary collapsed under it."""
+        body = self.message(entry.summary)
+        return self.collapsed(entry.heading, body) if body else self._italic(entry.heading)
 
     def prompt_with_attachments(self, blocks: list[m.ContentBlock], items: list[SentItem]) -> str:
         """ "You: words", the "Sent: …" line, and the attachments' text collapsed under it."""
@@ -269,7 +285,7 @@ class Renderer:
     # ------------------------------------------------------------------ tool calls
 
     def tool_call_heading(self, call: ToolCallState) -> str:
-        title = call.title or call.tool_call_id
+        title = call.shown_title or call.tool_call_id
         return f"{kind_icon(call.kind)} {self._bold(title)} · {self._prose(call.kind)} · {status_text(call)}"
 
     def tool_call(self, call: ToolCallState) -> str:

@@ -28,6 +28,9 @@ FINISHED_STATUSES = frozenset({"completed", "failed", CANCELLED})
 #: Tool kinds that change files.
 EDIT_KINDS = frozenset({"edit", "delete", "move"})
 
+#: Titles that say nothing about the call (compared lowercased, stripped).
+GENERIC_TITLES = frozenset({"", "tool", "tool call", "tool use", "function", "function call"})
+
 
 @dataclass
 class ToolCallState:
@@ -36,6 +39,8 @@ class ToolCallState:
     tool_call_id: str
     turn: int | None
     title: str = ""
+    #: The programmatic name of the tool (`name`, schema 1.22), shown where the title is generic.
+    name: str | None = None
     kind: str = "other"
     status: str = "pending"
     content: list[m.ToolCallContent] = field(default_factory=list)
@@ -59,6 +64,8 @@ class ToolCallState:
         present = update.model_fields_set
         if "title" in present and update.title is not None:
             self.title = update.title
+        if "name" in present and update.name is not None:
+            self.name = update.name
         if "kind" in present and update.kind is not None:
             self.kind = str(update.kind)
         if "status" in present and update.status is not None:
@@ -73,6 +80,14 @@ class ToolCallState:
             self.raw_output = update.raw_output
         if update.field_meta is not None:
             self.meta = update.field_meta
+
+    @property
+    def shown_title(self) -> str:
+        """What names the call to the user: its title, or its tool's ``name`` where the
+        title says nothing ("Tool call", empty); empty when neither says anything."""
+        if self.name and self.title.strip().lower() in GENERIC_TITLES:
+            return self.name
+        return self.title
 
     # ------------------------------------------------------------------ what it does
 

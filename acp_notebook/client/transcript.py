@@ -9,7 +9,8 @@ What the state holds:
 * ``entries`` — the conversation in order: messages (user, agent, thought; chunks
   grouped by ``messageId`` when the agent sends one), tool calls (by reference, so a
   later ``tool_call_update`` changes the entry in place), plans, notes about mode or
-  title changes, and updates this client does not know (kept raw, never dropped);
+  title changes, notices, compactions (by id, so later updates patch the entry in
+  place), and updates this client does not know (kept raw, never dropped);
 * session state that updates replace: available commands, current mode, config
   options, title, usage;
 * ``turns`` — the prompt turns, each with its stop reason, so one turn can be
@@ -181,7 +182,63 @@ class ElicitationEntry:
     request: Any
 
 
-Entry = MessageEntry | ToolCallEntry | PlanView | NoteEntry | UnknownEntry | ElicitationEntry
+#: How a notice's severity reads (spec: a presentation hint; an unknown one is shown as sent).
+NOTICE_SEVERITIES = {"info": "ℹ️ Notice", "warning": "⚠️ Warning", "error": "❌ Error"}
+
+
+@dataclass
+class NoticeEntry:
+    """A `notice` update: fire-and-forget information for the user (plain text)."""
+
+    turn: int | None
+    severity: str
+    title: str
+    description: str | None = None
+
+    @property
+    def label(self) -> str:
+        return NOTICE_SEVERITIES.get(self.severity, f"🔔 Notice ({self.severity})")
+
+
+#: A compaction's heading per status (spec: `CompactionStatus`).
+COMPACTION_HEADINGS = {
+    "in_progress": "Compacting the context…",
+    "completed": "Context compacted",
+    "failed": "Context compaction failed",
+    "cancelled": "Context compaction cancelled",
+}
+
+
+@dataclass
+class CompactionEntry:
+    """A context compaction, keyed by ``compactionId``: the first update places it, later
+    ones patch it; its summary streams from `compaction_summary_chunk`."""
+
+    turn: int | None
+    compaction_id: str
+    status: str = "in_progress"
+    #: The summary's content (text chunks merged, as in a message).
+    summary: MessageEntry = field(default_factory=lambda: MessageEntry("agent", None, None))
+    error: str | None = None
+    #: Incremented on every change (a live view redraws when it moves).
+    version: int = 0
+
+    @property
+    def heading(self) -> str:
+        words = COMPACTION_HEADINGS.get(self.status, f"Context compaction ({self.status})")
+        return f"🗜️ {words}" + (f": {self.error}" if self.error else "")
+
+
+Entry = (
+    MessageEntry
+    | ToolCallEntry
+    | PlanView
+    | NoteEntry
+    | NoticeEntry
+    | CompactionEntry
+    | UnknownEntry
+    | ElicitationEntry
+)
 
 
 @dataclass
@@ -217,6 +274,7 @@ class Transcript:
         self.cwd = cwd
         self.entries: list[Entry] = []
         self.tool_calls: dict[str, ToolCallState] = {}
+        self.compactions: dict[str, CompactionEntry] = {}
         self.turns: list[TurnRecord] = []
         self.plan: list[m.PlanEntry] = []
         self.commands: list[m.AvailableCommand] = []
@@ -340,6 +398,26 @@ class Transcript:
                 )
             if "updated_at" in present:
                 self.updated_at = update.updated_at
+        elif isinstance(update, m.Notice):
+            self.entries.append(
+                NoticeEntry(turn, str(update.severity), update.title, update.description)
+            )
+        elif isinstance(update, m.CompactionUpdate):
+            entry = self._compaction(update.compaction_id, turn)
+            present = update.model_fields_set
+            entry.status = str(update.status)
+            if "summary" in present and update.summary is not None:
+                entry.summary = MessageEntry("agent", None, entry.turn)  # spec: replaces it
+                for block in update.summary:
+                    entry.summary.append(block)
+            if "error" in present:
+                entry.error = update.error
+            entry.version += 1
+        elif isinstance(update, m.CompactionSummaryChunk):
+            # spec: a first-seen ID creates an in-progress compaction; chunks append.
+            entry = self._compaction(update.compaction_id, turn)
+            entry.summary.append(update.content)
+            entry.version += 1
         elif isinstance(update, m.UsageUpdate):
             cost = update.cost
             self.usage = Usage(
@@ -387,6 +465,15 @@ class Transcript:
             self.tool_calls[tool_call_id] = call
             self.entries.append(ToolCallEntry(call))
         return call
+
+    def _compaction(self, compaction_id: str, turn: int | None) -> CompactionEntry:
+        entry = self.compactions.get(compaction_id)
+        if entry is None:
+            entry = CompactionEntry(turn, compaction_id)
+            entry.summary.turn = turn
+            self.compactions[compaction_id] = entry
+            self.entries.append(entry)
+        return entry
 
     def merge_permission_tool_call(
         self, tool_call: m.ToolCallUpdate, request: PermissionRequest

@@ -22,6 +22,8 @@ import inspect
 from collections.abc import Callable
 from typing import cast
 
+from ..agents.presets import DEMO
+from ..lab.report import ReportCards, run_report_cards
 from .answers import Table
 from .controls import REGISTRY, Control, ControlFailed, run
 from .extension import current
@@ -29,7 +31,14 @@ from .inspector import MessageTable
 from .snapshots import SessionSnapshot
 from .turns import TurnHandle, TurnSettings
 
-__all__ = ["ControlFailed", "ask", "messages", "session", *(c.name for c in REGISTRY)]
+__all__ = [
+    "ControlFailed",
+    "ask",
+    "messages",
+    "report",
+    "session",
+    *(c.name for c in REGISTRY),
+]
 
 
 def ask(
@@ -70,6 +79,13 @@ def messages(
     """
     table = current().agents.message_table()
     return table.filter(agent=agent, method=method, direction=direction, last=last)
+
+
+def report(*agents: str, timeout: float = 60.0) -> ReportCards:
+    """The report card of each agent (preset names or command lines; none: the demo agent),
+    shown side by side: protocol checks run against a fresh agent in a scratch directory
+    (``acp-notebook doctor --report`` in a terminal). Blocks until every card is done."""
+    return run_report_cards(agents or (DEMO,), timeout=timeout)
 
 
 def session(name: str = "default", agent: str | None = None) -> SessionSnapshot | None:

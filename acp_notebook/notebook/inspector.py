@@ -17,11 +17,12 @@ import json
 import sys
 import threading
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..client.render import portable
+from ..client.timeline import Timeline, method_matches
 from ..client.trace import open_private, trace_line
 from ..protocol.bounds import abridged
 from ..protocol.jsonrpc import Observer, TraceEvent
@@ -74,6 +75,8 @@ class MessageLog:
         self._bytes = 0
         self._dropped = Dropped()
         self._lock = threading.Lock()
+        #: Called after each message is recorded (live views poke their coalescer).
+        self._listeners: list[Callable[[], None]] = []
 
     def _kept(self, event: TraceEvent) -> TraceEvent:
         if event.message is None or event.size <= self.message_bytes:
@@ -95,6 +98,18 @@ class MessageLog:
                 dropped_bytes += old.abridged_from or old.size
             if dropped != self._dropped.messages:
                 self._dropped = Dropped(dropped, dropped_bytes)
+        for listener in self._listeners:
+            listener()
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener()`` after every message recorded (on the thread recording it:
+        the agent loop); returns the function that unsubscribes it."""
+        self._listeners = [*self._listeners, listener]
+
+        def unsubscribe() -> None:
+            self._listeners = [other for other in self._listeners if other is not listener]
+
+        return unsubscribe
 
     def observer(self, agent: str) -> Observer:
         """What a connection to ``agent`` reports its messages to."""
@@ -161,20 +176,17 @@ def _redact(value: Any, cwd: str | None) -> Any:
 
 
 def pair_responses(events: Iterable[tuple[str, TraceEvent]]) -> list[Message]:
-    """Number the messages and name the method each response answers."""
-    pending: dict[tuple[str, str, Any], str] = {}
-    out: list[Message] = []
-    for number, (agent, event) in enumerate(events, 1):
-        message = event.message or {}
-        answers = None
-        request_id = json.dumps(message.get("id"))
-        if "method" in message and "id" in message:
-            pending[(agent, event.direction, request_id)] = str(message["method"])
-        elif "id" in message and ("result" in message or "error" in message):
-            other = "recv" if event.direction == "send" else "send"
-            answers = pending.pop((agent, other, request_id), None)
-        out.append(Message(number, agent, event, answers))
-    return out
+    """Number the messages and name the method each response answers (the timeline's
+    pairing: ``client/timeline.py``)."""
+    return [
+        Message(
+            row.number,
+            row.agent,
+            row.event,
+            row.method if row.category in ("response", "error") else None,
+        )
+        for row in Timeline.of(events)
+    ]
 
 
 class MessageTable:
@@ -210,11 +222,7 @@ class MessageTable:
         chosen = [
             msg
             for msg in self.messages
-            if (
-                method is None
-                or msg.method == method
-                or ((msg.method or "").startswith(method.rstrip("*")) and method.endswith("*"))
-            )
+            if (method is None or method_matches(msg.method, method))
             and (direction is None or msg.direction == direction)
             and (kind is None or msg.kind == kind)
             and (agent is None or msg.agent == agent)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Sized
+from dataclasses import replace
 
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
@@ -110,12 +111,14 @@ class AcpMagics(AcpConfig, Magics):
     @line_cell_magic
     def acp(self, line: str, cell: str | None = None) -> None:
         """Send a prompt to the agent (``%acp --help`` for options)."""
-        handle = self._start(self._parse(line, cell), awaited=False)
+        options = self._parse(line, cell)
+        handle = self._start(options, awaited=False)
         if handle is not None and handle.settings.headless:
             try:
                 handle.wait()
             finally:  # an interrupted turn still leaves its transcript in the output
                 display(handle.bundle(), raw=True)
+                self._inspect_after(options)
 
     async def acp_awaited(self, line: str, cell: str | None) -> None:
         """What a top-level ``%acp`` becomes: awaited, so the cell stays busy."""
@@ -131,6 +134,7 @@ class AcpMagics(AcpConfig, Magics):
                 await handle
             finally:  # an interrupted turn still leaves its transcript in the output
                 display(handle.bundle(), raw=True)
+                self._inspect_after(options)
         elif handle.settings.wait:
             await handle
 
@@ -174,7 +178,14 @@ class AcpMagics(AcpConfig, Magics):
         )
         live = LiveCell(view, loop)
         display(live.widget, display_id=live.display_id)
+        if options.inspect:  # under the turn, following its messages as they come
+            self._control(replace(options, control="inspector"))
         return self.agents.start_turn(settings, live)
+
+    def _inspect_after(self, options: AcpOptions) -> None:
+        """``%acp --inspect PROMPT`` headless: the timeline once the turn is over."""
+        if options.inspect:
+            self._control(replace(options, control="inspector"))
 
     # ------------------------------------------------------------------ settings
 

@@ -154,6 +154,8 @@ class AcpOptions:
     dry_run: bool = False
     #: Offer the notebook tools to a session this turn opens (None: as configured).
     tools: bool | None = None
+    #: ``%acp --inspect PROMPT``: the turn, with the protocol inspector under it.
+    inspect: bool = False
     #: The options given on the line (by field name).
     given: set[str] = field(default_factory=set)
 
@@ -234,6 +236,8 @@ def parse_line(line: str, cell: str | None = None) -> AcpOptions:
     if cell is not None:
         text = f"{text}\n{cell}" if text else cell
     options.prompt = text.strip("\n")
+    if options.control == "inspector" and options.prompt.strip():
+        options.control, options.inspect = None, True  # the only control a prompt may follow
     if options.control is not None and options.prompt.strip():
         raise OptionError(
             f"{control_flag} takes no prompt; remove the text after it or drop {control_flag}."

@@ -52,7 +52,7 @@ def tooltip(kind: str) -> str:
 def what_is_approved(call: ToolCallState, cwd: str | None) -> str:
     """One HTML line: what the agent asks to do, in the terms a user checks — the same
     command, files and URL the rules and the risk rating read (``ToolCallState``)."""
-    title = inline_markdown(call.title) if call.title else esc(call.tool_call_id)
+    title = inline_markdown(call.shown_title) if call.shown_title else esc(call.tool_call_id)
     head = f"<b>{title}</b> " + span(esc(f"· {call.kind}"), f"color: {MUTED}")
     command = call.command
     if command is not None:

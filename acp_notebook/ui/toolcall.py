@@ -70,7 +70,7 @@ def header_html(call: ToolCallState) -> str:
     icon = kind_icon(call.kind)
     status = status_label(call)
     color = STATUS_COLORS.get(status, MUTED)
-    title = inline_markdown(call.title) if call.title else code(call.tool_call_id)
+    title = inline_markdown(call.shown_title) if call.shown_title else code(call.tool_call_id)
     shown = f"🔐 {WAITING}" if status == WAITING else status_text(call)
     kind = span(esc("· " + call.kind), f"color: {MUTED}; font-size: {SMALL_SIZE}")
     return (
@@ -158,7 +158,7 @@ class ToolCallCard:
         call = self.call
         changed = False
         # The header is rebuilt only when what it shows changed (its title is Markdown).
-        header_key = (call.title, call.kind, call.status, status_label(call))
+        header_key = (call.shown_title, call.kind, call.status, status_label(call))
         if header_key != self._seen.get("header"):
             self._seen["header"] = header_key
             self._header.value = header_html(call)

@@ -35,8 +35,10 @@ from ..client.render import Renderer, usage_tokens_line
 from ..client.sent import sent_items
 from ..client.toolcall import ToolCallState
 from ..client.transcript import (
+    CompactionEntry,
     MessageEntry,
     NoteEntry,
+    NoticeEntry,
     PlanView,
     TextRun,
     ToolCallEntry,
@@ -49,6 +51,7 @@ from .content import block_html, raw_html, shown_html
 from .diff import diff_html
 from .markdown import render_markdown, render_muted_markdown
 from .message import THOUGHT, USER_EDGE, USER_MARGIN, USER_PADDING, YOU_LABEL, note_html
+from .notices import compaction_html, notice_html
 from .permission import decision_line, warning_line
 from .plan import plan_html
 from .sent import prompt_html
@@ -95,6 +98,10 @@ class TurnHtml:
             return plan_html(entry.entries)
         if isinstance(entry, NoteEntry):
             return note_html(entry.text)
+        if isinstance(entry, NoticeEntry):
+            return notice_html(entry)
+        if isinstance(entry, CompactionEntry):
+            return compaction_html(entry, self.cwd)
         if isinstance(entry, UnknownEntry):
             return raw_html(RawShown("update", entry.kind, portable(entry.raw, self.cwd)))
         # Anything else (a question the agent asked, …): its Markdown, rendered.

@@ -25,9 +25,11 @@ import ipywidgets as w
 from ..client.display import RawShown
 from ..client.sent import sent_items
 from ..client.transcript import (
+    CompactionEntry,
     ElicitationEntry,
     MessageEntry,
     NoteEntry,
+    NoticeEntry,
     PlanView,
     ToolCallEntry,
     Transcript,
@@ -38,6 +40,7 @@ from .content import raw_html
 from .context import SessionLike, TurnLike, ViewContext
 from .elicitation import ElicitationForm
 from .message import MessageView, ThoughtView, note_html
+from .notices import CompactionView, notice_html
 from .permission import PermissionPrompt
 from .plan import PlanWidget
 from .request import Post, safe_post
@@ -410,6 +413,10 @@ class TurnView:
             return PlanWidget(entry)
         if isinstance(entry, NoteEntry):
             return StaticView(note_html(entry.text))
+        if isinstance(entry, NoticeEntry):
+            return StaticView(notice_html(entry))
+        if isinstance(entry, CompactionEntry):
+            return CompactionView(entry, cwd)
         if isinstance(entry, UnknownEntry):
             return StaticView(raw_html(RawShown("update", entry.kind, entry.raw)))
         if isinstance(entry, ElicitationEntry):

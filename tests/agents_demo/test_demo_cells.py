@@ -12,7 +12,7 @@ import pytest
 from acp_notebook.agents.demo.cells import parse_cells, pick_cell
 from acp_notebook.client import ClientConnection
 from acp_notebook.notebook.frontend import LiveCell
-from acp_notebook.notebook.tools.live_tools import describe_cell
+from acp_notebook.notebook.tools.cell_reads import describe_cell
 from tests.client.helpers import DEMO, SAFETY
 
 FUNCTION = "def total(values):\n    result = 0\n    for v in values:\n        result += v\n    return result"
@@ -77,3 +77,13 @@ async def test_without_the_notebook_server_the_rename_says_so_and_changes_nothin
             turn = await session.prompt("/rename result acc")
     text = turn.bundle()["text/markdown"]
     assert "this session was not given one" in text
+
+
+@pytest.mark.anyio
+async def test_a_rename_takes_two_names_and_an_optional_file(tmp_path: Path) -> None:
+    async with ClientConnection.spawn(DEMO) as conn:
+        with anyio.fail_after(SAFETY):
+            await conn.initialize()
+            session = await conn.new_session(tmp_path, policy="allow")
+            turn = await session.prompt("/rename result acc helper.py extra")
+    assert "Usage: `/rename OLD NEW [FILE]`" in turn.bundle()["text/markdown"]

@@ -1,8 +1,13 @@
-"""The agent edits the live notebook, in a real chromium: the demo agent, given the
-notebook tools server (as ``%acp`` gives it), renames a name in the function's cell
-through ``edit_cell``; the edit is reviewed in that cell; Reject leaves the page and the
-file as they were and the agent's transcript says so; Accept changes both; reverting the
-turn restores the cell; ``insert_cell`` adds a cell below (called as the server calls it).
+"""The agent edits the live notebook, in a real chromium. Through ``%acp`` as a user types
+it: "refactor this function" in the cell after the function is proposed in the function's
+cell, Accept changes it in the page and on disk, ``%acp --undo`` in a new cell restores it;
+``/rename OLD NEW FILE`` changes the cell (accepted in it) and a file (allowed on its card)
+in one turn, and ``%acp --undo`` restores both.
+Through the client API with the notebook tools server (as ``%acp`` gives it): the demo
+agent renames a name in the function's cell through ``edit_cell``; the edit is reviewed in
+that cell; Reject leaves the page and the file as they were and the agent's transcript
+says so; Accept changes both; reverting the turn restores the cell; ``insert_cell`` adds a
+cell below (called as the server calls it).
 
 Every test runs in JupyterLab and in Notebook 7 on a plain server, and in JupyterLab on a
 server with real-time collaboration (jupyter-collaboration), like test_live_edits.py.
@@ -13,6 +18,8 @@ the client API on an agent loop (awaited, so the page's answers reach the kernel
 from __future__ import annotations
 
 import pytest
+
+from acp_notebook.agents.demo.placeholders import add_placeholders
 
 from . import test_live_edits
 from .conftest import TURN_TIMEOUT_MS
@@ -137,3 +144,95 @@ def test_insert_cell_adds_a_cell_below_once_accepted(live: LiveNotebookPage) -> 
     )
     assert [c.source for c in saved.cells[1:3]] == [FUNCTION, "total([1, 2, 3])"]
     live.nb.shot("agent-inserted")
+
+
+#: What the demo agent's "refactoring" makes of the function (placeholders, mechanically).
+REFACTORED = add_placeholders(FUNCTION).text
+
+
+def test_acp_refactor_this_function_is_accepted_in_the_cell_and_undone(
+    live: LiveNotebookPage,
+) -> None:
+    live.nb.write(
+        ["%load_ext acp_notebook", FUNCTION, "%acp refactor this function", "%acp --undo"]
+    )
+    live.open()
+    live.nb.run_cell(0)
+    live.nb.wait_done(0)
+    live.wait_connected()
+    live.nb.run_cell(1)  # the user defines the function: the prompt's context sends it
+    live.nb.wait_done(1)
+
+    live.nb.run_cell(2)
+    shown = live.proposal(1)
+    expect(shown).to_be_visible(timeout=TURN_TIMEOUT_MS)
+    expect(shown.locator(".acp-live-proposal-label")).to_have_text(
+        "Add docstring and type-hint placeholders"
+    )
+    expect(shown.locator(".acp-live-line-added").first).to_have_text("+ from typing import Any")
+    expect(live.nb.prompt(2)).to_have_text("[*]:")  # the turn waits for the review
+    live.expect_source(1, FUNCTION)
+    live.nb.shot("acp-proposes")
+
+    shown.get_by_role("button", name="Accept").click()
+    live.nb.wait_done(2)
+    expect(shown).to_have_count(0)
+    # The editor shows the new source (its empty line aside, which the editor's text
+    # doubles); the saved file below holds it exactly.
+    editor = live.nb.cell(1).locator(".jp-InputArea-editor")
+    expect(editor).to_contain_text("def total(values: Any) -> Any:")
+    expect(editor).to_contain_text('"""TODO: describe total.')
+    transcript = live.nb.output(2)
+    expect(transcript).to_contain_text("Cell 2 now has the change", timeout=TURN_TIMEOUT_MS)
+    expect(transcript).to_contain_text("accepted by you")
+    live.nb.shot("acp-accepted")
+    saved = live.saved_when(lambda nb: nb.cells[1].source == REFACTORED, "the accepted edit")
+    assert saved.cells[2].outputs, "the turn's transcript is saved with the cell"
+
+    live.nb.run_cell(3)
+    live.nb.wait_done(3)
+    expect(live.stdout(3)).to_have_text("Reverted cell 2.\n")
+    live.expect_source(1, FUNCTION)
+    live.nb.shot("acp-undone")
+    saved = live.saved_when(lambda nb: "Reverted" in printed(nb, 3), "the undo")
+    assert saved.cells[1].source == FUNCTION
+
+
+HELPER_PY = "def double(result):\n    return result * 2\n"
+
+
+def test_acp_undo_restores_the_cell_and_the_file_one_turn_changed(
+    live: LiveNotebookPage,
+) -> None:
+    helper = live.nb.dir / "helper.py"
+    helper.write_text(HELPER_PY)
+    rename = "%acp /rename result acc helper.py"
+    live.nb.write(["%load_ext acp_notebook", FUNCTION, rename, "%acp --undo"])
+    live.open()
+    live.nb.run_cell(0)
+    live.nb.wait_done(0)
+    live.wait_connected()
+
+    live.nb.run_cell(2)
+    shown = live.proposal(1)
+    expect(shown).to_be_visible(timeout=TURN_TIMEOUT_MS)
+    shown.get_by_role("button", name="Accept").click()
+    live.expect_source(1, RENAMED)
+    # Then the file: its permission card in the turn, allowed once.
+    card = live.nb.output(2).locator(".acp-permission-card")
+    expect(card).to_contain_text("helper.py", timeout=TURN_TIMEOUT_MS)
+    live.nb.shot("acp-file-asked")
+    card.get_by_role("button", name="Allow once", exact=True).click()
+    live.nb.wait_done(2)
+    expect(live.nb.output(2)).to_contain_text("Changed in this turn: cell 2 (+3 −3), helper.py")
+    assert helper.read_text() == HELPER_PY.replace("result", "acc")
+    live.nb.shot("acp-cell-and-file-changed")
+
+    live.nb.run_cell(3)
+    live.nb.wait_done(3)
+    expect(live.stdout(3)).to_have_text("Reverted cell 2, helper.py.\n")
+    live.expect_source(1, FUNCTION)
+    assert helper.read_text() == HELPER_PY
+    live.nb.shot("acp-both-undone")
+    saved = live.saved_when(lambda nb: "Reverted" in printed(nb, 3), "the undo")
+    assert saved.cells[1].source == FUNCTION

@@ -250,3 +250,14 @@ def test_start_up_lines_are_one_status_line_cleared_once_the_agent_answers() -> 
     piped = io.StringIO()
     StartProgress(piped)("npm http fetch GET 200 …")
     assert piped.getvalue() == ""
+
+
+def test_on_a_terminal_notices_are_lines_and_a_compaction_is_shown_settled(tmp_path: Path) -> None:
+    notice = cli("run", "/notice warning", "--format", "terminal", cwd=tmp_path)
+    assert notice.returncode == 0, notice.stderr
+    assert "⚠️ Warning: Context is filling up — " in notice.stdout
+    compact = cli("run", "/compact", "--format", "terminal", cwd=tmp_path)
+    assert compact.returncode == 0, compact.stderr
+    assert "Compacting the context" not in compact.stdout  # printed once settled
+    assert "🗜️ Context compacted:\n" in compact.stdout
+    assert "Older messages are replaced by this summary" in compact.stdout

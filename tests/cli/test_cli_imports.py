@@ -29,7 +29,9 @@ def imported_by(module: str) -> set[str]:
     }
 
 
-@pytest.mark.parametrize("module", ["acp_notebook.cli", "acp_notebook.agents.demo"])
+@pytest.mark.parametrize(
+    "module", ["acp_notebook.cli", "acp_notebook.agents.demo", "acp_notebook.lab"]
+)
 def test_importing_it_loads_no_jupyter_or_widget_code(module: str) -> None:
     modules = imported_by(module)
     assert module in modules  # the report is read right

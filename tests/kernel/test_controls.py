@@ -162,6 +162,17 @@ def test_the_inspector_lists_and_steps_through_messages(kernel: Kernel) -> None:
     assert '"cwd": "$CWD"' in detail and str(kernel.cwd) not in detail
 
 
+def test_inspect_runs_the_turn_with_its_timeline_under_it(kernel: Kernel) -> None:
+    execution = kernel.execute("%acp --inspect /notice", allow_stdin=False, until="idle")
+    assert not execution.errors, execution.describe()
+    markdown = "\n".join(
+        str(m.content["data"].get("text/markdown", "")) for m in execution.displays
+    )
+    assert "Indexing finished" in markdown  # the turn's notices, in its transcript
+    assert "| # | from | message | method | kind | session | paired | time | schema |" in markdown
+    assert "| notice |" in markdown and "| ok |" in markdown
+
+
 def test_an_agent_command_with_an_unclosed_quote_is_one_sentence(kernel: Kernel) -> None:
     execution = kernel.execute('%acp -a "python -c \'oops" hello', allow_stdin=False, until="final")
     assert not execution.errors, execution.describe()

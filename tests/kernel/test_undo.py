@@ -5,8 +5,11 @@ cells are reverted through the live notebook (the test client plays the extensio
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import nbformat
 import pytest
+from nbconvert import HTMLExporter
 
 from .conftest import UTILS_PY, Kernel, rel
 from .fake_frontend import FUNCTION, RENAMED, FakeFrontend
@@ -126,6 +129,7 @@ def test_the_changes_list_reverts_one_hunk_then_all_that_is_left(
     edited = utils_py.read_text()
     view = kernel.execute("%acp --changes", until="idle")
     assert view.widget_display is not None, view.describe()
+    saved_without_widgets(view.widget_display.content["data"], rel(kernel, utils_py))
     reverts = view.buttons("Revert")
     assert len(reverts) >= 2, "the demo's edit of utils.py has a hunk per function"
 
@@ -137,3 +141,51 @@ def test_the_changes_list_reverts_one_hunk_then_all_that_is_left(
 
     kernel.click("Revert all")
     kernel.wait_for(lambda: utils_py.read_text() == UTILS_PY, "the rest to be reverted")
+
+
+HELPER_PY = "def double(result):\n    return result * 2\n"
+
+
+def test_undo_restores_the_cell_and_the_file_one_turn_renamed(
+    kernel: Kernel, workdir: Path
+) -> None:
+    helper = workdir / "helper.py"
+    helper.write_text(HELPER_PY)
+    fake = FakeFrontend(kernel)
+    fake.cells = [
+        fake.cell("c-load", "code", "%load_ext acp_notebook", 1),
+        fake.cell("c-func", "code", FUNCTION, 2),
+    ]
+    fake.connect()
+    try:
+        # One turn through %acp: the cell through edit_cell, then the file through fs/*.
+        prompt = f"%acp -p allow /rename result acc {rel(kernel, helper)}"
+        turn = fake.serve(kernel.execute(prompt, allow_stdin=False, until=None))
+        assert not turn.errors, turn.describe()
+        assert fake.cells[1]["source"] == RENAMED
+        assert helper.read_text() == HELPER_PY.replace("result", "acc")
+        assert f"Changed in this turn: cell 2 (+3 −3), {rel(kernel, helper)} (+2 −2)." in (
+            turn.plain
+        )
+
+        undo = fake.serve(kernel.execute("%acp --undo", until=None))
+        assert undo.stdout.strip() == f"Reverted cell 2, {rel(kernel, helper)}."
+        assert fake.cells[1]["source"] == FUNCTION
+        assert helper.read_text() == HELPER_PY
+    finally:
+        fake.close()
+
+
+def saved_without_widgets(data: dict[str, Any], path: str) -> None:
+    """The changes list's output also holds its saved form: a notebook saved with it and
+    converted without the widget's state (nbconvert) shows the list and its diffs."""
+    assert data["text/markdown"].startswith(f"Changed in this turn: {path} (+"), data
+    assert "```diff\n@@ " in data["text/markdown"]
+    assert data["text/plain"].endswith("`%acp --undo` reverts it.")
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("%acp --changes")
+    cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
+    nb.cells = [cell]
+    html, _ = HTMLExporter().from_notebook_node(nb)
+    assert f"Changed in this turn: {path} (+" in html
+    assert "application/vnd.jupyter.widget-view+json" not in html

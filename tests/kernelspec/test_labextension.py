@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ..conftest import skip_or_fail
 from .conftest import labextension_missing
 
 pytestmark = [pytest.mark.kernel, pytest.mark.slow]
@@ -23,7 +24,7 @@ SHARE = "acp_notebook-0.1.0.data/data/share/jupyter/labextensions/acp-notebook/"
 def _needs_the_extension() -> None:
     reason = labextension_missing()
     if reason:
-        pytest.skip(reason)
+        skip_or_fail(reason)  # under CI=true the wheel must carry the extension
 
 
 def test_the_wheel_contains_the_prebuilt_extension(wheel: Path) -> None:
@@ -62,3 +63,21 @@ def test_jupyter_lists_the_extension_enabled_in_a_fresh_environment(fresh_env: P
     assert re.search(r"acp-notebook v0\.1\.0 enabled\s+OK \(python, acp-notebook\)", section), (
         listing
     )
+
+
+def test_jupyter_lists_the_kernelspecs_of_the_fresh_environment(fresh_env: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")}
+    # `jupyter kernelspec list`, run as a module for the reason above.
+    result = subprocess.run(
+        [str(fresh_env / "bin" / "python"), "-m", "jupyter_client.kernelspecapp", "list", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env, "JUPYTER_PREFER_ENV_PATH": "1"},
+        cwd=fresh_env,
+    )
+    assert result.returncode == 0, result.stderr
+    specs = json.loads(result.stdout)["kernelspecs"]
+    ours = fresh_env / "share" / "jupyter" / "kernels"
+    assert Path(specs["acp"]["resource_dir"]) == ours / "acp", specs
+    assert Path(specs["acp-agent"]["resource_dir"]) == ours / "acp-agent", specs

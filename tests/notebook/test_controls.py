@@ -38,7 +38,7 @@ def test_every_control_is_an_option_a_help_line_a_completion_and_a_function() ->
         selectors = {"notebook": [], "agent": ["agent"], "session": ["agent", "session"]}
         assert list(inspect.signature(function).parameters) == handler + selectors[control.scope]
     assert sorted(api.__all__) == sorted(
-        ["ControlFailed", "ask", "messages", "session", *REGISTRY.by_name]
+        ["ControlFailed", "ask", "messages", "report", "session", *REGISTRY.by_name]
     )
 
 

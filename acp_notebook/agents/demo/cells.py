@@ -1,6 +1,8 @@
 """The demonstration that edits the open notebook: ``/rename OLD NEW`` renames a name in
 the cell above the prompt through the ``notebook`` MCP server's ``edit_cell`` (the user
-reviews it in the cell), the way a real agent uses the tools a client gives it.
+reviews it in the cell), the way a real agent uses the tools a client gives it;
+``/rename OLD NEW FILE`` then renames it in FILE too (``fs/write_text_file``, asked like
+``/edit``), so one turn changes a cell and a file.
 
 A refactoring prompt with code attached uses the same path (:func:`edit_cell_holding`): the
 cell holding that code gets the mechanical edit. The session must have been given that server (acp_notebook does in JupyterLab 4 and
@@ -13,11 +15,13 @@ whole-word replacement.
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from .content import text_content
 from .mcp_client import McpTools, connect
 from .replies import StopReason, usage
+from .tools import Proposal, apply_edit, read_to_change
 from .turn import Turn
 
 __all__ = [
@@ -77,9 +81,10 @@ def pick_cell(cells: list[Cell], prompt: str, old: str) -> Cell | None:
 
 
 async def scene_rename(turn: Turn, argument: str) -> StopReason:
-    names = argument.split()
-    if len(names) != 2 or not all(_NAME.fullmatch(n) for n in names):
-        return await usage(turn, "/rename OLD NEW")
+    words = argument.split()
+    names, file = words[:2], words[2] if len(words) == 3 else None
+    if len(words) not in (2, 3) or not all(_NAME.fullmatch(n) for n in names):
+        return await usage(turn, "/rename OLD NEW [FILE]")
     old, new = names
     server = turn.session.mcp_stdio.get(NOTEBOOK_SERVER)
     if server is None:
@@ -106,7 +111,23 @@ async def scene_rename(turn: Turn, argument: str) -> StopReason:
             "rename",
             f"Renamed `{old}` to `{new}` in cell {cell.number}.",
         )
-        return await _propose(turn, tools, current, source, edit)
+        then = (lambda: _rename_in_file(turn, file, old, new)) if file is not None else None
+        return await _propose(turn, tools, current, source, edit, then)
+
+
+async def _rename_in_file(turn: Turn, name: str, old: str, new: str) -> StopReason:
+    """The same rename in a file, written through the client after its permission."""
+    read = await read_to_change(turn, name, "read the file to rename in")
+    if not isinstance(read, tuple):
+        return read
+    path, text = read
+    renamed = _uses(old).sub(new, text)
+    shown = turn.display(path)
+    if renamed == text:
+        return await turn.reply(f"`{shown}` does not use `{old}`; it was not changed.")
+    proposal = Proposal(renamed, f"Renamed `{old}` to `{new}` in `{shown}` as well.")
+    title = f"Rename {old} to {new} in {shown}"
+    return await apply_edit(turn, path, text, proposal, title=title, action="rename")
 
 
 async def edit_cell_holding(turn: Turn, code: str, new_code: str, what: str) -> StopReason | None:
@@ -159,8 +180,16 @@ class Edit:
     done: str
 
 
-async def _propose(turn: Turn, tools: McpTools, cell: Cell, source: str, edit: Edit) -> StopReason:
-    """``edit_cell`` as an ``edit`` tool call of the turn; the reply says what became of it."""
+async def _propose(
+    turn: Turn,
+    tools: McpTools,
+    cell: Cell,
+    source: str,
+    edit: Edit,
+    then: Callable[[], Awaitable[StopReason]] | None = None,
+) -> StopReason:
+    """``edit_cell`` as an ``edit`` tool call of the turn; the reply says what became of it.
+    Once the cell has the change, ``then`` (if given) goes on with the turn."""
     call = await turn.start_tool_call(
         edit.title,
         "edit",
@@ -173,4 +202,5 @@ async def _propose(turn: Turn, tools: McpTools, cell: Cell, source: str, edit: E
         await call.fail(answer.text)
         return await turn.reply(f"The {edit.noun} did not happen: {answer.text}")
     await call.update(status="completed", content=[text_content(answer.text)])
-    return await turn.reply(edit.done)
+    done = await turn.reply(edit.done)
+    return await then() if then is not None else done

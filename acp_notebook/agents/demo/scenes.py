@@ -22,6 +22,7 @@ from . import edits
 from .cells import scene_rename
 from .content import demo_png, long_markdown_pieces
 from .elicitation import scene_ask, scene_ask_url
+from .newest import scene_compact, scene_named, scene_notice
 from .notebook_tools import scene_tools
 from .prompt import scene_prompt
 from .replies import STEP_DELAY, Scene, StopReason, usage
@@ -257,7 +258,7 @@ COMMANDS: dict[str, Command] = {
         Command("read", "Read a file through the client in line windows (fs/read_text_file)", scene_read, "PATH [LINE [LIMIT]]"),
         Command("edit", "Propose an edit as a diff, ask permission, write it (fs/write_text_file)", scene_edit, "PATH"),
         Command("write", "Create or overwrite a file with TEXT, after asking permission", scene_write, "PATH TEXT"),
-        Command("rename", "Rename a name in the cell above, reviewed in the cell (the notebook's edit_cell)", scene_rename, "OLD NEW"),
+        Command("rename", "Rename a name in the cell above, reviewed in the cell (edit_cell), and in a FILE", scene_rename, "OLD NEW [FILE]"),
         Command("run", "Run a shell command in a client terminal, after asking permission", scene_run, "COMMAND"),
         Command("tools", "Use the notebook tools (MCP): list and inspect variables, run CODE after asking", scene_tools, "[CODE]"),
         Command("plan", "Show a plan whose steps progress during the turn", scene_plan),
@@ -272,6 +273,9 @@ COMMANDS: dict[str, Command] = {
         Command("fail", "Show a tool call that fails", scene_fail),
         Command("ask", "Ask you to fill in a form (elicitation/create, mode form)", scene_ask),
         Command("ask-url", "Ask you to open a URL inside a tool call (elicitation, mode url)", scene_ask_url),
+        Command("notice", "Send session notices, one per severity (notice)", scene_notice, "[info|warning|error]"),
+        Command("compact", "Compact the context, streaming its summary (compaction_update)", scene_compact),
+        Command("named", "A tool call with a generic title and a name (tool_call name)", scene_named, "[QUERY]"),
         Command("unknown", "Send an update type and a content type no client knows", scene_unknown),
         Command("error", "Answer the prompt with a JSON-RPC error", scene_error),
         Command("stop", "End the turn with the given stop reason", scene_stop, "REASON"),
@@ -282,7 +286,7 @@ COMMANDS: dict[str, Command] = {
 NOTES: dict[str, str] = {
     "read": "`tool_call` (kind `read`, `locations`) → `fs/read_text_file` with `line`/`limit` → `tool_call_update` completed with a `content` item.",
     "edit": "`tool_call` (kind `edit`) with `diff` content → `session/request_permission` → `fs/write_text_file` only if allowed → `tool_call_update` completed or failed.",
-    "rename": "An MCP client of the `notebook` server given in `session/new`: `list_cells`, `read_cell`, then `edit_cell`, which the user accepts or rejects in the cell; reported as a `tool_call` of kind `edit`.",
+    "rename": "An MCP client of the `notebook` server given in `session/new`: `list_cells`, `read_cell`, then `edit_cell`, which the user accepts or rejects in the cell; reported as a `tool_call` of kind `edit`. With FILE, then the file as /edit writes one.",
     "write": "Like /edit; a `diff` with `oldText: null` means a new file.",
     "run": "`session/request_permission` → `terminal/create` → `terminal` content in the tool call → `terminal/wait_for_exit` → `terminal/output` → `terminal/release`.",
     "plan": "Each `plan` update carries every entry: clients replace the plan, they never merge.",
@@ -292,6 +296,9 @@ NOTES: dict[str, str] = {
     "image": "Agents may send any content block type in a message chunk.",
     "ask": "`elicitation/create` (mode `form`, `requestedSchema`) → the client answers `accept` with `content`, `decline` or `cancel`.",
     "ask-url": "`elicitation/create` (mode `url`, `elicitationId`, `toolCallId`) → `accept` (consent only) → `elicitation/complete` when the flow is done.",
+    "notice": "`session/update` with `notice` (`severity`, `title`, `description`), only when the client advertised `session.notices`.",
+    "compact": "`compaction_update` (`compactionId`, `status`) → `compaction_summary_chunk`s → `compaction_update` `completed`; only with `session.compaction`.",
+    "named": "`tool_call` with `name` (the tool's programmatic name) beside a generic `title`.",
     "prompt": "Content blocks other than `text` and `resource_link` are only allowed when the agent advertised them in `promptCapabilities`.",
 }  # fmt: skip
 

@@ -64,6 +64,10 @@ class ClientCaps:
     #: ``elicitation.form`` / ``elicitation.url`` (``{}`` advertises a mode).
     elicitation_form: bool = False
     elicitation_url: bool = False
+    #: ``session.notices`` / ``session.compaction`` (spec: agents MUST NOT send those updates
+    #: to a client that did not advertise them).
+    notices: bool = False
+    compaction: bool = False
 
     @classmethod
     def of(cls, caps: m.ClientCapabilities) -> ClientCaps:
@@ -81,6 +85,8 @@ class ClientCaps:
             # spec: `{}` advertises a mode; omitted, null or an empty elicitation object none.
             elicitation_form=elicitation is not None and elicitation.form is not None,
             elicitation_url=elicitation is not None and elicitation.url is not None,
+            notices=session is not None and session.notices is not None,
+            compaction=session is not None and session.compaction is not None,
         )
 
 

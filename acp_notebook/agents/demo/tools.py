@@ -26,6 +26,7 @@ from .turn import Permission, Turn
 __all__ = [
     "Proposal",
     "apply_edit",
+    "read_to_change",
     "read_whole",
     "scene_edit",
     "scene_read",
@@ -65,6 +66,18 @@ async def read_whole(turn: Turn, path: str) -> str | None:
         raw_output={"lines": lines},
     )
     return text
+
+
+async def read_to_change(turn: Turn, name: str, what: str) -> tuple[str, str] | StopReason:
+    """The path ``name`` resolves to and its whole text, read before changing it; when
+    it cannot be read, the turn's end (the reason is already said)."""
+    if not turn.caps.read:
+        return await turn.reply(missing_capability("fs.readTextFile", what))
+    path = turn.resolve(name)
+    text = await read_whole(turn, path)
+    if text is None:
+        return "end_turn"
+    return path, text
 
 
 @dataclass
@@ -237,12 +250,10 @@ async def scene_edit(turn: Turn, arg: str) -> StopReason:
     name, _ = edits.split_first(arg)
     if not name:
         return await usage(turn, "/edit PATH")
-    if not turn.caps.read:
-        return await turn.reply(missing_capability("fs.readTextFile", "read the file I would edit"))
-    path = turn.resolve(name)
-    text = await read_whole(turn, path)
-    if text is None:
-        return "end_turn"
+    read = await read_to_change(turn, name, "read the file I would edit")
+    if not isinstance(read, tuple):
+        return read
+    path, text = read
     try:
         proposal = _propose_edit(path, text)
     except ValueError as exc:

@@ -225,8 +225,10 @@ class Turn:
         locations: Sequence[str | tuple[str, int]] = (),
         content: Sequence[Wire] | None = None,
         raw_input: Any = None,
+        name: str | None = None,
     ) -> ToolCallHandle:
-        """Send ``tool_call`` (``pending``: the input is known, nothing ran yet)."""
+        """Send ``tool_call`` (``pending``: the input is known, nothing ran yet); ``name`` is
+        the tool's programmatic name."""
         call_id = self.session.new_call_id()
         places = [
             m.ToolCallLocation(path=loc)
@@ -241,6 +243,8 @@ class Turn:
             fields["content"] = list(content)
         if raw_input is not None:
             fields["raw_input"] = raw_input
+        if name is not None:
+            fields["name"] = name
         start = m.ToolCallStart(tool_call_id=call_id, title=title, **fields)
         wire = start.to_wire()
         handle = ToolCallHandle(

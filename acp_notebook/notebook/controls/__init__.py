@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..answers import Text
-from . import agents, changes, permissions, sessions
+from . import agents, changes, permissions, sessions, timeline
 from .base import Arg, Control, ControlContext, ControlFailed, run, run_awaited
 
 __all__ = [
@@ -93,6 +93,8 @@ REGISTRY = Registry([
     Control("undo", ("--undo",), "revert the files and cells the session's last turn changed", changes.undo,
             scope="session", awaits_page=True),
     Control("log", ("--log",), "the last JSON-RPC messages of the agents", agents.log, scope="agent"),
+    Control("inspector", ("--inspect",), "the protocol inspector: every message live, paired, checked, filterable",
+            timeline.inspector),
     Control("help", ("--help", "-h"), "this text", show_help),
 ])
 # fmt: on

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...client.checkpoints import Change, TurnChanges
+from ...client.formatting import fence
 from ..answers import Text
 from ..revert import revert
 from .base import ControlContext, ControlFailed
@@ -17,26 +18,52 @@ if TYPE_CHECKING:
 NOTHING = "Nothing to undo: no turn of this session changed a file or a cell that is still kept."
 
 
+UNDO_HINT = "`%acp --undo` reverts it."
+
+
+def saved_form(turn: TurnChanges) -> dict[str, str]:
+    """The changes as words and diffs (Markdown and plain text): the answer where no one
+    can click, and what the widget leaves where it cannot run (nbconvert, a viewer
+    without widgets)."""
+    hunks = [h.diff() for change in turn.revertible for h in change.hunks()]
+    plain = "\n".join([turn.summary(), *hunks, UNDO_HINT])
+    markdown = "\n\n".join([turn.summary(), *(fence(h, "diff") for h in hunks), UNDO_HINT])
+    return {"text/markdown": markdown + "\n", "text/plain": plain}
+
+
+class WithSavedForm:
+    """A widget displayed with its saved form beside it in the same output: JupyterLab
+    shows the widget; nbconvert and viewers without the widget's state show the text."""
+
+    def __init__(self, widget: w.Widget, saved: dict[str, str]) -> None:
+        self.widget = widget
+        self.saved = saved
+
+    def _repr_mimebundle_(self, **kwargs: object) -> dict[str, object]:
+        return {**self.widget._repr_mimebundle_(**kwargs), **self.saved}
+
+
 def _last(ctx: ControlContext) -> TurnChanges | None:
     session = ctx.existing_session()
     return session.checkpoints.last() if session is not None else None
 
 
-async def changes(ctx: ControlContext) -> Text | w.Widget:
+async def changes(ctx: ControlContext) -> Text | WithSavedForm:
     """The files and cells the session's last changing turn changed, to review and revert:
-    buttons where someone can click, else the list and its diffs as text."""
+    buttons where someone can click, else the list and its diffs as text (which the
+    buttons also leave in the saved notebook)."""
     turn = _last(ctx)
     if turn is None:
         return Text(NOTHING)
     if not ctx.interactive:
-        hunks = [h.diff() for change in turn.revertible for h in change.hunks()]
-        return Text("\n".join([turn.summary(), *hunks, "`%acp --undo` reverts it."]))
+        return Text(saved_form(turn)["text/plain"])
     from ...ui.changes import ChangesView
 
     async def revert_one(change: Change | None, hunk: int | None) -> str:
         return (await revert(turn, change, hunk)).sentence()
 
-    return ChangesView(turn, revert_one, ctx.agents.loop.submit).widget
+    view = ChangesView(turn, revert_one, ctx.agents.loop.submit)
+    return WithSavedForm(view.widget, saved_form(turn))
 
 
 async def undo(ctx: ControlContext) -> Text:
