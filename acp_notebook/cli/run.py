@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from ..agents.presets import AgentNotFound, resolve_agent
 from ..client.connection import START_TIMEOUT, ClientConnection
 from ..client.errors import AcpClientError, AuthRequired
+from ..client.handshake import handshake_limit
 from ..client.rules import PermissionRules
 from ..client.secrets import redacting
 from ..client.session import PromptTurn
@@ -29,9 +30,6 @@ from .prompts import Console, elicitation_asker, permission_asker
 from .terminal_render import StartProgress, use_color
 
 __all__ = ["run"]
-
-#: The least time ``--timeout`` gives each handshake request.
-HANDSHAKE_FLOOR = 10.0
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -64,25 +62,22 @@ async def run(args: argparse.Namespace) -> int:
             on_stderr=progress,
             cancel_grace=args.cancel_grace,
         ) as conn:
-            start_timeout = START_TIMEOUT
-            if args.timeout is not None:
-                # Starting an agent takes seconds (an interpreter, npx): a turn timeout
-                # shorter than that bounds the handshake at that floor, not below it.
-                conn.handshake_timeout = start_timeout = max(args.timeout, HANDSHAKE_FLOOR)
+            # --timeout bounds each handshake request too (at least HANDSHAKE_FLOOR).
             try:
-                await conn.initialize(timeout=start_timeout)
+                await conn.initialize(timeout=handshake_limit(args.timeout, START_TIMEOUT))
             finally:
                 progress.done()
             if args.auth:
                 problem = _auth_problem(conn, args.auth, env)
                 if problem:
                     return fail(problem, EXIT_USAGE)
-                await conn.authenticate(args.auth)
+                await conn.authenticate(args.auth, timeout=handshake_limit(args.timeout, None))
             session = await conn.new_session(
                 cwd,
                 additional_directories=args.add_dir,
                 policy=policy,
                 interactive=interactive,
+                timeout=handshake_limit(args.timeout, None),
                 # No env: --env variables reach only the agent, never its terminals.
             )
             session.permissions.rules = rules or None

@@ -19,6 +19,7 @@ from .errors import (
     AuthRequired,
     PromptNotSupported,
     ProtocolVersionMismatch,
+    SessionIdInUse,
     TurnTimeout,
     UnsupportedByAgent,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "ProtocolVersionMismatch",
     "RpcError",
     "Session",
+    "SessionIdInUse",
     "SessionOptions",
     "TurnTimeout",
     "UnsupportedByAgent",

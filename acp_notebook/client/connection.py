@@ -1,10 +1,13 @@
-"""A connection to one agent: the handshake, sessions, and routing of the agent's
+"""A connection to one agent: sessions on top of the handshake, and routing of the agent's
 requests to the session they name.
 
     async with connect([sys.executable, "-m", "acp_notebook.agents.demo"]) as conn:
         session = await conn.new_session(os.getcwd(), policy="allow")
         turn = await session.prompt("/run echo hi")
         print(turn.bundle()["text/markdown"])
+
+The handshake (`initialize`, `authenticate`, what each side advertised) is
+:class:`~acp_notebook.client.handshake.Handshake`, which the connection extends.
 
 Every gated method checks the agent's capabilities first and raises
 :class:`UnsupportedByAgent` instead of sending something the agent never offered
@@ -25,23 +28,23 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 import anyio
 import anyio.abc
 
-from .._version import __version__
 from ..protocol import models as m
-from ..protocol.errors import INVALID_PARAMS, ConnectionClosed, RpcError
+from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import Observer, Peer
 from ..protocol.modelbase import AcpModel
-from ..protocol.process import AgentProcess, AgentStartError, open_agent_process
+from ..protocol.process import AgentProcess, open_agent_process
 from ..protocol.tasks import background_tasks
-from .auth import AuthMethodInfo, auth_method_info
 from .elicitation import ElicitationBroker
-from .errors import (
-    AuthRequired,
-    HandshakeTimeout,
-    ProtocolVersionMismatch,
-    UnsupportedByAgent,
-    looks_like_auth,
-)
+from .errors import HandshakeTimeout, SessionIdInUse, UnsupportedByAgent
 from .handlers import HANDLER_NAMES
+from .handshake import (
+    CLIENT_INFO,
+    HANDSHAKE_TIMEOUT,
+    PROTOCOL_VERSION,
+    START_TIMEOUT,
+    Handshake,
+    client_capabilities,
+)
 from .permissions import Policy
 from .routing import Router
 from .session import DEFAULT_CANCEL_GRACE, Session
@@ -60,41 +63,12 @@ __all__ = [
     "connect",
 ]
 
-PROTOCOL_VERSION = 1
-#: How long an agent may take to answer `initialize`: long enough for ``npx``/``uvx``
-#: to download a large agent the first time (their progress is on stderr meanwhile).
-START_TIMEOUT = 180.0
-#: Seconds opening a session (`session/new|load|resume`) may take by default: an agent
-#: that does not answer by then is stuck.
-HANDSHAKE_TIMEOUT = 120.0
-CLIENT_INFO = {"name": "acp-notebook", "title": "acp_notebook", "version": __version__}
-
 #: The request and response models of the three ways to open a session.
 _OPENERS: dict[str, tuple[type[AcpModel], type[AcpModel]]] = {
     "session/new": (m.NewSessionRequest, m.NewSessionResponse),
     "session/load": (m.LoadSessionRequest, m.LoadSessionResponse),
     "session/resume": (m.ResumeSessionRequest, m.ResumeSessionResponse),
 }
-
-
-def client_capabilities() -> m.ClientCapabilities:
-    """What we implement, and only that (spec: advertise honestly)."""
-    return m.ClientCapabilities(
-        fs=m.FileSystemCapabilities(read_text_file=True, write_text_file=True),
-        terminal=True,
-        # Notices and compactions are shown live and saved (client/transcript.py, ui/notices.py).
-        session=m.ClientSessionCapabilities(
-            config_options=m.SessionConfigOptionsCapabilities(
-                boolean=m.BooleanConfigOptionCapabilities()
-            ),
-            notices=m.NoticeCapabilities(),
-            compaction=m.CompactionCapabilities(),
-        ),
-        # Both elicitation modes work end to end (client/elicitation/, ui/elicitation.py).
-        elicitation=m.ElicitationCapabilities(
-            form=m.ElicitationFormCapabilities(), url=m.ElicitationUrlCapabilities()
-        ),
-    )
 
 
 class SessionOptions(TypedDict, total=False):
@@ -114,6 +88,9 @@ class SessionOptions(TypedDict, total=False):
     #: The notebook open in Jupyter that the session works for: the agent never writes
     #: it behind the browser's back (it edits cells through the notebook tools).
     notebook_path: str | None
+    #: Seconds the agent may take to answer the request opening the session (None: the
+    #: connection's :attr:`~ClientConnection.handshake_timeout`).
+    timeout: float | None
 
 
 def _checked_handlers(handlers: object | None) -> object | None:
@@ -127,7 +104,7 @@ def _checked_handlers(handlers: object | None) -> object | None:
     return handlers
 
 
-class ClientConnection:
+class ClientConnection(Handshake):
     """The client side of one agent connection.
 
     ``handlers`` is any object defining some of the :class:`AgentRequests` methods: each
@@ -144,18 +121,10 @@ class ClientConnection:
         cancel_grace: float = DEFAULT_CANCEL_GRACE,
         handlers: object | None = None,
     ) -> None:
-        self.peer = peer
-        self.process = process
-        self.name = name
+        super().__init__(peer, process=process, name=name)
         self.cancel_grace = cancel_grace
-        #: Seconds ``initialize`` and ``session/new|load|resume`` may take.
-        self.handshake_timeout = HANDSHAKE_TIMEOUT
         self.handlers = _checked_handlers(handlers)
         self.sessions: dict[str, Session] = {}
-        self.initialize_response: m.InitializeResponse | None = None
-        #: What `initialize` advertised (before it is sent: what it would advertise);
-        #: elicitation modes it did not offer are refused.
-        self.advertised = client_capabilities()
         #: Who answers request-scoped elicitations (outside any session); None: declined.
         self.elicitations: ElicitationBroker | None = None
         self._task_group = task_group
@@ -227,104 +196,6 @@ class ClientConnection:
         """Run a task for as long as the connection lives."""
         self._task_group.start_soon(func, *args)
 
-    # ------------------------------------------------------------------ handshake
-
-    @property
-    def agent_capabilities(self) -> m.AgentCapabilities:
-        if self.initialize_response is None:
-            return m.AgentCapabilities()
-        return self.initialize_response.agent_capabilities
-
-    @property
-    def auth_methods(self) -> list[m.AuthMethod]:
-        return list(self.initialize_response.auth_methods) if self.initialize_response else []
-
-    @property
-    def auth_method_infos(self) -> list[AuthMethodInfo]:
-        """The advertised auth methods as the client lists and chooses them (any ``type``)."""
-        return [auth_method_info(method) for method in self.auth_methods]
-
-    @property
-    def agent_info(self) -> m.Implementation | None:
-        return self.initialize_response.agent_info if self.initialize_response else None
-
-    @property
-    def agent_name(self) -> str:
-        """The agent as error messages name it: "The agent `Demo`"."""
-        return f"The agent `{self.agent_label}`"
-
-    @property
-    def agent_label(self) -> str:
-        """The agent's own name for itself (spec: elicitations identify the requesting agent)."""
-        info = self.agent_info
-        return (info.title or info.name) if info is not None else self.name
-
-    async def initialize(
-        self,
-        capabilities: m.ClientCapabilities | None = None,
-        *,
-        timeout: float | None = START_TIMEOUT,
-    ) -> m.InitializeResponse:
-        """`initialize` with protocol version 1, our capabilities and clientInfo.
-
-        An agent that has not answered within ``timeout`` seconds (None: wait forever)
-        is reported as not started, with its last stderr lines.
-        """
-        request = m.InitializeRequest(
-            protocol_version=PROTOCOL_VERSION,
-            client_capabilities=capabilities or client_capabilities(),
-            client_info=m.Implementation(**CLIENT_INFO),
-        )
-        self.advertised = request.client_capabilities
-        with anyio.move_on_after(timeout) as waiting:
-            result = await self.peer.request("initialize", request)
-        if waiting.cancelled_caught:
-            raise AgentStartError(self._no_answer(timeout))
-        if self.process is not None:
-            self.process.starting = False
-        response = m.InitializeResponse.parse(result if isinstance(result, dict) else {})
-        # spec: the agent answers our version if it supports it, else its latest; a
-        # client that cannot speak the answer SHOULD close the connection and say so.
-        if response.protocol_version != PROTOCOL_VERSION:
-            await self.peer.aclose()
-            raise ProtocolVersionMismatch(
-                f"{self.agent_name} speaks ACP protocol version {response.protocol_version}; "
-                f"acp_notebook speaks version {PROTOCOL_VERSION}."
-            )
-        self.initialize_response = response
-        return response
-
-    def _no_answer(self, timeout: float | None) -> str:
-        sentence = f"{self.agent_name} did not answer `initialize` within {timeout or 0:g} s"
-        tail = [line for line in (self.process.stderr_tail(3) if self.process else []) if line]
-        return sentence + (
-            "; its last stderr lines: " + " | ".join(tail) + "."
-            if tail
-            else " and wrote nothing on stderr."
-        )
-
-    async def authenticate(self, method_id: str) -> None:
-        """`authenticate` with one of the methods the agent advertised, of any ``type``
-        but ``terminal`` (that one is run by the user, not through `authenticate`)."""
-        offered = self.auth_method_infos
-        method = next((info for info in offered if info.id == method_id), None)
-        if method is None:
-            ids = ", ".join(f"`{info.id}`" for info in offered) or "none"
-            raise RpcError(
-                INVALID_PARAMS,
-                f"{self.agent_name} did not offer the auth method `{method_id}` (offered: {ids}).",
-            )
-        if method.type == "terminal":
-            raise UnsupportedByAgent(
-                f"terminal auth method `{method_id}`", "auth.terminal (client side)", "acp_notebook"
-            )
-        await self.peer.request("authenticate", m.AuthenticateRequest(method_id=method_id))
-
-    async def logout(self) -> None:
-        if self.agent_capabilities.auth.logout is None:
-            raise UnsupportedByAgent("logout", "agentCapabilities.auth.logout", self.agent_name)
-        await self.peer.request("logout", m.LogoutRequest())
-
     # ------------------------------------------------------------------ sessions
 
     async def new_session(
@@ -365,6 +236,7 @@ class ClientConnection:
         interactive: bool = False,
         env: Mapping[str, str] | None = None,
         notebook_path: str | None = None,
+        timeout: float | None = None,
     ) -> Session:
         """Send ``method`` (new, load or resume) and set up the session it opens."""
         cwd = os.path.abspath(cwd)
@@ -395,11 +267,15 @@ class ClientConnection:
         # The connection's task group runs the terminals' helper tasks: it outlives every
         # session and is exited in the task that entered it.
         session.terminals.attach(self._task_group)
+        if session_id is not None:
+            # Reopening a session that is open here: the new Session replaces the old one,
+            # which is closed first, its terminals killed (never orphaned).
+            await self._forget(session_id)
         if method == "session/load":
             # Registered before the request: the replayed history arrives before the answer.
             self.router.register(session)
         try:
-            result = await self._handshake(method, request)
+            result = await self.answer_within(method, request, timeout or self.handshake_timeout)
         except (RpcError, HandshakeTimeout) as exc:
             if self.sessions.get(session.session_id) is session:
                 del self.sessions[session.session_id]
@@ -412,36 +288,19 @@ class ClientConnection:
             response_type.parse(result if isinstance(result, dict) else {}),
         )
         if isinstance(response, m.NewSessionResponse):
+            if response.session_id in self.sessions:
+                # spec: session/new answers the id of the session it created; an id that
+                # names an open session would take its updates and orphan its terminals.
+                await session._shutdown()
+                raise SessionIdInUse(
+                    f"{self.agent_name} answered `session/new` with the id "
+                    f"`{response.session_id}` of a session already open, so no new session "
+                    "was opened; the open one goes on (report this to the agent's authors)."
+                )
             session.session_id = response.session_id
         session.transcript.set_modes(response.modes)
         session.transcript.set_config_options(response.config_options)
         return session if method == "session/load" else self.router.register(session)
-
-    async def _handshake(self, method: str, request: Any) -> Any:
-        """A request opening a session: its answer within :attr:`handshake_timeout`
-        seconds, else :class:`HandshakeTimeout` (an agent that never answers must not hang
-        a cell or the command line forever)."""
-        with anyio.move_on_after(self.handshake_timeout):
-            return await self.peer.request(method, request)
-        raise HandshakeTimeout(
-            f"{self.agent_name} did not answer `{method}` within {self.handshake_timeout:g} s; "
-            "check that it is an ACP agent and see its stderr for why it is stuck."
-        )
-
-    def auth_error(self, exc: RpcError) -> RpcError:
-        """``exc`` as :class:`AuthRequired` when it asks for a login (with the methods
-        advertised at `initialize`, or those its ``data`` names), else unchanged."""
-        if isinstance(exc, AuthRequired) or not looks_like_auth(exc):
-            return exc
-        methods = self.auth_method_infos
-        data_methods = exc.data.get("authMethods") if isinstance(exc.data, dict) else None
-        if not methods and isinstance(data_methods, list):
-            methods = [
-                auth_method_info(m.parse(m.AuthMethod, item))
-                for item in data_methods
-                if isinstance(item, dict)
-            ]
-        return AuthRequired(exc.code, exc.message, exc.data, methods)
 
     def _session_caps(self) -> m.SessionCapabilities:
         return self.agent_capabilities.session_capabilities

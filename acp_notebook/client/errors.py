@@ -15,6 +15,7 @@ __all__ = [
     "HandshakeTimeout",
     "PromptNotSupported",
     "ProtocolVersionMismatch",
+    "SessionIdInUse",
     "TurnTimeout",
     "UnsupportedByAgent",
     "looks_like_auth",
@@ -42,6 +43,10 @@ class HandshakeTimeout(AcpClientError):
 
 class ProtocolVersionMismatch(AcpClientError):
     """The agent answered `initialize` with a protocol version we do not speak."""
+
+
+class SessionIdInUse(AcpClientError):
+    """The agent answered `session/new` with the id of a session already open."""
 
 
 class AuthRequired(RpcError):

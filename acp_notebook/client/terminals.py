@@ -23,13 +23,22 @@ Rules (spec §9 "Terminals" unless noted):
 * ``exitStatus`` appears in ``terminal/output`` only after exit: ``exitCode`` null when
   killed by a signal (``signal`` then names it, e.g. ``"SIGTERM"``), ``signal`` null on a
   normal exit.
-* ``terminal/kill`` kills the whole process group (SIGTERM, then SIGKILL after a grace
-  period) and answers once the command is dead; the terminal stays readable.
+* The command has exited when its process has: ``exitStatus`` and ``wait_for_exit`` report
+  it at once, while its background jobs (``cmd &``, a server a build started) go on
+  running until the terminal is killed or released, or the session ends. On Linux every
+  command runs under a lingering supervisor (``protocol/supervisor.py``), so even a job
+  that double-forked and called ``setsid()`` is still found and killed then, or when the
+  client dies (SIGKILL of the kernel included).
+* ``terminal/kill`` kills the whole process group and every descendant (SIGTERM, then
+  SIGKILL after a grace period) and answers once all are dead; the terminal stays readable.
 * ``terminal/release`` kills too, and the id becomes invalid for every ``terminal/*``
   call; the UI still gets the captured output through :meth:`TerminalManager.snapshot`
   (spec: keep displaying a terminal embedded in a tool call).
 * Unknown or released ids are ``-32602`` invalid params, the code for "this request
   names something that is not there for you" (``data.terminalId`` holds the id).
+* A session holds at most ``max_terminals`` (32 by default) terminals that were not
+  released (our limit, not the spec's): ``terminal/create`` beyond it is refused with
+  ``-32603``, naming the limit and ``terminal/release``; a released terminal frees its slot.
 * Closing the manager (``async with`` exit / :meth:`TerminalManager.aclose`) kills every
   terminal's group and session (spec: clients should clean up on session close).
 
@@ -46,15 +55,14 @@ POSIX only (process groups and signals).
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import logging
 import os
-import re
 import shlex
 import signal
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import TracebackType
 
 import anyio
@@ -63,13 +71,18 @@ import anyio.to_thread
 
 from ..protocol import models as m
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
-from ..protocol.process import session_members, signal_name, signal_tree, wait_tree_gone
 from ..protocol.tasks import background_tasks
 from .fs import resolve_inside, resolve_root
 from .handlers import Params, read_params
+from .terminal_command import TerminalCommand, command_argv, open_command
 from .terminal_output import TerminalOutput
 
-__all__ = ["DEFAULT_MAX_OUTPUT_BYTES", "TerminalManager", "TerminalSnapshot"]
+__all__ = [
+    "DEFAULT_MAX_OUTPUT_BYTES",
+    "DEFAULT_MAX_TERMINALS",
+    "TerminalManager",
+    "TerminalSnapshot",
+]
 
 log = logging.getLogger(__name__)
 
@@ -78,13 +91,8 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024
 #: Seconds between SIGTERM and SIGKILL.
 DEFAULT_KILL_GRACE = 2.0
-#: After the command exits, how long to wait for the pipe to drain before reporting the
-#: exit (a background child may keep the pipe open for much longer; its later output is
-#: still collected).
-_EXIT_DRAIN_GRACE = 0.5
-#: What ``shlex.quote`` leaves unquoted, minus ``=`` (``A=1`` means something to a shell):
-#: such a command is one plain word and needs no shell.
-_PLAIN_WORD = re.compile(r"[\w@%+:,./-]+", re.ASCII)
+#: Terminals a session may hold at once (created and not released yet).
+DEFAULT_MAX_TERMINALS = 32
 
 
 @dataclass(frozen=True)
@@ -105,26 +113,6 @@ class TerminalSnapshot:
     pid: int | None = None
 
 
-@dataclass(eq=False)
-class _Terminal:
-    terminal_id: str
-    command: str
-    cwd: str
-    process: anyio.abc.Process
-    output: TerminalOutput
-    eof: anyio.Event = field(default_factory=anyio.Event)
-    exited: anyio.Event = field(default_factory=anyio.Event)
-    returncode: int | None = None
-    released: bool = False
-
-    def exit_status(self) -> m.TerminalExitStatus:
-        """spec: ``exitCode`` null when killed by a signal (``signal`` then names it)."""
-        code = self.returncode
-        if code is not None and code < 0:
-            return m.TerminalExitStatus(exit_code=None, signal=signal_name(-code))
-        return m.TerminalExitStatus(exit_code=code, signal=None)
-
-
 def _no_nul(key: str, values: list[str]) -> list[str]:
     if any("\x00" in value for value in values):
         raise RpcError(INVALID_PARAMS, f"The `{key}` parameter contains a NUL byte.")
@@ -141,15 +129,6 @@ def _env(variables: list[m.EnvVariable]) -> dict[str, str]:
             )
         env[name] = value
     return env
-
-
-def _argv(command: str, args: list[str]) -> list[str]:
-    """The argv to run; see the module docstring for when a shell is used."""
-    if args:
-        return [command, *args]
-    if _PLAIN_WORD.fullmatch(command) or (os.path.isabs(command) and os.path.isfile(command)):
-        return [command]
-    return ["/bin/sh", "-c", command]
 
 
 class TerminalManager:
@@ -171,6 +150,7 @@ class TerminalManager:
         on_output: Callable[[str], None] | None = None,
         max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
         kill_grace: float = DEFAULT_KILL_GRACE,
+        max_terminals: int = DEFAULT_MAX_TERMINALS,
     ) -> None:
         self._roots: list[str] = []
         for root in roots:
@@ -180,8 +160,11 @@ class TerminalManager:
         self.on_output = on_output
         self.max_output_bytes = max_output_bytes
         self.kill_grace = kill_grace
+        #: How many unreleased terminals the session may hold; a create beyond is refused.
+        self.max_terminals = max_terminals
+        self._starting = 0
         # Every terminal ever created, released ones included, for snapshot().
-        self._terminals: dict[str, _Terminal] = {}
+        self._terminals: dict[str, TerminalCommand] = {}
         self._ids = itertools.count(1)
         self._stack: contextlib.AsyncExitStack | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -250,9 +233,9 @@ class TerminalManager:
                     group.start_soon(self._terminate, term)
 
     def kill_now(self) -> None:
-        """SIGKILL every command at once; for interpreter exit, where nothing can be awaited."""
+        """End every command at once; for interpreter exit, where nothing can be awaited."""
         for term in self._terminals.values():
-            self._signal(term, signal.SIGKILL)
+            term.kill_now()
 
     async def aclose(self) -> None:
         """Kill every terminal's process group and session; no new terminals after this."""
@@ -286,22 +269,44 @@ class TerminalManager:
                 INVALID_PARAMS,
                 f"The `outputByteLimit` parameter must be a non-negative integer, not {limit!r}.",
             )
-        cwd = await anyio.to_thread.run_sync(self._check_cwd, request.cwd)
+        argv = command_argv(command, args)
+        self._check_slot()
+        self._starting += 1  # a slot taken while this one starts
+        try:
+            cwd = await anyio.to_thread.run_sync(self._check_cwd, request.cwd)
+            process = await self._spawn(argv, cwd, env_overlay)
+        finally:
+            self._starting -= 1
 
-        argv = _argv(command, args)
+        terminal_id = f"term-{next(self._ids)}"  # deterministic, unique per manager
+        display = command if argv[0] == "/bin/sh" and not args else shlex.join(argv)
+        limit_bytes = self.max_output_bytes if limit is None else min(limit, self.max_output_bytes)
+        term = TerminalCommand(terminal_id, display, cwd, process, TerminalOutput(limit_bytes))
+        self._terminals[terminal_id] = term
+        task_group.start_soon(term.run, functools.partial(self._notify, term))
+        return m.CreateTerminalResponse(terminal_id=terminal_id)
+
+    def _check_slot(self) -> None:
+        """Refuse a terminal over :attr:`max_terminals` (every unreleased one holds its
+        output and maybe processes, so an agent looping on create cannot exhaust them)."""
+        held = [term.terminal_id for term in self._terminals.values() if not term.released]
+        if len(held) + self._starting >= self.max_terminals:
+            raise RpcError(
+                INTERNAL_ERROR,
+                f"This session already has {self.max_terminals} terminals, its limit; release "
+                "one with `terminal/release` (its output stays shown) before creating another.",
+                {"maxTerminals": self.max_terminals, "terminalIds": held},
+            )
+
+    async def _spawn(
+        self, argv: list[str], cwd: str, env_overlay: Mapping[str, str]
+    ) -> anyio.abc.Process:
+        """Start ``argv`` in ``cwd``; errors as the JSON-RPC error the agent gets."""
         full_env = dict(os.environ)
         full_env.update(self.env)
         full_env.update(env_overlay)
         try:
-            process = await anyio.open_process(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,  # one pipe: stdout and stderr in arrival order
-                cwd=cwd,
-                env=full_env,
-                start_new_session=True,  # its own group and session, killed as a whole
-            )
+            process = await open_command(argv, cwd=cwd, env=full_env, grace=self.kill_grace)
         except FileNotFoundError:
             raise RpcError(
                 RESOURCE_NOT_FOUND,
@@ -325,14 +330,7 @@ class TerminalManager:
             raise RpcError(
                 INTERNAL_ERROR, "The session's terminals are closed, so no command can start."
             )
-
-        terminal_id = f"term-{next(self._ids)}"  # deterministic, unique per manager
-        display = command if argv[0] == "/bin/sh" and not args else shlex.join(argv)
-        limit_bytes = self.max_output_bytes if limit is None else min(limit, self.max_output_bytes)
-        term = _Terminal(terminal_id, display, cwd, process, TerminalOutput(limit_bytes))
-        self._terminals[terminal_id] = term
-        task_group.start_soon(self._run, term)
-        return m.CreateTerminalResponse(terminal_id=terminal_id)
+        return process
 
     def _check_cwd(self, value: str | None) -> str:
         if value is None:  # spec: cwd is optional; default to the session cwd
@@ -344,45 +342,7 @@ class TerminalManager:
             raise RpcError(INVALID_PARAMS, f"The cwd {value} is not a directory.", {"path": value})
         return cwd
 
-    async def _run(self, term: _Terminal) -> None:
-        """Collect the output and the exit status; lives until the pipe closes."""
-        try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(self._pump, term)
-                code = await term.process.wait()
-                # Output written just before exit may still sit in the pipe: let the
-                # reader catch up before exitStatus becomes visible.
-                with anyio.move_on_after(_EXIT_DRAIN_GRACE):
-                    await term.eof.wait()
-                term.returncode = code
-                term.exited.set()
-                self._notify(term)
-        except Exception:  # never let one terminal tear down the manager's task group
-            log.exception("terminal %s failed", term.terminal_id)
-        finally:
-            with (
-                anyio.CancelScope(shield=True),
-                anyio.move_on_after(1.0),
-                contextlib.suppress(Exception),
-            ):
-                await term.process.aclose()
-
-    async def _pump(self, term: _Terminal) -> None:
-        stream = term.process.stdout
-        try:
-            if stream is None:
-                return
-            async for chunk in stream:
-                if term.output.feed(chunk):
-                    self._notify(term)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            pass
-        finally:
-            if term.output.feed(b"", final=True):  # an incomplete last character
-                self._notify(term)
-            term.eof.set()
-
-    def _notify(self, term: _Terminal) -> None:
+    def _notify(self, term: TerminalCommand) -> None:
         if self.on_output is None:
             return
         try:
@@ -392,7 +352,7 @@ class TerminalManager:
 
     # -- terminal/output, wait_for_exit, kill, release -----------------------------------
 
-    def _lookup(self, terminal_id: str) -> _Terminal:
+    def _lookup(self, terminal_id: str) -> TerminalCommand:
         term = self._terminals.get(terminal_id)
         if term is None:
             raise RpcError(
@@ -432,7 +392,7 @@ class TerminalManager:
         """``terminal/kill``: kill the process group; the terminal stays readable."""
         term = self._lookup(read_params(m.KillTerminalRequest, request).terminal_id)
         await self._terminate(term)
-        await self._settle(term)
+        await term.settle()
         return m.KillTerminalResponse()
 
     async def release(
@@ -442,7 +402,7 @@ class TerminalManager:
         term = self._lookup(read_params(m.ReleaseTerminalRequest, request).terminal_id)
         term.released = True  # first, so concurrent calls already see the id as invalid
         await self._terminate(term)
-        await self._settle(term)
+        await term.settle()
         self._notify(term)
         return m.ReleaseTerminalResponse()
 
@@ -466,34 +426,5 @@ class TerminalManager:
             pid=term.process.pid,
         )
 
-    # -- killing -----------------------------------------------------------------------
-
-    def _members(self, term: _Terminal) -> list[int]:
-        return session_members(term.process.pid)
-
-    def _signal(self, term: _Terminal, sig: signal.Signals) -> None:
-        """Signal the command's process group and every process left in its session."""
-        signal_tree(term.process.pid, sig, leader_alive=term.process.returncode is None)
-
-    async def _gone(self, term: _Terminal, timeout: float) -> bool:
-        return await wait_tree_gone(term.process, timeout)
-
-    async def _settle(self, term: _Terminal) -> None:
-        """Wait (briefly) until the exit is recorded, so the next call sees exitStatus."""
-        with anyio.move_on_after(_EXIT_DRAIN_GRACE + 1.0):
-            await term.exited.wait()
-
-    async def _terminate(self, term: _Terminal) -> None:
-        """SIGTERM the group, then SIGKILL it after ``kill_grace``; return once all died.
-
-        Same approach as ``protocol.process.AgentProcess.shutdown``: wrapper commands
-        (sh -c, npm, make) leave children that a signal to the leader alone misses.
-        """
-        with anyio.CancelScope(shield=True):
-            if term.process.returncode is not None and not self._members(term):
-                return
-            self._signal(term, signal.SIGTERM)
-            if await self._gone(term, self.kill_grace):
-                return
-            self._signal(term, signal.SIGKILL)
-            await self._gone(term, 5.0)
+    async def _terminate(self, term: TerminalCommand) -> None:
+        await term.terminate(self.kill_grace)

@@ -77,6 +77,7 @@ async def open_session(
                 policy=settings.permissions,
                 interactive=cell is not None,
                 tools=settings.tools,
+                timeout=settings.timeout,
             )
         except AuthRequired as exc:
             if cell is None:

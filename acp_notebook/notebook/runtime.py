@@ -15,6 +15,7 @@ import anyio
 from ..agents.presets import AgentNotFound, LaunchSpec
 from ..client.connection import ClientConnection
 from ..client.errors import AcpClientError
+from ..client.handshake import START_TIMEOUT, handshake_limit
 from ..client.mcp import choose_for_agent
 from ..client.permissions import Policy
 from ..client.rules import PermissionRules
@@ -65,6 +66,9 @@ class AgentRuntime:
         self.observers = observers
         #: The start (initialize, authenticate) while it runs, for stop() to cancel.
         self._starting: anyio.CancelScope | None = None
+        #: The timeout (``-t``) of the turn that started the agent: it bounds each
+        #: handshake request too (see ``handshake_limit``).
+        self._turn_timeout: float | None = None
         #: The auth method to use again when the agent restarts.
         self.auth_method = auth_method
         self._start_task = start_task
@@ -108,8 +112,10 @@ class AgentRuntime:
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def ensure_started(self) -> ClientConnection:
-        """The live connection, starting (or restarting) the agent when needed."""
+    async def ensure_started(self, timeout: float | None = None) -> ClientConnection:
+        """The live connection, starting (or restarting) the agent when needed; a start
+        gives each handshake request ``timeout`` seconds (a turn's ``-t``, at least
+        ``HANDSHAKE_FLOOR``), or the defaults."""
         if self.status == "ready" and self.connection is not None and not self.connection.closed:
             return self.connection
         if self.status != "starting":
@@ -124,6 +130,7 @@ class AgentRuntime:
             self._ready = anyio.Event()
             self._stop = anyio.Event()
             self._stopped = anyio.Event()
+            self._turn_timeout = timeout
             self._start_task(self._host, self._ready, self._stop, self._stopped)
         assert self._ready is not None
         await self._ready.wait()
@@ -145,9 +152,13 @@ class AgentRuntime:
                 # `%acp --stop` cancels this too (an agent that never answers `initialize`
                 # would otherwise keep --stop waiting): see stop().
                 with anyio.CancelScope() as self._starting:
-                    await conn.initialize()
+                    await conn.initialize(
+                        timeout=handshake_limit(self._turn_timeout, START_TIMEOUT)
+                    )
                     if self.auth_method:
-                        await conn.authenticate(self.auth_method)
+                        await conn.authenticate(
+                            self.auth_method, timeout=handshake_limit(self._turn_timeout, None)
+                        )
                 if stop.is_set():
                     self.status = "stopped"
                     return
@@ -235,18 +246,25 @@ class AgentRuntime:
         return session
 
     async def session(
-        self, name: str, *, policy: Policy, interactive: bool, tools: bool = True
+        self,
+        name: str,
+        *,
+        policy: Policy,
+        interactive: bool,
+        tools: bool = True,
+        timeout: float | None = None,
     ) -> Session:
         """The named session, created on first use (`session/new` in the notebook's cwd,
-        offered the notebook tools unless ``tools`` is false)."""
-        conn = await self.ensure_started()
+        offered the notebook tools unless ``tools`` is false); ``timeout`` (a turn's
+        ``-t``) bounds each handshake request, at least ``HANDSHAKE_FLOOR``."""
+        conn = await self.ensure_started(timeout)
         # One creation per name: two prompts sent before the session exists must share it.
         lock = self._creating.setdefault(name, anyio.Lock())
         async with lock:
             session = self.sessions.get(name)
             if session is None or session.closed:
                 session = await self._open(
-                    conn, conn.new_session, name, policy, interactive, tools=tools
+                    conn, conn.new_session, name, policy, interactive, tools=tools, timeout=timeout
                 )
             return self._adopt(name, session, policy, interactive)
 
@@ -285,6 +303,7 @@ class AgentRuntime:
         interactive: bool,
         *,
         tools: bool = True,
+        timeout: float | None = None,
     ) -> Session:
         """`session/new`, `load` or `resume` (``opener``) in the notebook's directory,
         with the MCP servers it can take: the configured ones and this session's notebook
@@ -299,6 +318,7 @@ class AgentRuntime:
                 interactive=interactive,
                 mcp_servers=self._mcp_for(conn, offered),
                 notebook_path=self.notebook_path(),
+                timeout=handshake_limit(timeout, None),
             )
         except BaseException:
             if offered is not None:

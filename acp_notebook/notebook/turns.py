@@ -14,7 +14,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..client.errors import AuthRequired, TurnTimeout
+from ..client.errors import AuthRequired, HandshakeTimeout, TurnTimeout
 from ..client.permissions import Policy
 from ..client.session import PromptInput, PromptTurn, Session, prompt_blocks
 from ..protocol import models as m
@@ -243,6 +243,10 @@ async def run_turn(
         runtime.last_error = turn.error
     except (*EXPECTED_FAILURES, LoginFailed) as exc:
         handle.error = str(exc)
+        if isinstance(exc, HandshakeTimeout) and runtime is not None:
+            # An agent that does not answer the handshake is stuck: stop it, no process
+            # is left, and the next %acp starts afresh.
+            await runtime.stop()
     except Exception as exc:  # the kernel must survive anything an agent does
         log.exception("turn failed")
         handle.error = f"{type(exc).__name__}: {exc}"

@@ -25,7 +25,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -41,6 +41,20 @@ from .errors import (
     ConnectionClosed,
     RpcError,
 )
+from .framing import read_lines
+from .trace_event import Observer, TraceEvent
+
+__all__ = [
+    "CANCEL_REQUEST",
+    "ConnectionClosed",
+    "NotificationHandler",
+    "Observer",
+    "Peer",
+    "Reply",
+    "RequestHandler",
+    "RpcError",
+    "TraceEvent",
+]
 
 log = logging.getLogger(__name__)
 
@@ -48,42 +62,9 @@ CANCEL_REQUEST = "$/cancel_request"
 
 RequestHandler = Callable[[Any], Awaitable[Any]]
 NotificationHandler = Callable[[Any], None]
-Observer = Callable[["TraceEvent"], None]
 
-_READ_SIZE = 1 << 16
-_INVALID_EXCERPT = 1024
 #: How long a failed write waits for the reader to learn why the other side went away.
 _CLOSE_REPORT_WAIT = 3.0
-
-
-@dataclass(frozen=True)
-class TraceEvent:
-    """One JSON-RPC message seen by a peer, in either direction.
-
-    ``direction`` is from this peer's point of view: ``send`` is a message it wrote,
-    ``recv`` one it read. A received line that is not a JSON object has
-    ``message=None`` and the line (truncated to 1 KB) in ``invalid``.
-    """
-
-    direction: Literal["send", "recv"]
-    time: float
-    message: dict[str, Any] | None = None
-    invalid: str | None = None
-    #: The message's size on the wire in bytes (its line, without the newline).
-    size: int = 0
-    #: Set by a keeper that stored ``message`` abridged (long strings and lists cut):
-    #: the size of the message it stands for.
-    abridged_from: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        record: dict[str, Any] = {"direction": self.direction, "time": self.time}
-        if self.message is not None:
-            record["message"] = self.message
-        else:
-            record["invalid"] = self.invalid
-        if self.abridged_from is not None:
-            record["abridgedFrom"] = self.abridged_from
-        return record
 
 
 class _Pending:
@@ -352,58 +333,18 @@ class Peer:
         self._pending.clear()
 
     async def _read_loop(self) -> None:
-        pieces: list[bytes] = []  # the unfinished line, kept as pieces: no O(n²) joins
-        size = 0
-        discarding = False  # inside a line longer than max_line_bytes
-        receive = self._receive.receive
-        handle = self._handle_line
-        while True:
-            try:
-                chunk = await receive(_READ_SIZE)
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                break
-            newline = chunk.find(b"\n")
-            if newline < 0:
-                if not discarding:
-                    pieces.append(chunk)
-                    size += len(chunk)
-                    if size > self._max_line_bytes:
-                        log.warning(
-                            "%s: skipped a line longer than %d bytes",
-                            self.name,
-                            self._max_line_bytes,
-                        )
-                        self._emit_invalid(b"".join(pieces)[:_INVALID_EXCERPT])
-                        pieces.clear()
-                        size = 0
-                        discarding = True
-                continue
-            if discarding:
-                discarding = False
-            elif pieces:
-                pieces.append(chunk[:newline])
-                handle(b"".join(pieces))
-            else:
-                handle(chunk[:newline])
-            pieces.clear()
-            size = 0
-            lines = chunk[newline + 1 :].split(b"\n")
-            rest = lines.pop()
-            for line in lines:
-                handle(line)
-            if rest:
-                pieces.append(rest)
-                size = len(rest)
-        if pieces and not discarding:
-            handle(b"".join(pieces))  # a last line without its newline
+        await read_lines(
+            self._receive,
+            max_line_bytes=self._max_line_bytes,
+            on_line=self._handle_line,
+            on_too_long=self._skip_long_line,
+        )
+
+    def _skip_long_line(self, start: bytes) -> None:
+        log.warning("%s: skipped a line longer than %d bytes", self.name, self._max_line_bytes)
+        self._emit_invalid(start)
 
     def _handle_line(self, line: bytes) -> None:
-        if len(line) > self._max_line_bytes:
-            # A long line that arrived together with its newline never went through
-            # the read loop's size check (that one only bounds unfinished lines).
-            log.warning("%s: skipped a line longer than %d bytes", self.name, self._max_line_bytes)
-            self._emit_invalid(line)
-            return
         try:
             message = decode_line(line)
         except ValueError:
@@ -555,5 +496,4 @@ class Peer:
 
     def _emit_invalid(self, line: bytes) -> None:
         if self._observers:
-            excerpt = line[:_INVALID_EXCERPT].decode("utf-8", "replace")
-            self._emit(TraceEvent("recv", time.time(), None, excerpt, size=len(line)))
+            self._emit(TraceEvent.received_invalid(line))

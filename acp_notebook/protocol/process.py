@@ -89,10 +89,17 @@ SUPERVISED = sys.platform.startswith("linux") and os.path.isdir("/proc")
 
 
 def supervised(
-    argv: Sequence[str], env: Mapping[str, str], cwd: str | os.PathLike[str] | None = None
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    linger: float | None = None,
 ) -> list[str]:
     """``argv`` run under the supervisor (Linux), so nothing it starts outlives us.
 
+    With ``linger`` (a terminal's command): its exit code is reported on the supervisor's
+    stderr as it happens, its descendants live on until the supervisor is signalled, and
+    then get ``linger`` seconds between SIGTERM and SIGKILL (see supervisor.py).
     Raises what starting ``argv`` itself would (``FileNotFoundError``,
     ``PermissionError``), since the supervisor's own start would not."""
     if not SUPERVISED:
@@ -107,7 +114,8 @@ def supervised(
         raise FileNotFoundError(2, "No such file or directory", program)
     elif os.path.isdir(program) or not os.access(program, os.X_OK):
         raise PermissionError(13, "Permission denied", program)
-    return [sys.executable, "-S", "-I", SUPERVISOR, str(os.getpid()), *argv]
+    lingering = ["--linger", f"{linger:g}"] if linger is not None else []
+    return [sys.executable, "-S", "-I", SUPERVISOR, *lingering, str(os.getpid()), *argv]
 
 
 def signal_name(number: int) -> str:

@@ -1,6 +1,7 @@
 """A small supervisor between the client and each process it starts (Linux only).
 
-    python -S -I supervisor.py PARENT_PID ARGV...
+    python -S -I supervisor.py PARENT_PID ARGV...                 (an agent)
+    python -S -I supervisor.py --linger GRACE PARENT_PID ARGV...  (a terminal's command)
 
 It runs ``ARGV`` as its only child and makes sure nothing started from it outlives the
 client, however the client ends (SIGKILL of the kernel included) and however the
@@ -14,6 +15,16 @@ session, which is all the client's own clean-up can see):
   SIGKILL), and the supervisor ends the way the child did (same exit code, or the same
   signal), so the client reads the child's fate as before;
 * SIGTERM, SIGINT and SIGHUP are passed to every descendant.
+
+``--linger`` changes what the child's exit means, for a terminal: agents run ``cmd &``
+and builds start servers, which must outlive the shell that started them (spec: a
+terminal's command has exited when its process has; its background jobs are the agent's
+business until it releases the terminal). The child's stderr is its stdout (one output
+pipe); the supervisor's own stderr carries one line, the child's exit code (negative: the
+signal that killed it), written the moment the child exits. Then the supervisor lingers
+while any descendant lives, and ends them all (SIGTERM, ``GRACE`` seconds, SIGKILL) when
+told to (SIGTERM, SIGINT or SIGHUP: release, kill, the session's end) or when the client
+dies. It ends on its own once no descendant is left.
 
 Standard library only, and started with ``-S -I`` (no site, no user paths), so it costs a
 few milliseconds; it is run by file path and imports nothing of the package.
@@ -65,28 +76,34 @@ def signal_all(sig: int) -> None:
             os.kill(pid, sig)
 
 
-def reap() -> None:
-    """Collect every child that has exited (re-parented orphans included)."""
+def reap() -> list[tuple[int, int]]:
+    """Collect every child that has exited (re-parented orphans included): their pids
+    and wait statuses."""
+    reaped: list[tuple[int, int]] = []
     while True:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            return reaped
         if pid == 0:
-            return
+            return reaped
+        reaped.append((pid, status))
 
 
-def kill_everything() -> None:
+def kill_everything(grace: float = GRACE) -> list[tuple[int, int]]:
+    """SIGTERM every descendant, SIGKILL what is left after ``grace`` seconds; what was
+    reaped meanwhile."""
+    reaped: list[tuple[int, int]] = []
     signal_all(signal.SIGTERM)
-    deadline = time.monotonic() + GRACE
+    deadline = time.monotonic() + grace
     while descendants(os.getpid()) and time.monotonic() < deadline:
-        reap()
+        reaped += reap()
         time.sleep(0.02)
     while descendants(os.getpid()):
         signal_all(signal.SIGKILL)
-        reap()
+        reaped += reap()
         time.sleep(0.01)
-    reap()
+    return reaped + reap()
 
 
 def end_like(status: int) -> None:
@@ -94,28 +111,26 @@ def end_like(status: int) -> None:
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
         os.kill(os.getpid(), sig)
         os._exit(128 + sig)  # the signal was blocked or ignored
     os._exit(os.waitstatus_to_exitcode(status))
 
 
-def main(argv: list[str]) -> None:
-    parent, command = int(argv[0]), argv[1:]
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    libc.prctl(PR_SET_PDEATHSIG, PARENT_DIED, 0, 0, 0)
+RESET = tuple(getattr(signal, name) for name in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, name))
 
-    def parent_died(*_: object) -> None:
-        kill_everything()
-        os._exit(128 + signal.SIGKILL)
 
-    signal.signal(PARENT_DIED, parent_died)
-    if os.getppid() != parent:  # the client died before the death signal was armed
-        parent_died()
+def start(command: list[str], *, mask: set[int | signal.Signals], merge_stderr: bool) -> int:
+    """Fork and exec ``command`` with default signal handling and ``mask``; its pid."""
     child = os.fork()
     if child == 0:
-        for sig in (PARENT_DIED, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        # SIGPIPE and SIGXFSZ too, which Python ignores (as subprocess's restore_signals):
+        # `yes | head` must end quietly.
+        for sig in (*RESET, PARENT_DIED, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if merge_stderr:
+            os.dup2(1, 2)
         try:
             os.execvp(command[0], command)
         except OSError as exc:
@@ -125,6 +140,60 @@ def main(argv: list[str]) -> None:
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
+    return child
+
+
+#: What a lingering supervisor waits for (blocked, then taken with sigwaitinfo: no
+#: handler runs between a child's exit and its status being recorded).
+WATCHED = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, PARENT_DIED}
+
+
+def linger(child: int, grace: float) -> None:
+    """Report the child's exit code on stderr at once, keep its descendants until told
+    to end them (or the client dies, or none is left), then exit as the child did."""
+    status: int | None = None
+
+    def record(reaped: list[tuple[int, int]]) -> None:
+        nonlocal status
+        for pid, wait_status in reaped:
+            if pid == child and status is None:
+                status = wait_status
+                with contextlib.suppress(OSError):
+                    os.write(2, f"{os.waitstatus_to_exitcode(wait_status)}\n".encode())
+
+    while signal.sigwaitinfo(WATCHED).si_signo == signal.SIGCHLD:
+        record(reap())
+        if status is not None and not descendants(os.getpid()):
+            break
+    record(kill_everything(grace))
+    if status is None:
+        os._exit(128 + signal.SIGKILL)
+    end_like(status)
+
+
+def main(argv: list[str]) -> None:
+    grace = float(argv[1]) if argv[0] == "--linger" else None
+    if grace is not None:
+        argv = argv[2:]
+    parent, command = int(argv[0]), argv[1:]
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    if grace is not None:
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
+        libc.prctl(PR_SET_PDEATHSIG, PARENT_DIED, 0, 0, 0)
+        if os.getppid() != parent:  # the client died before the death signal was armed
+            os._exit(128 + signal.SIGKILL)
+        linger(start(command, mask=mask, merge_stderr=True), grace)
+    libc.prctl(PR_SET_PDEATHSIG, PARENT_DIED, 0, 0, 0)
+
+    def parent_died(*_: object) -> None:
+        kill_everything()
+        os._exit(128 + signal.SIGKILL)
+
+    signal.signal(PARENT_DIED, parent_died)
+    if os.getppid() != parent:  # the client died before the death signal was armed
+        parent_died()
+    child = start(command, mask=signal.pthread_sigmask(signal.SIG_BLOCK, set()), merge_stderr=False)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda number, _frame: signal_all(number))
     while True:

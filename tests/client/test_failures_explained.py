@@ -176,6 +176,7 @@ async def test_an_agent_that_never_answers_initialize_times_out_with_its_stderr(
             await wait_until(lambda: bool(conn.process and conn.process.stderr_tail()))
             await conn.initialize(timeout=0.5)
     assert str(caught.value) == (
-        "The agent `silent` did not answer `initialize` within 0.5 s; its last stderr lines: "
-        "loading model."
+        "The agent `silent` did not answer `initialize` within 0.5 s (its last stderr lines: "
+        "loading model); check that it is an ACP agent, or allow it more time with a longer "
+        "timeout."
     )

@@ -11,9 +11,14 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_notebook.client.terminals import TerminalManager
+from acp_notebook.client.terminals import DEFAULT_MAX_TERMINALS, TerminalManager
 from acp_notebook.protocol import models as m
-from acp_notebook.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
+from acp_notebook.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    RESOURCE_NOT_FOUND,
+    RpcError,
+)
 from acp_notebook.protocol.process import session_members
 
 from .helpers import SAFETY
@@ -373,3 +378,36 @@ async def test_a_path_with_spaces_is_run_directly(terminals: TerminalManager, ro
     script.write_text("#!/bin/sh\necho tool ran\n")
     script.chmod(0o755)
     assert (await run(terminals, str(script)))["output"] == "tool ran\n"
+
+
+async def test_a_create_over_the_limit_is_refused_until_a_terminal_is_released(
+    terminals: TerminalManager,
+) -> None:
+    held = [await create(terminals, "true") for _ in range(DEFAULT_MAX_TERMINALS)]
+    with pytest.raises(RpcError) as error:
+        await create(terminals, "true")
+    assert error.value.code == INTERNAL_ERROR
+    assert error.value.message == (
+        "This session already has 32 terminals, its limit; release one with "
+        "`terminal/release` (its output stays shown) before creating another."
+    )
+    assert error.value.data == {"maxTerminals": 32, "terminalIds": held}
+    await terminals.release(ref(held[0]))
+    assert (await exit_status(terminals, await create(terminals, "true")))["exitCode"] == 0
+
+
+async def test_the_terminal_limit_is_configurable_and_counts_running_creates(root: Path) -> None:
+    async with TerminalManager([root], root, max_terminals=2) as manager:
+        results = []
+
+        async def attempt() -> None:
+            try:
+                results.append(await create(manager, "sleep", "30"))
+            except RpcError as exc:
+                results.append(exc.message)
+
+        async with anyio.create_task_group() as group:  # three at once: one is refused
+            for _ in range(3):
+                group.start_soon(attempt)
+        assert sorted(result.startswith("term-") for result in results) == [False, True, True]
+        assert any("already has 2 terminals" in result for result in results)

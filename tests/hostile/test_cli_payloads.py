@@ -1,6 +1,6 @@
 """A hostile agent against the real command line: deep, unparseable, surrogate and
-terminal-escape payloads neither kill the turn nor reach the terminal raw, and an agent that
-never answers the handshake is given up on with one sentence (issue 11)."""
+terminal-escape payloads neither kill the turn nor reach the terminal raw (issue 11); an agent
+that never answers the handshake: test_handshake_timeout.py."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from acp_notebook.protocol.bounds import CUT_NOTE
 
-from ..cli.test_cli import cli, one_error_line, read_trace
+from ..cli.test_cli import cli, read_trace
 
 HOSTILE = Path(__file__).parent / "agents" / "hostile_agent.py"
 
@@ -55,14 +55,3 @@ def test_terminal_escapes_in_agent_text_and_titles_are_shown_not_obeyed(tmp_path
         assert control not in result.stdout + result.stderr
     assert "text \u241b]52;c;cm0gLXJmIH4=\u2407\u241b[1A" in result.stdout
     assert "title \u241b]52" in result.stdout
-
-
-@pytest.mark.parametrize(
-    ("option", "method"), [("--hang-initialize", "initialize"), ("--hang-new", "session/new")]
-)
-def test_an_agent_that_never_answers_the_handshake_is_given_up_after_the_timeout(
-    tmp_path, option, method
-):
-    result = cli("run", "hi", "--agent", hostile(option), "--timeout", "2", cwd=tmp_path)
-    line = one_error_line(result)
-    assert f"did not answer `{method}` within 10 s" in line  # the handshake's floor

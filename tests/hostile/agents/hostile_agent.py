@@ -3,6 +3,8 @@
 Options (argv):
   --hang-initialize      never answer ``initialize``
   --hang-new             never answer ``session/new``
+  --hang-authenticate    never answer ``authenticate`` (the auth method ``login`` is offered)
+  --pid-file=PATH        write the agent's pid to PATH first
 
 Prompts (the first word of the first text block):
   deep N         a tool call whose ``rawInput`` is nested N deep, then a chunk ``after deep``
@@ -133,6 +135,10 @@ def prompt(word, arg):
 
 
 def main():
+    for option in sys.argv[1:]:
+        if option.startswith("--pid-file="):
+            with open(option.split("=", 1)[1], "w") as handle:
+                handle.write(str(AGENT_PID))
     for line in sys.stdin.buffer:
         try:
             message = json.loads(line)
@@ -141,13 +147,15 @@ def main():
         method, mid = message.get("method"), message.get("id")
         if method == "initialize":
             if "--hang-initialize" not in sys.argv:
-                write(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": mid,
-                        "result": {"protocolVersion": 1, "agentCapabilities": {}},
-                    }
-                )
+                result = {
+                    "protocolVersion": 1,
+                    "agentCapabilities": {},
+                    "authMethods": [{"id": "login", "name": "Log in"}],
+                }
+                write({"jsonrpc": "2.0", "id": mid, "result": result})
+        elif method == "authenticate":
+            if "--hang-authenticate" not in sys.argv:
+                write({"jsonrpc": "2.0", "id": mid, "result": {}})
         elif method == "session/new":
             if "--hang-new" not in sys.argv:
                 write({"jsonrpc": "2.0", "id": mid, "result": {"sessionId": SESSION}})

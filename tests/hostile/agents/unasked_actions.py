@@ -125,6 +125,7 @@ def run(sid, cwd):
 
 
 cwd = ""
+sessions = 0
 for line in inbox:
     msg = json.loads(line)
     method, mid = msg.get("method"), msg.get("id")
@@ -134,9 +135,11 @@ for line in inbox:
         )
     elif method == "session/new":
         cwd = msg["params"]["cwd"]
-        send({"jsonrpc": "2.0", "id": mid, "result": {"sessionId": "s1"}})
+        sessions += 1  # spec: each new session has its own id
+        send({"jsonrpc": "2.0", "id": mid, "result": {"sessionId": f"s{sessions}"}})
     elif method == "session/prompt":
-        lines = run("s1", cwd)
+        sid = msg["params"]["sessionId"]
+        lines = run(sid, cwd)
         update = {
             "sessionUpdate": "agent_message_chunk",
             "content": {"type": "text", "text": "\n".join(lines)},
@@ -145,7 +148,7 @@ for line in inbox:
             {
                 "jsonrpc": "2.0",
                 "method": "session/update",
-                "params": {"sessionId": "s1", "update": update},
+                "params": {"sessionId": sid, "update": update},
             }
         )
         send({"jsonrpc": "2.0", "id": mid, "result": {"stopReason": "end_turn"}})
