@@ -36,12 +36,14 @@ def test_rules_decide_before_the_review() -> None:
         "rule `allow notebook edit_cell`"
     )
     assert decide("ask", ["allow edit *.ipynb"]) == Approved("rule `allow edit *.ipynb`")
-    assert decide("allow", ["deny notebook"]) == Denied("denied by rule `deny notebook`")
+    assert decide("allow", ["deny notebook"]) == Denied(
+        "denied by rule `deny notebook`", "rule `deny notebook`"
+    )
 
 
 def test_the_policy_decides_when_no_rule_matches() -> None:
     assert decide("allow", ["allow notebook run_code"]) == Approved("the policy allow")
-    assert decide("deny") == Denied("denied by the policy deny")
+    assert decide("deny") == Denied("denied by the policy deny", "the policy deny")
 
 
 def test_what_would_be_asked_is_reviewed_in_the_cell_unless_no_one_can_answer() -> None:
