@@ -33,6 +33,7 @@ __all__ = [
     "Row",
     "Timeline",
     "TimelineBuilder",
+    "message_category",
     "method_matches",
     "spec_link",
     "trace_events",
@@ -195,7 +196,9 @@ class Row:
         return self.category == "request" and self.paired is None
 
 
-def _category(message: dict[str, Any] | None) -> Category:
+def message_category(message: dict[str, Any] | None) -> Category:
+    """What one JSON-RPC message is (None: a line that was not a message). Every view of
+    the traffic (the inspector, the message table, the lab) names messages with this."""
     if message is None:
         return "invalid"
     if "method" in message:
@@ -246,7 +249,7 @@ class TimelineBuilder:
 
     def _row(self, number: int, agent: str, event: TraceEvent) -> Row:
         message = event.message
-        category = _category(message)
+        category = message_category(message)
         if message is None:
             return Row(number, agent, event, category, None, None, None, None)
         method = message.get("method")

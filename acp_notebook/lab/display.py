@@ -16,7 +16,7 @@ from .messages import LabMessage
 __all__ = ["show_in_notebook"]
 
 _ARROW = {"sent": "→ agent", "received": "← agent"}
-_COLOUR = {"request": "#1565c0", "notification": "#6a1b9a", "result": "#2e7d32", "error": "#c62828"}
+_COLOUR = {"request": "#1565c0", "notification": "#6a1b9a", "response": "#2e7d32", "error": "#c62828"}
 _CLIP = 400
 
 
@@ -29,7 +29,7 @@ def show_in_notebook(entry: LabMessage, *, brief: bool = False) -> None:
     what = entry.method or "?"
     if entry.update_kind is not None:
         what += f" · {entry.update_kind}"
-    if kind in ("result", "error"):
+    if kind in ("response", "error"):
         what = f"{kind} of {what}"
     payload = "" if brief else json.dumps(entry.payload, ensure_ascii=False)
     if len(payload) > _CLIP:

@@ -2,7 +2,7 @@
 
 A :class:`LabMessage` is one JSON-RPC message as it went over the wire, from the learner's
 point of view: ``sent`` by the client (the learner), or ``received`` from the agent. Its
-``kind`` (request, notification, result, error) and, for ``session/update``, the update's
+``kind`` (request, notification, response, error) and, for ``session/update``, the update's
 ``sessionUpdate`` kind are derived here once; the text and notebook displays read them.
 """
 
@@ -14,10 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..client.timeline import Category, message_category
+
 __all__ = ["Direction", "LabMessage", "MessageKind", "Show", "default_show", "describe"]
 
 Direction = Literal["sent", "received"]
-MessageKind = Literal["request", "notification", "result", "error", "invalid"]
+MessageKind = Category
 _ARROWS = {"sent": "→", "received": "←"}
 #: What a lab calls with each message as it is shown.
 Show = Callable[["LabMessage"], None]
@@ -40,12 +42,7 @@ class LabMessage:
 
     @property
     def kind(self) -> MessageKind:
-        message = self.message
-        if message is None:
-            return "invalid"
-        if "method" in message:
-            return "request" if "id" in message else "notification"
-        return "error" if "error" in message else "result"
+        return message_category(self.message)
 
     @property
     def update_kind(self) -> str | None:

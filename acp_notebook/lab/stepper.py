@@ -314,7 +314,7 @@ class Stepper:
         result, or the error of a request the agent withdrew with ``$/cancel_request``)."""
         while True:
             for entry in self.messages[seen:]:
-                if sent and entry.direction == "sent" and entry.kind in ("result", "error"):
+                if sent and entry.direction == "sent" and entry.kind in ("response", "error"):
                     return entry
                 if (
                     not sent

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..client.render import portable
-from ..client.timeline import Timeline, method_matches
+from ..client.timeline import Timeline, message_category, method_matches
 from ..client.trace import open_private, trace_line
 from ..protocol.bounds import abridged
 from ..protocol.jsonrpc import Observer, TraceEvent
@@ -147,12 +147,7 @@ class Message:
 
     @property
     def kind(self) -> str:
-        message = self.event.message
-        if message is None:
-            return "invalid"
-        if "method" in message:
-            return "request" if "id" in message else "notification"
-        return "error" if "error" in message else "response"
+        return message_category(self.event.message)
 
     @property
     def method(self) -> str | None:

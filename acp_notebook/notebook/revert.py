@@ -38,9 +38,11 @@ def record_cell_change(session: Session, report: CellChangeReport) -> None:
     """The notebook tools' ``report`` hook: the turn's transcript says what became of the
     change, and an applied change is kept for review and undo. Agent loop thread."""
     session.transcript.add_note(report.sentence())
-    if report.status == "rejected":
-        # The agent reports its call failed; it was the user's "no" (issue 13: "rejected").
-        session.transcript.reject_running_call(report.by, mentions=report.cell_id or None)
+    refused_by = report.by if report.status == "rejected" else report.refused_by
+    if refused_by is not None:
+        # The agent reports its call failed; it was the user's or a rule's "no" (issue 13:
+        # rejected calls read "rejected by …", not "failed").
+        session.transcript.reject_running_call(refused_by, mentions=report.cell_id or None)
     if report.applied:
         session.checkpoints.cell_changed(
             report.cell_id,

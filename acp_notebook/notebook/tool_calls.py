@@ -118,9 +118,11 @@ class SessionTools:
         if action == "allow":
             return Approved(by)
         if action == "deny":
-            return Denied(f"denied by {by}")
+            return Denied(f"denied by {by}", by)
         if not broker.interactive:
-            return Denied(f"denied: {by} asks, and no one can answer here")
+            return Denied(
+                f"denied: {by} asks, and no one can answer here", f"{by} (no one could answer)"
+            )
         return Review()
 
     async def _with_card(self, session: Session, request: ToolApproval) -> Decision:
@@ -145,12 +147,10 @@ class SessionTools:
             self._running[request.code or ""].append(call_id)
             self._progress(session, call_id, "in_progress")
             return Approved("" if decided.decided_by == "user" else str(decided.decided_by))
-        if decided.state == "selected":
-            reason = f"denied by {_who(decided.decided_by)}"
-        else:
-            reason = f"not approved: {decided.describe()}"
+        who = _who(decided.decided_by) if decided.state == "selected" else None
+        reason = f"denied by {who}" if who is not None else f"not approved: {decided.describe()}"
         self._progress(session, call_id, "failed", request.code, [f"Not run: {reason}."])
-        return Denied(reason)
+        return Denied(reason, who)
 
     @staticmethod
     def _new_id(request: ToolApproval) -> str:

@@ -189,3 +189,24 @@ def saved_without_widgets(data: dict[str, Any], path: str) -> None:
     html, _ = HTMLExporter().from_notebook_node(nb)
     assert f"Changed in this turn: {path} (+" in html
     assert "application/vnd.jupyter.widget-view+json" not in html
+
+
+def test_a_cell_edit_the_policy_denies_reads_rejected_not_failed(
+    kernel: Kernel, workdir: Path
+) -> None:
+    """Issue 13: a call the client refused is shown as rejected by whoever refused it (here
+    the policy), although the agent reports its tool call failed."""
+    fake = FakeFrontend(kernel)
+    fake.cells = [
+        fake.cell("c-load", "code", "%load_ext acp_notebook", 1),
+        fake.cell("c-func", "code", FUNCTION, 2),
+    ]
+    fake.connect()
+    try:
+        turn = fake.serve(kernel.execute("%acp -p deny /rename result acc", until=None))
+        assert not turn.errors, turn.describe()
+        assert fake.cells[1]["source"] == FUNCTION
+        assert "🚫 rejected by the policy deny" in turn.plain
+        assert "❌ failed" not in turn.plain
+    finally:
+        fake.close()

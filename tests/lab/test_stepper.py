@@ -45,7 +45,7 @@ async def test_a_turn_by_hand_answers_the_permission_and_the_file_is_written(
         assert (await turn)["stopReason"] == "end_turn"
     assert (tmp_path / "notes.txt").read_text() == "hello\n"
     answer = next(e for e in sent(lab) if e.method == "session/request_permission")
-    assert answer.kind == "result"
+    assert answer.kind == "response"
     assert answer.payload == {"outcome": {"outcome": "selected", "optionId": "allow-once"}}
     kinds = {e.update_kind for e in lab.messages if e.update_kind}
     assert {"tool_call", "tool_call_update", "usage_update"} <= kinds
@@ -55,7 +55,7 @@ async def test_prompt_returns_the_answer_and_every_message_is_kept(tmp_path: Pat
     async with in_session(tmp_path) as lab:
         assert await lab.prompt("/plan") == {"stopReason": "end_turn"}
     assert [e.number for e in lab.messages] == list(range(1, len(lab.messages) + 1))
-    assert lab.messages[-1].kind == "result" and lab.messages[-1].method == "session/prompt"
+    assert lab.messages[-1].kind == "response" and lab.messages[-1].method == "session/prompt"
     assert "plan" in {e.update_kind for e in lab.messages}
 
 
@@ -203,7 +203,7 @@ async def test_messages_print_as_lines_outside_a_notebook(
         await lab.close()
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("#1 → request 0 initialize {")
-    assert lines[1].startswith("#2 ← result of initialize (0) {")
+    assert lines[1].startswith("#2 ← response of initialize (0) {")
 
 
 async def test_close_stops_the_agent_and_a_closed_lab_says_so(tmp_path: Path) -> None:
@@ -241,5 +241,5 @@ async def test_terminals_go_to_the_normal_handlers_while_the_permission_is_answe
         assert request.method == "session/request_permission"
         request.answer(option_id="allow-once")
         assert (await turn)["stopReason"] == "end_turn"
-    outputs = [e for e in lab.messages if e.kind == "result" and e.method == "terminal/output"]
+    outputs = [e for e in lab.messages if e.kind == "response" and e.method == "terminal/output"]
     assert outputs and "from-the-terminal" in outputs[-1].payload["output"]

@@ -62,9 +62,12 @@ class Approved:
 @dataclass(frozen=True)
 class Denied:
     """Do not run it. ``reason`` says who decided, in words the agent is shown:
-    "denied by the user", "denied by rule `deny execute *`", "denied by the policy"."""
+    "denied by the user", "denied by rule `deny execute *`", "denied by the policy".
+    ``decided_by`` names who refused ("you", "rule `deny edit_cell`", "the policy deny")
+    when someone did; None when nothing was decided (the session closed, asking failed)."""
 
     reason: str
+    decided_by: str | None = None
 
 
 @dataclass(frozen=True)

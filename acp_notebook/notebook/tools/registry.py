@@ -81,6 +81,9 @@ class CellChangeReport:
     #: The cell above (where a deleted cell goes back; None: at the top).
     above_id: str | None = None
     cell_type: str = "code"
+    #: For a denied change: who refused it ("rule `deny edit_cell`", "the policy deny"),
+    #: when someone did — the agent's call then reads "rejected by" them, not "failed".
+    refused_by: str | None = None
 
     @property
     def applied(self) -> bool:
