@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 
 #: Figures (by the start of their name) whose budget is not met yet (issue 15 stays open
 #: for them; benchmarks/README.md says why).
-NOT_MET_YET = ("`%load_ext acp_notebook`", "… and the saved transcript")
+NOT_MET_YET = ("… and the saved transcript",)
 #: Figures whose quick run is too short to be more than noise (two turns of a fraction of
 #: a second each; benchmarks/README.md): shown in the table, not asserted here.
 NOISY_WHEN_QUICK = ("inspector overhead",)
@@ -68,7 +68,7 @@ def test_the_budgets_hold(quick_run) -> None:
     assert not over, over
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: start-up and the saved transcript's size")
+@pytest.mark.xfail(strict=True, reason="issue 15: the saved transcript's size")
 def test_the_budgets_not_met_yet_hold(quick_run) -> None:
     _, rows = quick_run
     assert all(r["ok"] for r in _rows(rows, met=False))

@@ -12,20 +12,55 @@ session; pass ``handlers=`` to :func:`connect` to serve any of them yourself (th
 
 from __future__ import annotations
 
-from ..protocol.errors import ConnectionClosed, RpcError
-from .connection import ClientConnection, SessionOptions, client_capabilities, connect
-from .errors import (
-    AcpClientError,
-    AuthRequired,
-    PromptNotSupported,
-    ProtocolVersionMismatch,
-    SessionIdInUse,
-    TurnTimeout,
-    UnsupportedByAgent,
-)
-from .handlers import AgentRequests
-from .permissions import Policy
-from .session import PromptTurn, Session
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..protocol.errors import ConnectionClosed, RpcError
+    from .connection import ClientConnection, SessionOptions, client_capabilities, connect
+    from .errors import (
+        AcpClientError,
+        AuthRequired,
+        PromptNotSupported,
+        ProtocolVersionMismatch,
+        SessionIdInUse,
+        TurnTimeout,
+        UnsupportedByAgent,
+    )
+    from .handlers import AgentRequests
+    from .policy import Policy
+    from .session import PromptTurn, Session
+
+#: Where each exported name is defined. They are imported when first asked for, so that
+#: importing one submodule (``client.rules``, ``client.policy``) does not load the whole
+#: client and its protocol models (``%load_ext acp_notebook`` needs only a few light ones).
+_HOMES = {
+    "ConnectionClosed": "..protocol.errors",
+    "RpcError": "..protocol.errors",
+    "ClientConnection": ".connection",
+    "SessionOptions": ".connection",
+    "client_capabilities": ".connection",
+    "connect": ".connection",
+    "AcpClientError": ".errors",
+    "AuthRequired": ".errors",
+    "PromptNotSupported": ".errors",
+    "ProtocolVersionMismatch": ".errors",
+    "SessionIdInUse": ".errors",
+    "TurnTimeout": ".errors",
+    "UnsupportedByAgent": ".errors",
+    "AgentRequests": ".handlers",
+    "Policy": ".policy",
+    "PromptTurn": ".session",
+    "Session": ".session",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(home, __name__), name)
+
 
 __all__ = [
     "AcpClientError",

@@ -16,9 +16,10 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..protocol import models as m
+if TYPE_CHECKING:
+    from ..protocol import models as m
 
 __all__ = ["McpChoice", "McpConfigError", "choose_for_agent", "normalise"]
 
@@ -91,6 +92,10 @@ def normalise(config: Any) -> list[dict[str, Any]]:
 
 def choose_for_agent(entries: Sequence[Mapping[str, Any]], caps: m.McpCapabilities) -> McpChoice:
     """The entries this agent can take; the others with a reason each."""
+    # The models are loaded when a session opens, not by the configuration that only
+    # normalises (`%load_ext`, `%config`): they are most of the client's import time.
+    from ..protocol import models as m
+
     passed: list[dict[str, Any]] = []
     skipped: list[str] = []
     for entry in entries:

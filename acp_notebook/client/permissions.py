@@ -29,6 +29,8 @@ import anyio
 from ..protocol import models as m
 from .danger import Danger, assess_call
 from .pending import Broker
+from .policy import POLICIES as POLICIES  # the policies were defined here first
+from .policy import Policy as Policy
 from .rules import PermissionRules
 
 if TYPE_CHECKING:
@@ -37,9 +39,6 @@ if TYPE_CHECKING:
     from .transcript import Transcript
 
 log = logging.getLogger(__name__)
-
-Policy = Literal["ask", "allow", "deny"]
-POLICIES: tuple[Policy, ...] = ("ask", "allow", "deny")
 
 _PREFERENCES: dict[str, tuple[str, ...]] = {
     "allow": ("allow_once", "allow_always"),

@@ -93,7 +93,8 @@ def session(name: str = "default", agent: str | None = None) -> SessionSnapshot 
     options, commands, pending requests), or None when the notebook has none."""
     magics = current()
     rows = cast(
-        "Table[SessionSnapshot]", run(REGISTRY["sessions"], magics.control_context(None, None))
+        "Table[SessionSnapshot]",
+        run(REGISTRY["sessions"], magics.runner.control_context(None, None)),
     )
     wanted = agent or magics.agent
     return next((s for s in rows if s.name == name and s.agent == wanted), None)
@@ -120,7 +121,7 @@ def _function(control: Control) -> Callable[..., object]:
             if given[name] is not None and name not in accepted:
                 raise TypeError(f"acp.{control.name}() takes no {name}=.")
         handler.bind(None, *args, **kwargs)  # a wrong call fails here, as for any function
-        ctx = current().control_context(agent, session)
+        ctx = current().runner.control_context(agent, session)
         return run(control, ctx, *args, **kwargs)
 
     call.__name__ = call.__qualname__ = control.name

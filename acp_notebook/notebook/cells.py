@@ -2,80 +2,33 @@
 recently executed code cell (with its result or error), the last error, and the path of
 the open notebook.
 
-Cells are followed as they run (:class:`CellLog`, on IPython's ``pre_run_cell`` and
-``post_run_cell`` events, main thread), not read back from ``In``/``Out``: a cell run
-without storing history (nbval does) is context too. A cell is numbered by its execution
+Cells are followed as they run (:class:`~.cell_log.CellLog`), not read back from
+``In``/``Out``: a cell run without storing history (nbval does) is context too. A cell is numbered by its execution
 count when it has one. Output a cell printed or displayed is not recorded by the kernel,
 so it is not sent; the agent can read a result with the notebook tools.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
 import sys
 import traceback
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .cell_log import PROMPT_LINE
 from .summaries import Limits, summarise
 from .summaries.model import count, cut_head, cut_text, fence
 
 if TYPE_CHECKING:
-    from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult, InteractiveShell
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from .cell_log import CellLog
 
 #: A cell's source and result as context: enough for "this function", not a whole module.
 CELL_CHARS = 20_000
 RESULT_LIMITS = Limits(chars=4_000, rows=10, columns=20, array_items=50)
 TRACEBACK_CHARS = 10_000
-
-#: A top-level prompt line: ``%acp …`` or ``name = %acp …``.
-_PROMPT_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*\s*=\s*)?%acp(\s|$)")
-
-
-@dataclass(frozen=True)
-class RanCell:
-    """A cell that ran: its source as typed, execution count, value and exception."""
-
-    source: str
-    number: int | None
-    result: Any = None
-    error: BaseException | None = None
-
-
-class CellLog:
-    """The cell running now, the last cell that held code, and the last cell that raised."""
-
-    def __init__(self, shell: InteractiveShell) -> None:
-        self.shell = shell
-        self.running: str | None = None
-        self.last_code: RanCell | None = None
-        self.raised: RanCell | None = None
-
-    def install(self) -> None:
-        self.shell.events.register("pre_run_cell", self._pre)
-        self.shell.events.register("post_run_cell", self._post)
-
-    def uninstall(self) -> None:
-        for event, callback in (("pre_run_cell", self._pre), ("post_run_cell", self._post)):
-            with contextlib.suppress(ValueError):  # not registered
-                self.shell.events.unregister(event, callback)
-
-    def _pre(self, info: ExecutionInfo) -> None:
-        self.running = info.raw_cell
-
-    def _post(self, result: ExecutionResult) -> None:
-        source = result.info.raw_cell if result.info is not None else self.running
-        self.running = None
-        if not source or holds_no_code(source):
-            return
-        number = result.execution_count if result.info and result.info.store_history else None
-        error = result.error_in_exec or result.error_before_exec
-        ran = RanCell(source, number, result.result, error)
-        self.last_code = ran
-        if error is not None:
-            self.raised = ran
 
 
 @dataclass(frozen=True)
@@ -91,25 +44,12 @@ class CellText:
     notes: tuple[str, ...] = ()
 
 
-def holds_no_code(source: str) -> bool:
-    """A cell of ``%acp`` prompts and other line magics (``%load_ext``, ``%config``) and
-    comments only: not code the user means by "the code above"."""
-    stripped = source.strip()
-    if stripped.startswith("%%acp"):
-        return True
-    lines = [line for line in stripped.splitlines() if line.strip() and not line.startswith("#")]
-    return all(
-        _PROMPT_LINE.match(line) or (line.startswith("%") and not line.startswith("%%"))
-        for line in lines
-    )
-
-
 def code_above(source: str | None) -> CellText | None:
     """The code above the first ``%acp`` line of ``source`` (None when there is none)."""
     if not source or source.lstrip().startswith("%%acp"):
         return None
     lines = source.splitlines()
-    first = next((i for i, line in enumerate(lines) if _PROMPT_LINE.match(line)), None)
+    first = next((i for i, line in enumerate(lines) if PROMPT_LINE.match(line)), None)
     above = "\n".join(lines[:first] if first is not None else []).strip("\n")
     if not above.strip():
         return None

@@ -9,9 +9,6 @@ from typing import Protocol
 
 from IPython.core.interactiveshell import InteractiveShell
 
-from .controls import REGISTRY
-from .options import OPTION_BY_FLAG
-
 
 class _Event(Protocol):
     line: str
@@ -20,6 +17,10 @@ class _Event(Protocol):
 
 def completions(line: str, symbol: str, slash_commands: Callable[[], Iterable[str]]) -> list[str]:
     """Candidates for the word being typed (``symbol``) on a ``%acp`` line."""
+    # The tables of options and controls load on the first Tab, not at `%load_ext`.
+    from .controls import REGISTRY
+    from .options import OPTION_BY_FLAG
+
     words = line.split()
     before = (
         words[-2] if symbol and len(words) >= 2 else (words[-1] if words and not symbol else "")

@@ -25,7 +25,7 @@ import contextlib
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traitlets import Bool, Dict, Enum, Float, List, Unicode, Union, default, observe, validate
 from traitlets.config import Configurable
@@ -33,10 +33,11 @@ from traitlets.utils.bunch import Bunch
 
 from ..agents.presets import DEMO
 from ..client.mcp import McpConfigError, normalise
-from ..client.permissions import POLICIES
-from ..client.rules import PermissionRules, split_rules
+from ..client.policy import POLICIES
 from .headless import env_flag
-from .manager import NotebookAgents
+
+if TYPE_CHECKING:
+    from .manager import NotebookAgents
 
 #: MCP servers as configured: the usual ``mcpServers`` mapping, or ACP's list (JSON values).
 McpServers = dict[str, Any] | list[Any]
@@ -46,11 +47,23 @@ def _refused(what: str, exc: Exception) -> None:
     print(f"acp_notebook: {what}: {exc}", file=sys.stderr)
 
 
+def _checked_rules(rules: str | list[str]) -> list[str]:
+    """``rules`` (a string: separated by ``;`` or newlines) when every one parses;
+    :class:`ValueError` with one sentence otherwise."""
+    if not (rules.strip() if isinstance(rules, str) else rules):
+        return []
+    # Loaded when there are rules to check: with the shell lexer its matcher needs, this
+    # module was half of `%load_ext`'s time, and most notebooks configure no rules.
+    from ..client.rules import PermissionRules, split_rules
+
+    texts = split_rules(rules) if isinstance(rules, str) else list(rules)
+    PermissionRules.parse(texts)
+    return texts
+
+
 class AcpConfig(Configurable):
     """The configurable part of :class:`~.magics.AcpMagics`; it applies the shared
-    settings (MCP servers, permission rules) to ``agents``."""
-
-    agents: NotebookAgents
+    settings (MCP servers, permission rules, tools) to the agents once they are made."""
 
     agent = Unicode(
         help="The default agent: a preset name (see `%acp --agents`) or a command line."
@@ -93,12 +106,16 @@ class AcpConfig(Configurable):
         "cells and last error, and running code in it after approval (--no-tools: not)."
     ).tag(config=True)
 
-    def apply_to_agents(self) -> None:
-        """Hand the shared settings to ``agents`` (once it exists; later, on change)."""
-        self._apply_mcp_servers(self.mcp_servers)
-        self.agents.permission_rules.replace(self.permission_rules)
-        if self.agents.tools is not None:
-            self.agents.tools.enabled = self.tools
+    def agents_if_made(self) -> NotebookAgents | None:
+        """The agents, once the first ``%acp`` made them (the magics say)."""
+        return None
+
+    def apply_to_agents(self, agents: NotebookAgents) -> None:
+        """Hand the shared settings to ``agents`` when they are made (later, on change)."""
+        self._apply_mcp_servers(agents, self.mcp_servers)
+        agents.permission_rules.replace(self.permission_rules)
+        if agents.tools is not None:
+            agents.tools.enabled = self.tools
 
     # ------------------------------------------------------------------ defaults
 
@@ -150,45 +167,46 @@ class AcpConfig(Configurable):
 
     @default("permission_rules")
     def _default_permission_rules(self) -> list[str]:
-        rules = split_rules(os.environ.get("ACP_NOTEBOOK_PERMISSION_RULES", ""))
         try:
-            PermissionRules.parse(rules)
+            return _checked_rules(os.environ.get("ACP_NOTEBOOK_PERMISSION_RULES", ""))
         except ValueError as exc:
             _refused("ignoring ACP_NOTEBOOK_PERMISSION_RULES", exc)
             return []
-        return rules
 
     # ------------------------------------------------------------------ changes
 
     @validate("permission_rules")
     def _validate_permission_rules(self, proposal: Bunch) -> list[str]:
         try:
-            PermissionRules.parse(proposal["value"])
+            return _checked_rules(proposal["value"])
         except ValueError as exc:
             _refused("permission rules not changed", exc)
             return list(self._trait_values.get("permission_rules", []))
-        return list(proposal["value"])
 
     @observe("permission_rules")
     def _permission_rules_changed(self, change: Bunch) -> None:
-        if hasattr(self, "agents"):  # config is applied before __init__ made them
+        agents = self.agents_if_made()
+        if agents is not None:
             # `%config` holds notifications: this may run before the validator refused
             # the value (said there), so a malformed one leaves the rules in force.
             with contextlib.suppress(ValueError):
-                self.agents.permission_rules.replace(self.permission_rules)
+                agents.permission_rules.replace(self.permission_rules)
 
     @observe("tools")
     def _tools_changed(self, change: Bunch) -> None:
-        if hasattr(self, "agents") and self.agents.tools is not None:
-            self.agents.tools.enabled = bool(change["new"])
+        agents = self.agents_if_made()
+        if agents is not None and agents.tools is not None:
+            agents.tools.enabled = bool(change["new"])
 
     @observe("mcp_servers")
     def _mcp_servers_changed(self, change: Bunch) -> None:
-        if hasattr(self, "agents"):  # config is applied before __init__ made them
-            self._apply_mcp_servers(change["new"])
+        agents = self.agents_if_made()
+        if agents is not None:
+            self._apply_mcp_servers(agents, change["new"])
 
-    def _apply_mcp_servers(self, value: McpServers) -> None:
+    @staticmethod
+    def _apply_mcp_servers(agents: NotebookAgents, value: McpServers) -> None:
         try:
-            self.agents.mcp_servers = normalise(value) if value else []
+            agents.mcp_servers = normalise(value) if value else []
         except McpConfigError as exc:
             _refused("MCP servers not used", exc)

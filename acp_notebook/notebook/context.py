@@ -23,13 +23,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..client.sent import ATTACHMENT_META
 from ..protocol import models as m
 from . import cells
 from .summaries import NOT_FOUND, Summary, resolve, summarise
 from .summaries.model import fence
+
+if TYPE_CHECKING:
+    from .cell_log import CellLog
 
 #: ``{{``, ``}}`` (literal braces), or ``{expression}`` without braces inside it.
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}\n]+)\}")
@@ -162,7 +165,7 @@ class NoError(Exception):
 
 
 def notebook_prompt(
-    log: cells.CellLog | None,
+    log: CellLog | None,
     text: str,
     *,
     cells_too: bool = True,

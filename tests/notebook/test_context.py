@@ -9,7 +9,8 @@ from acp_notebook.client.rules import PermissionRules
 from acp_notebook.client.sent import sent_items, sent_line
 from acp_notebook.client.toolcall import ToolCallState
 from acp_notebook.client.transcript import Transcript
-from acp_notebook.notebook.cells import code_above, holds_no_code
+from acp_notebook.notebook.cell_log import holds_no_code
+from acp_notebook.notebook.cells import code_above
 from acp_notebook.notebook.context import Attachment, NotebookPrompt
 from acp_notebook.protocol import models as m
 

@@ -13,23 +13,26 @@ The wire protocol is documented in :mod:`.protocol`; the API in :mod:`.live`.
 
 from __future__ import annotations
 
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from .live import LiveNotebook
-from .protocol import (
-    CellChange,
-    CellDelete,
-    CellEdit,
-    CellInsert,
-    CellNotFound,
-    EditOutcome,
-    LiveCell,
-    LiveNotebookError,
-    LiveTimeout,
-    NotebookDisconnected,
-    RunOutcome,
-)
 from .registry import Frontends
+
+if TYPE_CHECKING:
+    from .live import LiveNotebook
+    from .protocol import (
+        CellChange,
+        CellDelete,
+        CellEdit,
+        CellInsert,
+        CellNotFound,
+        EditOutcome,
+        LiveCell,
+        LiveNotebookError,
+        LiveTimeout,
+        NotebookDisconnected,
+        RunOutcome,
+    )
 
 #: This kernel's connected notebooks.
 frontends = Frontends()
@@ -52,6 +55,15 @@ __all__ = [
     "install",
     "uninstall",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The API's types are imported when first asked for: `%load_ext` installs `frontends`
+    # without loading the messages' pydantic models (the first connection loads them).
+    home = ".live" if name == "LiveNotebook" else ".protocol"
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(home, __name__), name)
 
 
 def install(shell: Any) -> None:

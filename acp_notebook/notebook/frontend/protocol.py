@@ -57,11 +57,10 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-PROTOCOL_VERSION = 1
-#: Registered by the kernel; the extension opens one comm per notebook here.
-KERNEL_TARGET = "acp_notebook.live"
-#: Registered by the extension; the kernel's beacon comm.
-FRONTEND_TARGET = "acp_notebook.live.announce"
+from .wire import FRONTEND_TARGET as FRONTEND_TARGET
+from .wire import KERNEL_TARGET as KERNEL_TARGET
+from .wire import PROTOCOL_VERSION as PROTOCOL_VERSION
+from .wire import message as message
 
 CellType = Literal["code", "markdown", "raw"]
 
@@ -172,10 +171,6 @@ class LiveTimeout(LiveNotebookError):
 
 class CellNotFound(LiveNotebookError):
     """No cell with that id in the live document."""
-
-
-def message(type_: str, **fields: Any) -> dict[str, Any]:
-    return {"v": PROTOCOL_VERSION, "type": type_, **fields}
 
 
 def reply_error(data: dict[str, Any], path: str) -> LiveNotebookError:

@@ -5,16 +5,18 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import comm
-from comm.base_comm import BaseComm
-from pydantic import ValidationError
 
 from ... import __version__
 from ..listeners import Listeners
-from .live import LiveNotebook
-from .protocol import FRONTEND_TARGET, KERNEL_TARGET, PROTOCOL_VERSION, Hello, message
+from .wire import FRONTEND_TARGET, KERNEL_TARGET, PROTOCOL_VERSION, message
+
+if TYPE_CHECKING:
+    from comm.base_comm import BaseComm
+
+    from .live import LiveNotebook
 
 
 class Frontends:
@@ -68,6 +70,13 @@ class Frontends:
             live.close("acp_notebook was unloaded from this kernel; %load_ext acp_notebook again.")
 
     def _on_open(self, channel: BaseComm, msg: dict[str, Any]) -> None:
+        # Imported by the first connection, not by `%load_ext` (which registers this
+        # target): the live notebook and its messages' pydantic models.
+        from pydantic import ValidationError
+
+        from .live import LiveNotebook
+        from .protocol import Hello
+
         data = msg.get("content", {}).get("data")
         try:
             hello = Hello.model_validate(data)
