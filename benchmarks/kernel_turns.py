@@ -48,6 +48,9 @@ class Kernel:
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=SAFETY)
         self.run("%load_ext acp_notebook")
+        # A widget manager announces itself as JupyterLab's does when it connects; without
+        # it the kernel serves a frontend without widgets (plain text, no widget traffic).
+        self.kc.comm_info(target_name="jupyter.widget", reply=True, timeout=SAFETY)
 
     def iopub(self, timeout: float) -> dict[str, Any] | None:
         try:

@@ -58,6 +58,8 @@ def test_one_command_prints_one_table_with_every_figure(quick_run) -> None:
     ):
         assert figure in figures
     assert all(r["baseline"] > 0 for r in rows)
+    # A figure of zero measured nothing (e.g. a kernel serving a frontend without widgets).
+    assert all(r["value"] > 0 for r in rows), [r["figure"] for r in rows if r["value"] <= 0]
 
 
 def test_the_budgets_hold(quick_run) -> None:
