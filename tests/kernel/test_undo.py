@@ -4,6 +4,7 @@ cells are reverted through the live notebook (the test client plays the extensio
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -146,11 +147,9 @@ def test_the_changes_list_reverts_one_hunk_then_all_that_is_left(
 HELPER_PY = "def double(result):\n    return result * 2\n"
 
 
-def test_undo_restores_the_cell_and_the_file_one_turn_renamed(
-    kernel: Kernel, workdir: Path
-) -> None:
-    helper = workdir / "helper.py"
-    helper.write_text(HELPER_PY)
+@pytest.fixture
+def function_notebook(kernel: Kernel) -> Iterator[FakeFrontend]:
+    """A live notebook (through the fake frontend) whose cell 2 defines the function."""
     fake = FakeFrontend(kernel)
     fake.cells = [
         fake.cell("c-load", "code", "%load_ext acp_notebook", 1),
@@ -158,22 +157,29 @@ def test_undo_restores_the_cell_and_the_file_one_turn_renamed(
     ]
     fake.connect()
     try:
-        # One turn through %acp: the cell through edit_cell, then the file through fs/*.
-        prompt = f"%acp -p allow /rename result acc {rel(kernel, helper)}"
-        turn = fake.serve(kernel.execute(prompt, allow_stdin=False, until=None))
-        assert not turn.errors, turn.describe()
-        assert fake.cells[1]["source"] == RENAMED
-        assert helper.read_text() == HELPER_PY.replace("result", "acc")
-        assert f"Changed in this turn: cell 2 (+3 −3), {rel(kernel, helper)} (+2 −2)." in (
-            turn.plain
-        )
-
-        undo = fake.serve(kernel.execute("%acp --undo", until=None))
-        assert undo.stdout.strip() == f"Reverted cell 2, {rel(kernel, helper)}."
-        assert fake.cells[1]["source"] == FUNCTION
-        assert helper.read_text() == HELPER_PY
+        yield fake
     finally:
         fake.close()
+
+
+def test_undo_restores_the_cell_and_the_file_one_turn_renamed(
+    kernel: Kernel, workdir: Path, function_notebook: FakeFrontend
+) -> None:
+    fake = function_notebook
+    helper = workdir / "helper.py"
+    helper.write_text(HELPER_PY)
+    # One turn through %acp: the cell through edit_cell, then the file through fs/*.
+    prompt = f"%acp -p allow /rename result acc {rel(kernel, helper)}"
+    turn = fake.serve(kernel.execute(prompt, allow_stdin=False, until=None))
+    assert not turn.errors, turn.describe()
+    assert fake.cells[1]["source"] == RENAMED
+    assert helper.read_text() == HELPER_PY.replace("result", "acc")
+    assert f"Changed in this turn: cell 2 (+3 −3), {rel(kernel, helper)} (+2 −2)." in (turn.plain)
+
+    undo = fake.serve(kernel.execute("%acp --undo", until=None))
+    assert undo.stdout.strip() == f"Reverted cell 2, {rel(kernel, helper)}."
+    assert fake.cells[1]["source"] == FUNCTION
+    assert helper.read_text() == HELPER_PY
 
 
 def saved_without_widgets(data: dict[str, Any], path: str) -> None:
@@ -192,21 +198,13 @@ def saved_without_widgets(data: dict[str, Any], path: str) -> None:
 
 
 def test_a_cell_edit_the_policy_denies_reads_rejected_not_failed(
-    kernel: Kernel, workdir: Path
+    kernel: Kernel, function_notebook: FakeFrontend
 ) -> None:
     """Issue 13: a call the client refused is shown as rejected by whoever refused it (here
     the policy), although the agent reports its tool call failed."""
-    fake = FakeFrontend(kernel)
-    fake.cells = [
-        fake.cell("c-load", "code", "%load_ext acp_notebook", 1),
-        fake.cell("c-func", "code", FUNCTION, 2),
-    ]
-    fake.connect()
-    try:
-        turn = fake.serve(kernel.execute("%acp -p deny /rename result acc", until=None))
-        assert not turn.errors, turn.describe()
-        assert fake.cells[1]["source"] == FUNCTION
-        assert "🚫 rejected by the policy deny" in turn.plain
-        assert "❌ failed" not in turn.plain
-    finally:
-        fake.close()
+    fake = function_notebook
+    turn = fake.serve(kernel.execute("%acp -p deny /rename result acc", until=None))
+    assert not turn.errors, turn.describe()
+    assert fake.cells[1]["source"] == FUNCTION
+    assert "🚫 rejected by the policy deny" in turn.plain
+    assert "❌ failed" not in turn.plain
