@@ -139,7 +139,8 @@ class TerminalCommand:
                 while not line.endswith(b"\n") and len(line) < 64:
                     line += await report.receive()
         try:
-            return int(line)
+            # Only the first line is the report; whatever follows it is not ours to read.
+            return int(line.partition(b"\n")[0])
         except ValueError:
             return await self.process.wait()
 

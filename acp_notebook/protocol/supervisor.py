@@ -110,8 +110,9 @@ def end_like(status: int) -> None:
     """Exit as the child did."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # those two take no handler
+            signal.signal(sig, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
         os.kill(os.getpid(), sig)
         os._exit(128 + sig)  # the signal was blocked or ignored
     os._exit(os.waitstatus_to_exitcode(status))

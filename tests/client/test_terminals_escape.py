@@ -17,7 +17,7 @@ import anyio
 import pytest
 
 from acp_notebook.client.terminals import TerminalManager
-from acp_notebook.protocol.process import SUPERVISED
+from acp_notebook.protocol.process import SUPERVISED, supervised
 
 from ..hostile.test_orphans import ESCAPING_AGENT as ESCAPE
 from ..hostile.test_orphans import alive
@@ -118,3 +118,18 @@ async def test_a_command_gets_default_signal_handling_under_the_supervisor(root:
         terminal_id = await create(manager, "yes | head -n 2")
         assert await exit_status(manager, terminal_id) == {"exitCode": 0, "signal": None}
         assert (await output(manager, terminal_id))["output"] == "y\ny\n"
+
+
+@pytest.mark.parametrize("linger", [True, False], ids=["terminal", "agent"])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_the_supervisor_ends_as_its_child_was_killed_and_reports_nothing_else(
+    linger: bool, sig: signal.Signals
+) -> None:
+    # SIGKILL takes no handler: the supervisor once crashed trying to reset it, exited 1
+    # and put a traceback after its report, which a client reading both at once misread.
+    argv = supervised(
+        ["sh", "-c", f"kill -{int(sig)} $$"], os.environ, linger=0.2 if linger else None
+    )
+    done = subprocess.run(argv, capture_output=True, timeout=SAFETY, check=False)
+    assert done.returncode == -sig
+    assert done.stderr == (f"{-sig}\n".encode() if linger else b"")
