@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import ingest, inspector_overhead, kernel_turns, startup
+from . import ingest, inspector_overhead, kernel_turns, sizes, startup
 from .table import Row, format_table
 
 
@@ -36,6 +36,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Row]]] = {
     "ingest": ingest.measure,
     "kernel": kernel_turns.measure,
     "inspector": inspector,
+    "sizes": sizes.measure,
 }
 
 
