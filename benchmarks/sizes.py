@@ -22,15 +22,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
-from pathlib import Path
 from typing import Any
 
+from .child import last_line
 from .table import Row
 
-ROOT = Path(__file__).resolve().parent.parent
 MIB = 1 << 20
 
 CHILD = r"""
@@ -135,17 +132,7 @@ print(json.dumps({"window": window_read, "flood": flood, "session": session}[wha
 
 
 def _child(what: str, path: str, size: int) -> dict[str, Any]:
-    env_path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, what, path, str(size)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": env_path},
-        timeout=1200,
-    )
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    return dict(json.loads(last_line(CHILD, what, path, str(size))))
 
 
 def measure(quick: bool) -> list[Row]:
