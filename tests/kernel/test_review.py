@@ -1,0 +1,166 @@
+"""The turn's review bar, kernel side: a turn that changed a cell and a file sends the page
+(the fake frontend plays the extension) a ``review`` of both, with their hunks, into the
+``%acp`` cell; a ``revert`` click reverts one hunk, or everything left, and is answered with
+the list as it is now; a file changed after the turn is refused and left alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import Kernel, rel
+from .fake_frontend import FUNCTION, RENAMED, FakeFrontend
+
+pytestmark = pytest.mark.kernel
+
+HELPER_PY = "def double(result):\n    return result * 2\n"
+ACP_CELL = "c-acp"
+
+
+def renamed(kernel: Kernel, fake: FakeFrontend, helper: Path) -> dict[str, Any]:
+    """Run `/rename result acc helper.py` from the cell ACP_CELL; the review it sent."""
+    helper.write_text(HELPER_PY)
+    prompt = f"%acp -p allow /rename result acc {rel(kernel, helper)}"
+    turn = fake.serve(kernel.execute(prompt, allow_stdin=False, until=None, cell_id=ACP_CELL))
+    assert not turn.errors, turn.describe()
+    assert fake.cells[1]["source"] == RENAMED
+    return kernel.wait_for(lambda: fake.sent("review")[-1:], "the turn's review")[0]
+
+
+def click(fake: FakeFrontend, review: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """Send a Revert click; serve the kernel's requests until the bar's redraw comes."""
+    before = len(fake.sent("review"))
+    fake.send("revert", review=review["review"], **fields)
+    fake.serve_until(lambda: len(fake.sent("review")) > before, "the review's redraw")
+    return fake.sent("review")[-1]
+
+
+def hunk_texts(change: dict[str, Any]) -> list[list[str]]:
+    return [
+        [f"{line['kind']} {line['text']}" for line in hunk["lines"]] for hunk in change["hunks"]
+    ]
+
+
+def test_a_turn_that_changed_a_cell_and_a_file_sends_its_review_to_the_acp_cell(
+    kernel: Kernel, workdir: Path, function_notebook: FakeFrontend
+) -> None:
+    fake = function_notebook
+    helper = workdir / "helper.py"
+    review = renamed(kernel, fake, helper)
+
+    assert review["cell_id"] == ACP_CELL and review["message"] is None
+    assert review["revert_all"] is True
+    cell, file = review["changes"]
+    assert (cell["label"], cell["target"], cell["status"]) == ("cell 2", "cell", "changed")
+    assert (file["label"], file["target"]) == (rel(kernel, helper), "file")
+    assert (cell["added"], cell["removed"], file["added"], file["removed"]) == (3, 3, 2, 2)
+    assert cell["revertible"] and not cell["whole"]
+    # The loop's body is unchanged: two hunks, each with its unchanged neighbours.
+    assert hunk_texts(cell) == [
+        [
+            "context def total(values):",
+            "removed     result = 0",
+            "added     acc = 0",
+            "context     for v in values:",
+        ],
+        [
+            "context     for v in values:",
+            "removed         result += v",
+            "removed     return result",
+            "added         acc += v",
+            "added     return acc",
+        ],
+    ]
+
+
+def test_reverting_one_hunk_reverts_only_it_then_revert_all_the_rest(
+    kernel: Kernel, workdir: Path, function_notebook: FakeFrontend
+) -> None:
+    fake = function_notebook
+    helper = workdir / "helper.py"
+    review = renamed(kernel, fake, helper)
+    cell = review["changes"][0]
+
+    after = click(fake, review, change=0, hunk=0, revision=cell["revision"])
+    assert after["message"] == "Reverted cell 2."
+    assert fake.cells[1]["source"] == RENAMED.replace("acc = 0", "result = 0", 1)
+    assert helper.read_text() == HELPER_PY.replace("result", "acc")  # the file is untouched
+    left = after["changes"][0]
+    assert (left["added"], left["removed"], len(left["hunks"])) == (2, 2, 1)
+    assert after["cell_id"] is None and after["review"] == review["review"]
+
+    done = click(fake, review, change=None, hunk=None, revision="")
+    assert done["message"] == f"Reverted cell 2, {rel(kernel, helper)}."
+    assert fake.cells[1]["source"] == FUNCTION
+    assert helper.read_text() == HELPER_PY
+    assert [c["status"] for c in done["changes"]] == ["reverted", "reverted"]
+    assert done["revert_all"] is False
+
+
+def test_a_file_changed_after_the_turn_is_not_reverted(
+    kernel: Kernel, workdir: Path, function_notebook: FakeFrontend
+) -> None:
+    fake = function_notebook
+    helper = workdir / "helper.py"
+    review = renamed(kernel, fake, helper)
+    changed = helper.read_text() + "# the user's line\n"
+    helper.write_text(changed)
+    file = review["changes"][1]
+
+    after = click(fake, review, change=1, hunk=0, revision=file["revision"])
+    assert after["message"] == (
+        f"Nothing was reverted: {rel(kernel, helper)} was changed after the turn."
+    )
+    assert helper.read_text() == changed
+    assert fake.cells[1]["source"] == RENAMED
+    assert after["changes"][1]["revertible"] is True  # the record still holds the turn
+
+
+def test_a_click_on_a_list_drawn_before_a_revert_reverts_nothing(
+    kernel: Kernel, workdir: Path, function_notebook: FakeFrontend
+) -> None:
+    fake = function_notebook
+    helper = workdir / "helper.py"
+    review = renamed(kernel, fake, helper)
+    file = review["changes"][1]
+    click(fake, review, change=1, hunk=None, revision=file["revision"])
+    assert helper.read_text() == HELPER_PY
+
+    stale = click(fake, review, change=1, hunk=0, revision=file["revision"])
+    assert stale["message"].startswith("Nothing was reverted: that change was reverted")
+    assert helper.read_text() == HELPER_PY
+
+
+def test_changes_control_draws_the_review_in_its_own_cell(
+    kernel: Kernel, workdir: Path, function_notebook: FakeFrontend
+) -> None:
+    fake = function_notebook
+    helper = workdir / "helper.py"
+    renamed(kernel, fake, helper)
+
+    shown = kernel.execute("%acp --changes", until="idle", cell_id="c-changes")
+    review = kernel.wait_for(
+        lambda: [r for r in fake.sent("review") if r["cell_id"] == "c-changes"],
+        "the review in the --changes cell",
+    )[0]
+    assert [c["label"] for c in review["changes"]] == ["cell 2", rel(kernel, helper)]
+    assert shown.widget_display is None, "no widget: it would be dead in the saved notebook"
+    assert shown.stdout.startswith("Changed in this turn: cell 2 (+3 −3)")
+
+
+def test_a_turn_without_a_cell_id_sends_no_review(
+    kernel: Kernel, workdir: Path, function_notebook: FakeFrontend
+) -> None:
+    """A frontend that does not say which cell runs (VS Code, nbclient): the transcript's
+    line only."""
+    fake = function_notebook
+    helper = workdir / "helper.py"
+    helper.write_text(HELPER_PY)
+    prompt = f"%acp -p allow /rename result acc {rel(kernel, helper)}"
+    turn = fake.serve(kernel.execute(prompt, allow_stdin=False, until=None))
+    turn.wait("final")
+    assert "Changed in this turn: cell 2 (+3 −3)" in turn.plain
+    kernel.settle()
+    assert fake.sent("review") == []
