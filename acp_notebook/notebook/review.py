@@ -49,7 +49,10 @@ class Reviews:
         self._ids = itertools.count(1)
         #: One revert at a time (agent loop): two quick clicks must not interleave.
         self._lock: asyncio.Lock | None = None
+        #: The pages (comm ids) that were sent every offer (no offer before this).
+        self._shown = {live.comm_id for live in frontends.connected()}
         frontends.handle("revert", self._on_revert)
+        frontends.on_change(self._on_connections)
 
     def offer(self, turn: TurnChanges, cell_id: str) -> bool:
         """Draw ``turn``'s changes in the cell ``cell_id`` of every connected page (a page
@@ -60,8 +63,23 @@ class Reviews:
         review = f"r{next(self._ids)}"
         self._offers[review] = Offer(turn, cell_id)
         for live in notebooks:
+            self._shown.add(live.comm_id)
             live.send("review", **review_fields(turn, review, cell_id))
         return True
+
+    def _on_connections(self) -> None:
+        """A page connected (opened, reloaded): it gets the bars of the turns that have
+        something left to revert (the newest per cell). Any thread."""
+        connected = frontends.connected()
+        self._shown &= {live.comm_id for live in connected}
+        newest = {offer.cell_id: (review, offer) for review, offer in list(self._offers.items())}
+        for live in connected:
+            if live.comm_id in self._shown:
+                continue
+            self._shown.add(live.comm_id)
+            for review, offer in newest.values():
+                if offer.turn.revertible:
+                    live.send("review", **review_fields(offer.turn, review, offer.cell_id))
 
     def _on_revert(self, live: LiveNotebook, data: dict[str, Any]) -> None:
         """A Revert click (kernel main thread): the revert waits for the page's answers

@@ -6,7 +6,7 @@
  * reverts and answers with the list as it is now, which `draw` shows.
  */
 
-import { Cell } from '@jupyterlab/cells';
+import { Cell, CodeCell } from '@jupyterlab/cells';
 import { PanelLayout, Widget } from '@lumino/widgets';
 
 import { IReview, IReviewChange, IReviewHunk, IReviewLine } from './protocol';
@@ -76,10 +76,21 @@ export class ReviewBar extends Widget {
     }
   }
 
-  /** At the bottom of `cell`, under its outputs. */
+  /** At the bottom of `cell`, under its outputs, until they are cleared (the cell runs
+   * again, or the user clears them): the bar belongs to the turn they show. */
   showIn(cell: Cell): void {
     const layout = cell.layout as PanelLayout;
     layout.insertWidget(Math.max(layout.widgets.length - 1, 0), this);
+    if (cell instanceof CodeCell) {
+      const outputs = cell.model.outputs;
+      const cleared = () => {
+        if (outputs.length === 0) {
+          this.dispose();
+        }
+      };
+      outputs.changed.connect(cleared);
+      this.disposed.connect(() => outputs.changed.disconnect(cleared));
+    }
   }
 
   private _change(change: IReviewChange, index: number): HTMLElement {

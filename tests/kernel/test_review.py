@@ -32,9 +32,14 @@ def renamed(kernel: Kernel, fake: FakeFrontend, helper: Path) -> dict[str, Any]:
 def click(fake: FakeFrontend, review: dict[str, Any], **fields: Any) -> dict[str, Any]:
     """Send a Revert click; serve the kernel's requests until the bar's redraw comes."""
     before = len(fake.sent("review"))
+
+    def redrawn() -> list[dict[str, Any]]:
+        new = fake.sent("review")[before:]
+        return [r for r in new if r["review"] == review["review"] and r["message"] is not None]
+
     fake.send("revert", review=review["review"], **fields)
-    fake.serve_until(lambda: len(fake.sent("review")) > before, "the review's redraw")
-    return fake.sent("review")[-1]
+    fake.serve_until(redrawn, "the review's redraw")
+    return redrawn()[-1]
 
 
 def hunk_texts(change: dict[str, Any]) -> list[list[str]]:
@@ -158,9 +163,40 @@ def test_a_turn_without_a_cell_id_sends_no_review(
     fake = function_notebook
     helper = workdir / "helper.py"
     helper.write_text(HELPER_PY)
+    kernel.settle()
+    before = len(fake.sent("review"))  # earlier tests' bars, sent when the page connected
     prompt = f"%acp -p allow /rename result acc {rel(kernel, helper)}"
     turn = fake.serve(kernel.execute(prompt, allow_stdin=False, until=None))
     turn.wait("final")
     assert "Changed in this turn: cell 2 (+3 −3)" in turn.plain
     kernel.settle()
-    assert fake.sent("review") == []
+    assert fake.sent("review")[before:] == []
+
+
+def test_a_page_that_connects_again_gets_the_bars_with_something_left_to_revert(
+    kernel: Kernel, workdir: Path, function_notebook: FakeFrontend
+) -> None:
+    """The page was reloaded: the bar of the turn comes back in its cell; once everything
+    is reverted, a page that connects gets no bar."""
+    fake = function_notebook
+    helper = workdir / "helper.py"
+    review = renamed(kernel, fake, helper)
+    fake.close()
+
+    reloaded = FakeFrontend(kernel)
+    reloaded.cells = fake.cells
+    reloaded.connect()
+    again = kernel.wait_for(
+        lambda: [r for r in reloaded.sent("review") if r["cell_id"] == ACP_CELL],
+        "the review on reconnection",
+    )[-1]
+    assert (again["review"], again["cell_id"]) == (review["review"], ACP_CELL)
+    click(reloaded, again, change=None, hunk=None, revision="")
+    assert helper.read_text() == HELPER_PY
+    reloaded.close()
+
+    last = FakeFrontend(kernel)
+    last.connect()
+    kernel.settle()
+    assert [r for r in last.sent("review") if r["cell_id"] == ACP_CELL] == []
+    last.close()
