@@ -67,6 +67,14 @@ class Reviews:
             live.send("review", **review_fields(turn, review, cell_id))
         return True
 
+    def redraw(self, turn: TurnChanges, said: str | None = None) -> None:
+        """Every bar of ``turn`` shows it as it is now (after a revert, from a bar or
+        ``%acp --undo``), with ``said``. Any thread."""
+        reviews = [review for review, offer in list(self._offers.items()) if offer.turn is turn]
+        for live in frontends.connected() if reviews else []:
+            for review in reviews:
+                live.send("review", **review_fields(turn, review, None, said))
+
     def _on_connections(self) -> None:
         """A page connected (opened, reloaded): it gets the bars of the turns that have
         something left to revert (the newest per cell). Any thread."""
@@ -105,8 +113,7 @@ class Reviews:
             self._lock = asyncio.Lock()
         async with self._lock:
             said = await self._run(live, turn, data)
-        for page in frontends.connected():
-            page.send("review", **review_fields(turn, review, None, said))
+        self.redraw(turn, said)  # every bar of the turn (its %acp cell, --changes)
 
     @staticmethod
     async def _run(live: LiveNotebook, turn: TurnChanges, data: dict[str, Any]) -> str:

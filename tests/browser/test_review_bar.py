@@ -15,7 +15,7 @@ import pytest
 
 from . import test_live_edits
 from .conftest import TURN_TIMEOUT_MS
-from .live_helpers import FUNCTION, RENAMED, LiveNotebookPage, expect
+from .live_helpers import FUNCTION, HELPER_PY, RENAMED, LiveNotebookPage, expect
 
 flavour = test_live_edits.flavour
 lab_args = test_live_edits.lab_args
@@ -23,7 +23,6 @@ live = test_live_edits.live
 
 pytestmark = pytest.mark.browser
 
-HELPER_PY = "def double(result):\n    return result * 2\n"
 #: Cell 2 once its first hunk ("result = 0") is reverted.
 FIRST_HUNK_REVERTED = RENAMED.replace("acc = 0", "result = 0", 1)
 
@@ -31,22 +30,7 @@ FIRST_HUNK_REVERTED = RENAMED.replace("acc = 0", "result = 0", 1)
 def test_the_review_bar_reverts_a_hunk_then_everything_and_is_not_saved(
     live: LiveNotebookPage,
 ) -> None:
-    helper = live.nb.dir / "helper.py"
-    helper.write_text(HELPER_PY)
-    live.nb.write(["%load_ext acp_notebook", FUNCTION, "%acp /rename result acc helper.py"])
-    live.open()
-    live.nb.run_cell(0)
-    live.nb.wait_done(0)
-    live.wait_connected()
-
-    live.nb.run_cell(2)
-    shown = live.proposal(1)
-    expect(shown).to_be_visible(timeout=TURN_TIMEOUT_MS)
-    shown.get_by_role("button", name="Accept").click()
-    card = live.nb.output(2).locator(".acp-permission-card")
-    expect(card).to_contain_text("helper.py", timeout=TURN_TIMEOUT_MS)
-    card.get_by_role("button", name="Allow once", exact=True).click()
-    live.nb.wait_done(2)
+    helper = live.rename_in_cell_and_file()
 
     bar = live.nb.cell(2).locator(".acp-live-review")
     expect(bar).to_be_visible(timeout=TURN_TIMEOUT_MS)

@@ -5,6 +5,7 @@ the list as it is now; a file changed after the turn is refused and left alone."
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +20,33 @@ HELPER_PY = "def double(result):\n    return result * 2\n"
 ACP_CELL = "c-acp"
 
 
-def renamed(kernel: Kernel, fake: FakeFrontend, helper: Path) -> dict[str, Any]:
-    """Run `/rename result acc helper.py` from the cell ACP_CELL; the review it sent."""
+@dataclass
+class Renamed:
+    """A turn of `/rename result acc helper.py` run from the cell ACP_CELL, as the page
+    (the fake frontend) saw it: its cells, the file, and the review the turn sent."""
+
+    fake: FakeFrontend
+    helper: Path
+    review: dict[str, Any]
+
+
+def rename(kernel: Kernel, fake: FakeFrontend, helper: Path) -> dict[str, Any]:
+    """Run the turn; the review it sent."""
     helper.write_text(HELPER_PY)
     prompt = f"%acp -p allow /rename result acc {rel(kernel, helper)}"
     turn = fake.serve(kernel.execute(prompt, allow_stdin=False, until=None, cell_id=ACP_CELL))
     assert not turn.errors, turn.describe()
     assert fake.cells[1]["source"] == RENAMED
-    return kernel.wait_for(lambda: fake.sent("review")[-1:], "the turn's review")[0]
+    return kernel.wait_for(
+        lambda: [r for r in fake.sent("review")[-1:] if r["cell_id"] == ACP_CELL],
+        "the turn's review",
+    )[0]
+
+
+@pytest.fixture
+def renamed(kernel: Kernel, workdir: Path, function_notebook: FakeFrontend) -> Renamed:
+    helper = workdir / "helper.py"
+    return Renamed(function_notebook, helper, rename(kernel, function_notebook, helper))
 
 
 def click(fake: FakeFrontend, review: dict[str, Any], **fields: Any) -> dict[str, Any]:
@@ -49,11 +69,9 @@ def hunk_texts(change: dict[str, Any]) -> list[list[str]]:
 
 
 def test_a_turn_that_changed_a_cell_and_a_file_sends_its_review_to_the_acp_cell(
-    kernel: Kernel, workdir: Path, function_notebook: FakeFrontend
+    kernel: Kernel, renamed: Renamed
 ) -> None:
-    fake = function_notebook
-    helper = workdir / "helper.py"
-    review = renamed(kernel, fake, helper)
+    helper, review = renamed.helper, renamed.review
 
     assert review["cell_id"] == ACP_CELL and review["message"] is None
     assert review["revert_all"] is True
@@ -81,11 +99,9 @@ def test_a_turn_that_changed_a_cell_and_a_file_sends_its_review_to_the_acp_cell(
 
 
 def test_reverting_one_hunk_reverts_only_it_then_revert_all_the_rest(
-    kernel: Kernel, workdir: Path, function_notebook: FakeFrontend
+    kernel: Kernel, renamed: Renamed
 ) -> None:
-    fake = function_notebook
-    helper = workdir / "helper.py"
-    review = renamed(kernel, fake, helper)
+    fake, helper, review = renamed.fake, renamed.helper, renamed.review
     cell = review["changes"][0]
 
     after = click(fake, review, change=0, hunk=0, revision=cell["revision"])
@@ -104,12 +120,8 @@ def test_reverting_one_hunk_reverts_only_it_then_revert_all_the_rest(
     assert done["revert_all"] is False
 
 
-def test_a_file_changed_after_the_turn_is_not_reverted(
-    kernel: Kernel, workdir: Path, function_notebook: FakeFrontend
-) -> None:
-    fake = function_notebook
-    helper = workdir / "helper.py"
-    review = renamed(kernel, fake, helper)
+def test_a_file_changed_after_the_turn_is_not_reverted(kernel: Kernel, renamed: Renamed) -> None:
+    fake, helper, review = renamed.fake, renamed.helper, renamed.review
     changed = helper.read_text() + "# the user's line\n"
     helper.write_text(changed)
     file = review["changes"][1]
@@ -124,11 +136,9 @@ def test_a_file_changed_after_the_turn_is_not_reverted(
 
 
 def test_a_click_on_a_list_drawn_before_a_revert_reverts_nothing(
-    kernel: Kernel, workdir: Path, function_notebook: FakeFrontend
+    kernel: Kernel, renamed: Renamed
 ) -> None:
-    fake = function_notebook
-    helper = workdir / "helper.py"
-    review = renamed(kernel, fake, helper)
+    fake, helper, review = renamed.fake, renamed.helper, renamed.review
     file = review["changes"][1]
     click(fake, review, change=1, hunk=None, revision=file["revision"])
     assert helper.read_text() == HELPER_PY
@@ -138,12 +148,8 @@ def test_a_click_on_a_list_drawn_before_a_revert_reverts_nothing(
     assert helper.read_text() == HELPER_PY
 
 
-def test_changes_control_draws_the_review_in_its_own_cell(
-    kernel: Kernel, workdir: Path, function_notebook: FakeFrontend
-) -> None:
-    fake = function_notebook
-    helper = workdir / "helper.py"
-    renamed(kernel, fake, helper)
+def test_changes_control_draws_the_review_in_its_own_cell(kernel: Kernel, renamed: Renamed) -> None:
+    fake, helper = renamed.fake, renamed.helper
 
     shown = kernel.execute("%acp --changes", until="idle", cell_id="c-changes")
     review = kernel.wait_for(
@@ -174,13 +180,11 @@ def test_a_turn_without_a_cell_id_sends_no_review(
 
 
 def test_a_page_that_connects_again_gets_the_bars_with_something_left_to_revert(
-    kernel: Kernel, workdir: Path, function_notebook: FakeFrontend
+    kernel: Kernel, renamed: Renamed
 ) -> None:
     """The page was reloaded: the bar of the turn comes back in its cell; once everything
     is reverted, a page that connects gets no bar."""
-    fake = function_notebook
-    helper = workdir / "helper.py"
-    review = renamed(kernel, fake, helper)
+    fake, helper, review = renamed.fake, renamed.helper, renamed.review
     fake.close()
 
     reloaded = FakeFrontend(kernel)
@@ -200,3 +204,15 @@ def test_a_page_that_connects_again_gets_the_bars_with_something_left_to_revert(
     kernel.settle()
     assert [r for r in last.sent("review") if r["cell_id"] == ACP_CELL] == []
     last.close()
+
+
+def test_acp_undo_redraws_the_turns_bar(kernel: Kernel, renamed: Renamed) -> None:
+    fake, helper = renamed.fake, renamed.helper
+    before = len(fake.sent("review"))
+    undo = fake.serve(kernel.execute("%acp --undo", until=None))
+    assert undo.stdout.strip() == f"Reverted cell 2, {rel(kernel, helper)}."
+    redrawn = fake.sent("review")[before:]
+    assert [(r["review"], r["message"]) for r in redrawn] == [
+        (renamed.review["review"], undo.stdout.strip())
+    ]
+    assert [c["status"] for c in redrawn[0]["changes"]] == ["reverted", "reverted"]

@@ -84,4 +84,6 @@ async def undo(ctx: ControlContext) -> Text:
             "The last turn changed cells, which are reverted only while the cell waits for "
             "the notebook: put `%acp --undo` alone on a line of a cell (ipykernel 7.4 or newer)."
         )
-    return Text((await revert(turn)).sentence())
+    said = (await revert(turn)).sentence()
+    ctx.agents.reviews.redraw(turn, said)
+    return Text(said)
