@@ -21,6 +21,7 @@ from ..protocol import models as m
 from ..ui.transcript_html import turn_html
 from . import comm_status
 from .context import NotebookPrompt
+from .frontend import frontends
 from .login import LoginFailed, log_in, open_session
 from .loop import AgentLoop
 from .runtime import EXPECTED_FAILURES, AgentRuntime
@@ -266,8 +267,8 @@ def _offer_review(agents: NotebookAgents, handle: TurnHandle) -> None:
     """The turn changed files or cells: the page draws them in the ``%acp`` cell with
     Revert buttons (the transcript keeps its "Changed in this turn" line either way)."""
     turn, cell_id = handle.turn, handle.settings.cell_id
-    if turn is None or turn.record is None or cell_id is None:
-        return
+    if turn is None or turn.record is None or cell_id is None or not frontends.connected():
+        return  # no page with the extension (VS Code, classic Notebook, headless)
     changes = turn.session.checkpoints.of_turn(turn.record.index)
     if changes is not None:
         agents.reviews.offer(changes, cell_id)
