@@ -307,10 +307,14 @@ def execute(path: Path) -> None:
         nb.cells[i].source = ""
     # A state directory of its own, as nbval's run gets (conftest.py): the demo agent's
     # session ids (demo-session-1) do not depend on earlier runs or other notebooks.
-    os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="acp-notebook-build-")
-    AsNbval(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
-    ).execute()
+    with tempfile.TemporaryDirectory(prefix="acp-notebook-build-") as state:
+        os.environ["XDG_STATE_HOME"] = state
+        AsNbval(
+            nb,
+            timeout=300,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(path.parent)}},
+        ).execute()
     for i, source in skipped.items():
         nb.cells[i].source = source
         nb.cells[i].outputs = []
