@@ -89,8 +89,10 @@ transcript."""),
 
 `/slow` streams for five seconds. Press **Cancel** (or the kernel's stop button) while it runs: the
 notebook sends `session/cancel`, answers any pending permission request `cancelled`, and the turn
-ends with the stop reason `cancelled`. Here `-t 2` cancels it after two seconds."""),
-        code("# NBVAL_IGNORE_OUTPUT\n%acp -t 2 /slow"),
+ends with the stop reason `cancelled`. Here `-t 2` cancels it after two seconds, and `-s cancel` runs it
+in a session of its own (several may run side by side): how much it said before the cancel depends on
+timing, and it stays out of the default session's usage figures below."""),
+        code("# NBVAL_IGNORE_OUTPUT\n%acp -s cancel -t 2 /slow"),
         md("""
 ## 6. Your data as context
 

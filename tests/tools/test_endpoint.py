@@ -26,8 +26,9 @@ def dead_pid() -> int:
 
 def left_behind(pid: int, *, listening: bool = False) -> tuple[Path, socket.socket]:
     """A directory as an endpoint of ``pid`` leaves it, socket file and token included."""
-    directory = Path(tempfile.mkdtemp(prefix=f"{DIRECTORY_PREFIX}{pid}-"))
+    directory = Path(tempfile.mkdtemp(prefix=DIRECTORY_PREFIX))
     (directory / "token").write_text("secret")
+    (directory / "pid").write_text(str(pid))
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(directory / "mcp.sock"))
     if listening:
@@ -51,7 +52,7 @@ def test_a_new_endpoint_removes_the_directory_a_killed_kernel_left(
     stale, _ = left_behind(dead_pid())
     endpoints.append(RelayEndpoint())
     assert not stale.exists()
-    assert endpoints[0].directory.name.startswith(f"{DIRECTORY_PREFIX}{os.getpid()}-")
+    assert (endpoints[0].directory / "pid").read_text() == str(os.getpid())
 
 
 def test_the_directory_of_a_live_kernel_stays(endpoints: list[RelayEndpoint]) -> None:

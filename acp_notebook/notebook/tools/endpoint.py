@@ -6,7 +6,7 @@ agent's relay reads the secret from the file and says it first; a connection tha
 not, within a few seconds, is refused and closed. The directory is removed on
 :meth:`RelayEndpoint.close` and, failing that, when the kernel's interpreter exits; a
 kernel killed outright leaves it behind, so each new endpoint removes the ones whose
-kernel is gone (the directory's name carries the kernel's pid).
+kernel is gone (a ``pid`` file in the directory names the kernel).
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import anyio.abc
 
 from ...mcp_relay import ACCEPTED, HELLO, REFUSED
 
-#: The private directory of each endpoint: ``<temp dir>/acp-nb-<kernel pid>-<random>``.
+#: The private directory of each endpoint: ``<temp dir>/acp-nb-<random>`` (a name of fixed
+#: length: it reaches the agent in ``session/new``, whose size the demo agent reports).
 DIRECTORY_PREFIX = "acp-nb-"
-_LEFT_BEHIND = re.compile(re.escape(DIRECTORY_PREFIX) + r"(\d+)-")
 #: An endpoint's directory inside a string (a ``session/new`` shown by the inspector).
 DIRECTORY = re.compile(
     re.escape(os.path.join(tempfile.gettempdir(), DIRECTORY_PREFIX)) + r"[\w.-]+"
@@ -79,19 +79,21 @@ def _has_listener(socket_path: Path) -> bool:
 def remove_left_behind() -> list[Path]:
     """Remove the endpoint directories of kernels that died without cleaning up (killed
     outright: no exit handler ran), with the secret in them; the ones removed. Only the
-    user's own, only when the pid in the name is gone and nothing listens on the socket
-    (a kernel in another pid namespace sharing the temp directory keeps its own)."""
+    user's own, only when the pid in its ``pid`` file is gone and nothing listens on its
+    socket (a kernel in another pid namespace sharing the temp directory keeps its own)."""
     removed: list[Path] = []
     with os.scandir(tempfile.gettempdir()) as entries:
         for entry in entries:
-            found = _LEFT_BEHIND.match(entry.name)
-            if found is None or not _is_gone(int(found[1])):
+            if not entry.name.startswith(DIRECTORY_PREFIX):
                 continue
             path = Path(entry.path)
             try:
                 if path.lstat().st_uid != os.getuid() or not entry.is_dir(follow_symlinks=False):
                     continue
-            except OSError:
+                pid = int((path / "pid").read_text())
+            except (OSError, ValueError):
+                continue
+            if not _is_gone(pid):
                 continue
             if _has_listener(path / "mcp.sock"):
                 continue
@@ -107,8 +109,8 @@ class RelayEndpoint:
         if not hasattr(socket, "AF_UNIX"):
             raise RuntimeError("The notebook tools need Unix sockets, which this platform lacks.")
         remove_left_behind()
-        prefix = f"{DIRECTORY_PREFIX}{os.getpid()}-"
-        self.directory = Path(tempfile.mkdtemp(prefix=prefix))  # mode 0700
+        self.directory = Path(tempfile.mkdtemp(prefix=DIRECTORY_PREFIX))  # mode 0700
+        (self.directory / "pid").write_text(str(os.getpid()))
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.directory, True)
         self.socket_path = self.directory / "mcp.sock"
         self.token_path = self.directory / "token"
