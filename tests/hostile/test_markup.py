@@ -115,6 +115,32 @@ def test_markup_in_every_agent_string_is_escaped_in_the_saved_bundle_short_and_l
         assert_no_markup(bundle.get("text/html", ""))
 
 
+def test_markup_in_a_long_reply_is_escaped_in_the_frozen_markdown_segments():
+    # Past the first few hundred characters a reply is frozen into Output widgets whose
+    # Markdown the frontend renders (trusted): the agent's tags and links must be inert.
+    session = FakeSession()
+    turn = session.submit("go")
+    session.start(turn)
+    view = TurnView(agent_label="a", session_label="s", post=Poster())
+    view.bind(session, turn)  # type: ignore[arg-type]
+    for n, uri in enumerate(LINKS * 10):
+        text = f"{MARK} and [{MARK}]({uri.strip()}) {n}\n\n<{MARK}>\n\n"
+        session.transcript.apply(update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}))  # fmt: skip
+        view.refresh()
+    session.end(turn)
+    view.finish()
+    assert len(_outputs(view.widget)) > 5
+    assert_no_markup(all_html(view.widget))
+    assert "&lt;img src=x onerror=alert(1)&gt;" in all_html(view.widget)
+
+
+def _outputs(widget: Any) -> list[dict[str, Any]]:
+    found = list(getattr(widget, "outputs", ()) or ())
+    for child in getattr(widget, "children", ()) or ():
+        found += _outputs(child)
+    return found
+
+
 def test_markup_in_a_failure_before_the_turn_is_escaped():
     view = TurnView(agent_label=MARK, session_label=MARK, post=Poster())
     view.fail(MARK)
