@@ -3,9 +3,9 @@
 
 - **wire**: the bytes (JSON content, as tests/kernel/test_cost.py counts them) of the live
   view's messages on iopub during the turn (``comm_open``, ``comm_msg``, ``comm_close``,
-  ``display_data``) against the reply's own size; and, in a row of its own, the same plus
-  the ``update_display_data`` that replaces the live view with the saved transcript at the
-  end (HTML with inline styles, Markdown and plain text: what the .ipynb keeps);
+  ``display_data``) against the reply's own size; and, in a row of its own, the whole
+  traffic: the same plus the ``update_display_data`` that replaces the live view with the
+  saved transcript at the end (what the .ipynb keeps: ``ui/saved_transcript.py``);
 - **responsiveness**: the time from sending ``1+1`` to its ``execute_reply`` while a
   ``--no-wait`` turn streams at full speed, against the same while the kernel is idle
   (medians).
@@ -124,7 +124,14 @@ def wire_rows(kernel: Kernel, sizes: list[int]) -> list[Row]:
         name = f"a {reply:,.0f} KB reply (`/long {chunks}`)"
         rows.append(Row(f"live view bytes of {name}", live, reply, "the reply", "KB", limit=3))
         rows.append(
-            Row("… and the saved transcript", live + saved, reply, "the reply", "KB", limit=3)
+            Row(
+                f"… live view + saved transcript of `/long {chunks}`",
+                live + saved,
+                reply,
+                "the reply",
+                "KB",
+                limit=3,
+            )
         )
     return rows
 
