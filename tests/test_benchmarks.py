@@ -55,6 +55,7 @@ def test_one_command_prints_one_table_with_every_figure(quick_run) -> None:
         "live view bytes",
         "live view + saved transcript",
         "`1+1`",
+        "Cancel clicked",
         "inspector overhead",
     ):
         assert figure in figures
@@ -65,8 +66,8 @@ def test_one_command_prints_one_table_with_every_figure(quick_run) -> None:
 
 def test_the_budgets_hold(quick_run) -> None:
     # The wire cost of a streamed reply (the live view, and the live view with the saved
-    # transcript of a 240 KB reply, at most 3× the reply), `1+1` during a full-speed stream,
-    # and the peer's ingest CPU per chunk.
+    # transcript of a 240 KB reply, at most 3× the reply), `1+1` and a click on Cancel during
+    # a full-speed stream, and the peer's ingest CPU per chunk.
     _, rows = quick_run
     over = [(r["figure"], r["ratio"], r["limit"]) for r in _rows(rows, met=True) if not r["ok"]]
     assert not over, over
