@@ -3,12 +3,15 @@
 
 - **wire**: the bytes (JSON content, as tests/kernel/test_cost.py counts them) of the live
   view's messages on iopub during the turn (``comm_open``, ``comm_msg``, ``comm_close``,
-  ``display_data``) against the reply's own size; and, in a row of its own, the same plus
-  the ``update_display_data`` that replaces the live view with the saved transcript at the
-  end (HTML with inline styles, Markdown and plain text: what the .ipynb keeps);
+  ``display_data``) against the reply's own size; and, in a row of its own, the whole
+  traffic: the same plus the ``update_display_data`` that replaces the live view with the
+  saved transcript at the end (what the .ipynb keeps: ``ui/saved_transcript.py``);
 - **responsiveness**: the time from sending ``1+1`` to its ``execute_reply`` while a
   ``--no-wait`` turn streams at full speed, against the same while the kernel is idle
-  (medians).
+  (medians); and a click: the ``comm_msg`` the browser sends when Cancel is pressed on a
+  turn streaming at full speed, timed until the view says "Cancelling…" on iopub (the
+  kernel handled the message, the agent loop ran the click), against the same idle ``1+1``
+  (one click per turn, median).
 """
 
 from __future__ import annotations
@@ -124,7 +127,14 @@ def wire_rows(kernel: Kernel, sizes: list[int]) -> list[Row]:
         name = f"a {reply:,.0f} KB reply (`/long {chunks}`)"
         rows.append(Row(f"live view bytes of {name}", live, reply, "the reply", "KB", limit=3))
         rows.append(
-            Row("… and the saved transcript", live + saved, reply, "the reply", "KB", limit=3)
+            Row(
+                f"… live view + saved transcript of `/long {chunks}`",
+                live + saved,
+                reply,
+                "the reply",
+                "KB",
+                limit=3,
+            )
         )
     return rows
 
@@ -151,6 +161,55 @@ def responsiveness_row(kernel: Kernel, chunks: int, samples: int) -> Row:
     )
 
 
+def click_row(kernel: Kernel, chunks: int, samples: int, idle_ms: float) -> Row:
+    clicks = [_click_cancel(kernel, chunks) for _ in range(samples)]
+    return Row(
+        f"Cancel clicked while `/long {chunks}` streams (median of {samples})",
+        statistics.median(clicks) * 1000,
+        idle_ms,
+        "`1+1` idle",
+        "ms",
+        limit=2,
+        slack=INTERVAL_MS,
+    )
+
+
+def _click_cancel(kernel: Kernel, chunks: int) -> float:
+    """Seconds from a click on the streaming turn's Cancel to the view's "Cancelling…"."""
+    kernel.drain()
+    kernel.kc.execute(f"%acp --no-wait /long {chunks}")
+    cancel, status_ids, streaming = None, set(), False
+    deadline = time.monotonic() + SAFETY
+    while not (cancel and streaming) and time.monotonic() < deadline:
+        msg = kernel.iopub(SAFETY)
+        if msg is None:
+            break
+        content, kind = msg["content"], msg["header"]["msg_type"]
+        if kind == "comm_open":
+            state = content["data"]["state"]
+            if state.get("_model_name") == "ButtonModel" and state.get("description") == "Cancel":
+                cancel = content["comm_id"]
+            if state.get("_model_name") == "HTMLModel":
+                status_ids.add(content["comm_id"])
+        # Text arrived: the turn streams (a segment opened or the live tail changed).
+        streaming = streaming or (kind in ("comm_open", "comm_msg") and "Section 1" in str(content))
+    if cancel is None or not streaming:
+        raise TimeoutError("the streaming turn's Cancel button was not seen")
+    click = {"method": "custom", "content": {"event": "click"}}
+    message = kernel.kc.session.msg("comm_msg", {"comm_id": cancel, "data": click})
+    start = time.perf_counter()
+    kernel.kc.shell_channel.send(message)
+    while time.monotonic() < deadline:
+        msg = kernel.iopub(SAFETY)
+        if msg is None:
+            break
+        if msg["header"]["msg_type"] == "comm_msg" and "Cancelling" in str(msg["content"]):
+            elapsed = time.perf_counter() - start
+            _wait_quiet(kernel)
+            return elapsed
+    raise TimeoutError("the click on Cancel was not answered")
+
+
 def _still_streaming(kernel: Kernel) -> bool:
     """Widget updates still arriving: the samples were taken during the stream."""
     return any(m["header"]["msg_type"] == "comm_msg" for m in kernel.drain())
@@ -169,7 +228,9 @@ def measure(quick: bool) -> list[Row]:
     kernel = Kernel()
     try:
         rows = wire_rows(kernel, [3000, 6000] if quick else [3000, 25_000])
-        rows.append(responsiveness_row(kernel, 5000 if quick else 20_000, 10 if quick else 20))
+        typing = responsiveness_row(kernel, 5000 if quick else 20_000, 10 if quick else 20)
+        rows.append(typing)
+        rows.append(click_row(kernel, 5000 if quick else 20_000, 3 if quick else 7, typing.baseline))
         return rows
     finally:
         kernel.close()

@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
 
 #: Figures (by the start of their name) whose budget is not met yet (issue 15 stays open
-#: for them; benchmarks/README.md says why).
-NOT_MET_YET = ("… and the saved transcript",)
+#: for them; benchmarks/README.md says why): the whole wire of a 120 KB reply, where the
+#: turn view's own widgets (about 80 KB, whatever the reply) are two thirds of the reply.
+NOT_MET_YET = ("… live view + saved transcript of `/long 3000`",)
 #: Figures whose quick run is too short to be more than noise (two turns of a fraction of
 #: a second each; benchmarks/README.md): shown in the table, not asserted here.
 NOISY_WHEN_QUICK = ("inspector overhead",)
@@ -52,8 +53,9 @@ def test_one_command_prints_one_table_with_every_figure(quick_run) -> None:
         "load_ext",
         "ingest CPU",
         "live view bytes",
-        "saved transcript",
+        "live view + saved transcript",
         "`1+1`",
+        "Cancel clicked",
         "inspector overhead",
         "window read",
         "terminal flood",
@@ -66,14 +68,15 @@ def test_one_command_prints_one_table_with_every_figure(quick_run) -> None:
 
 
 def test_the_budgets_hold(quick_run) -> None:
-    # The wire cost of a streamed reply (2× the reply, 3× the reply at most), `1+1` during a
-    # full-speed stream, and the peer's ingest CPU per chunk.
+    # The wire cost of a streamed reply (the live view, and the live view with the saved
+    # transcript of a 240 KB reply, at most 3× the reply), `1+1` and a click on Cancel during
+    # a full-speed stream, and the peer's ingest CPU per chunk.
     _, rows = quick_run
     over = [(r["figure"], r["ratio"], r["limit"]) for r in _rows(rows, met=True) if not r["ok"]]
     assert not over, over
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: the saved transcript's size")
+@pytest.mark.xfail(strict=True, reason="issue 15: the whole wire of a 120 KB reply")
 def test_the_budgets_not_met_yet_hold(quick_run) -> None:
     _, rows = quick_run
     assert all(r["ok"] for r in _rows(rows, met=False))

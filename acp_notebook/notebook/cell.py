@@ -71,7 +71,7 @@ class LiveCell:
 
     def end(self, bundle: dict[str, str], error: str | None) -> None:
         """spec of a saved notebook: the live widget becomes the static transcript
-        (Markdown + plain text), so the .ipynb shows the conversation when reopened."""
+        (``ui/saved_transcript.py``), so the .ipynb shows the conversation when reopened."""
         if error is not None:
             self.view.fail(error)
         else:

@@ -18,7 +18,7 @@ from ..client.errors import AuthRequired, HandshakeTimeout, TurnTimeout
 from ..client.permissions import Policy
 from ..client.session import PromptInput, PromptTurn, Session, prompt_blocks
 from ..protocol import models as m
-from ..ui.transcript_html import turn_html
+from ..ui.saved_transcript import saved_bundle
 from . import comm_status
 from .context import NotebookPrompt
 from .frontend import frontends
@@ -107,13 +107,12 @@ class TurnHandle:
         return self.turn.stop_reason if self.turn else None
 
     def bundle(self) -> dict[str, str]:
-        """What the cell keeps: the turn as HTML (it looks like the live view), Markdown
-        (for places without HTML) and plain text (what nbval compares)."""
+        """What the cell keeps: the turn as Markdown, plain text (what nbval compares) and,
+        unless it is long, HTML that looks like the live view (``ui/saved_transcript.py``)."""
         turn = self.turn
         if turn is not None and turn.record is not None:
             session = turn.session
-            html = turn_html(session.transcript, turn.record, session.terminal_view)
-            return {"text/html": html, **turn.bundle()}
+            return saved_bundle(session.transcript, turn.record, session.terminal_view)
         return error_bundle(self.error or "The turn did not start.")
 
     def __repr__(self) -> str:

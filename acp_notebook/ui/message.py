@@ -11,10 +11,11 @@ from collections.abc import Callable
 
 import ipywidgets as w
 
+from ..client.agent_markdown import agent_markdown
 from ..client.entries import MessageEntry, TextRun
 from .content import block_html
 from .markdown import cut_markdown, render_sheet_markdown, render_sheet_muted_markdown
-from .segments import GrowingText, flat_html
+from .segments import GrowingText, SafeMarkdown, flat_html
 from .style import INFO, MUTED, SMALL_SIZE, esc, span
 
 #: Titles of a thought's Accordion while the agent is still thinking, and after.
@@ -36,17 +37,21 @@ def _run_length(run: TextRun) -> int:
 
 
 class MessageBody:
-    """The items of one message as a ``VBox``: one child per item."""
+    """The items of one message as a ``VBox``: one child per item. Frozen text segments
+    are the frontend's rendering of their Markdown (``markdown``, see ``segments``)
+    unless ``markdown`` is None."""
 
     def __init__(
         self,
         entry: MessageEntry,
         cwd: str | None,
         render: Callable[[str], str] = render_sheet_markdown,
+        markdown: SafeMarkdown | None = agent_markdown,
     ) -> None:
         self.entry = entry
         self.cwd = cwd
         self._render = render
+        self._markdown = markdown
         #: Text arrived that the last refresh did not send yet (see ``refresh``).
         self.withheld = False
         self._views: list[GrowingText | w.HTML] = []
@@ -88,7 +93,9 @@ class MessageBody:
 
     def _make(self, item: TextRun | object) -> GrowingText | w.HTML:
         if isinstance(item, TextRun):
-            return GrowingText(self._render, cut_markdown, item.live_text)
+            return GrowingText(
+                self._render, cut_markdown, item.live_text, markdown=self._markdown
+            )
         return flat_html(block_html(item, self.cwd))  # type: ignore[arg-type]
 
     @property
@@ -131,7 +138,8 @@ class ThoughtView:
 
     def __init__(self, entry: MessageEntry, cwd: str | None = None, *, active: bool = True) -> None:
         self.entry = entry
-        self.body = MessageBody(entry, cwd, render=render_sheet_muted_markdown)
+        # Greyed, which the frontend's Markdown cannot be: HTML segments.
+        self.body = MessageBody(entry, cwd, render=render_sheet_muted_markdown, markdown=None)
         self._title = THINKING if active else THOUGHT
         self.accordion = w.Accordion([self.body.widget], selected_index=None)
         # Titles after children: the titles validator pads them to the children's count.

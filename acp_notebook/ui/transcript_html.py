@@ -5,8 +5,8 @@ carried only Markdown, which loses the diff colours, the cards and the plan's la
 renders the same entries, in the same order, with the same HTML functions the live views
 use (message Markdown, tool call header and locations, diffs, terminals, plan, notes,
 permission decisions), so the finished turn looks like the live one. It goes into the
-turn's display bundle as ``text/html`` beside ``text/markdown`` (places without HTML)
-and ``text/plain`` (what nbval compares).
+turn's display bundle as ``text/html`` beside ``text/markdown`` and ``text/plain``, unless
+the turn is long (``saved_transcript.py`` says when).
 
 Deterministic, like the Markdown: no duration, no timestamps, no widget ids, paths
 relative to the session's directory. Every agent string is escaped by the functions

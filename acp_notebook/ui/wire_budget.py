@@ -14,8 +14,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-#: Bytes per character of text that arrived. The rendered HTML itself is about 1.5 a
-#: character (Markdown styled by the sheet); the rest pays for envelopes and live tails.
+#: Bytes per character of text that arrived. Frozen segments cost about 1.05 a character
+#: (an agent reply's Markdown, rendered by the frontend) or 1.5 (HTML styled by the sheet);
+#: the rest pays for envelopes and live tails.
 SHARE = 1.9
 #: Bytes per second, whatever arrived: a slow stream's tail (a paragraph) stays live.
 RATE = 2_000

@@ -15,6 +15,7 @@ from acp_notebook.client.display import safe_href
 from acp_notebook.protocol import models as m
 from acp_notebook.ui.attention import BEACON
 from acp_notebook.ui.auth import AuthPrompt
+from acp_notebook.ui.saved_transcript import HTML_LIMIT, saved_bundle
 from acp_notebook.ui.turn import TurnView
 
 from ..ui.conftest import FakeSession, Poster, all_html, tool_call, tool_update, update
@@ -96,6 +97,48 @@ def test_markup_in_every_agent_string_is_escaped_in_the_live_view_and_the_saved_
     renderer = MarkdownIt("commonmark")
     renderer.validateLink = lambda url: True
     assert_no_markup(renderer.render(turn.bundle()["text/markdown"]))
+
+
+def test_markup_in_every_agent_string_is_escaped_in_the_saved_bundle_short_and_long():
+    # Short: HTML beside the Markdown; long (the agent's text past the HTML limit): the
+    # Markdown is what JupyterLab renders, trusted, so it alone must carry no markup.
+    for padding in ("", "x" * HTML_LIMIT):
+        session, turn = hostile_session()
+        session.transcript.apply(update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": padding + MARK}}))  # fmt: skip
+        session.end(turn, stop_reason=None, error=MARK)
+        assert turn.record is not None
+        bundle = saved_bundle(session.transcript, turn.record, session.terminal_view)
+        assert ("text/html" in bundle) == (not padding)
+        renderer = MarkdownIt("commonmark")
+        renderer.validateLink = lambda url: True
+        assert_no_markup(renderer.render(bundle["text/markdown"]))
+        assert_no_markup(bundle.get("text/html", ""))
+
+
+def test_markup_in_a_long_reply_is_escaped_in_the_frozen_markdown_segments():
+    # Past the first few hundred characters a reply is frozen into Output widgets whose
+    # Markdown the frontend renders (trusted): the agent's tags and links must be inert.
+    session = FakeSession()
+    turn = session.submit("go")
+    session.start(turn)
+    view = TurnView(agent_label="a", session_label="s", post=Poster())
+    view.bind(session, turn)  # type: ignore[arg-type]
+    for n, uri in enumerate(LINKS * 10):
+        text = f"{MARK} and [{MARK}]({uri.strip()}) {n}\n\n<{MARK}>\n\n"
+        session.transcript.apply(update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}))  # fmt: skip
+        view.refresh()
+    session.end(turn)
+    view.finish()
+    assert len(_outputs(view.widget)) > 5
+    assert_no_markup(all_html(view.widget))
+    assert "&lt;img src=x onerror=alert(1)&gt;" in all_html(view.widget)
+
+
+def _outputs(widget: Any) -> list[dict[str, Any]]:
+    found = list(getattr(widget, "outputs", ()) or ())
+    for child in getattr(widget, "children", ()) or ():
+        found += _outputs(child)
+    return found
 
 
 def test_markup_in_a_failure_before_the_turn_is_escaped():

@@ -36,7 +36,7 @@ BUDGET = 3
 def long_turn(kernel: Kernel, chunks: int) -> Execution:
     turn = kernel.execute(f"%acp /long {chunks}", until="final")
     assert "Stop reason: end_turn" in turn.plain, turn.describe()
-    assert f"Section {chunks // 13}" in turn.plain  # 13 chunks a section: the whole reply
+    assert f"Section {chunks // 13}" in turn.markdown  # 13 chunks a section: the whole reply
     kernel.settle()
     return turn
 

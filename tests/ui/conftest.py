@@ -17,6 +17,7 @@ from typing import Any
 
 import comm
 import pytest
+from markdown_it import MarkdownIt
 
 from acp_notebook.client.elicitation import ElicitationBroker
 from acp_notebook.client.permissions import PermissionBroker, PermissionRequest
@@ -268,11 +269,22 @@ def message(transcript: Transcript, index: int = -1) -> MessageEntry:
     return entry
 
 
+#: How JupyterLab renders a trusted output's Markdown: CommonMark, raw HTML allowed, and
+#: any link followed (marked has no ``javascript:`` filter).
+FRONTEND_MARKDOWN = MarkdownIt("commonmark")
+FRONTEND_MARKDOWN.validateLink = lambda url: True  # type: ignore[method-assign]
+
+
 def html_of(widget: Any) -> Iterator[str]:
-    """Every HTML value in a widget tree, in order (what the browser would show)."""
+    """Every HTML value in a widget tree, in order (what the browser would show): an
+    ``Output`` widget's Markdown as the frontend renders it."""
     value = getattr(widget, "value", None)
     if isinstance(value, str) and type(widget).__name__ == "HTML":
         yield value
+    for output in getattr(widget, "outputs", ()) or ():
+        markdown = output.get("data", {}).get("text/markdown")
+        if markdown is not None:
+            yield FRONTEND_MARKDOWN.render(markdown)
     for child in getattr(widget, "children", ()) or ():
         yield from html_of(child)
 
