@@ -4,15 +4,12 @@ cell), alternating, medians of wall time."""
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 
+from .child import ROOT, child_env
 from .table import Row
-
-ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = """
 import sys, time
@@ -28,14 +25,13 @@ print(time.perf_counter() - start)
 
 
 def _once(what: str) -> float:
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
     out = subprocess.run(
         [sys.executable, "-c", CHILD, what],
         capture_output=True,
         text=True,
         check=True,
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": path},
+        env=child_env(),
         timeout=120,
     )
     return float(out.stdout.strip().splitlines()[-1])

@@ -88,6 +88,8 @@ class Transcript:
 
     def changed(self) -> None:
         self.version += 1
+        if not self._listeners:  # the CLI's Markdown run: no copy per streamed chunk
+            return
         for listener in list(self._listeners):
             try:
                 listener(self)

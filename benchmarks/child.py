@@ -1,0 +1,30 @@
+"""How the benchmarks start a fresh Python process: this checkout first on the path, and its
+bytecode compiled (in a cache of the benchmark run, outside the checkout), as it is for an
+installed package, so no figure counts compiling the sources."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_pycache: list[str] = []
+
+
+def _pycache_dir() -> str:
+    if not _pycache:
+        _pycache.append(tempfile.mkdtemp(prefix="bench-pycache-"))
+        atexit.register(shutil.rmtree, _pycache[0], True)
+    return _pycache[0]
+
+
+def child_env() -> dict[str, str]:
+    """The environment of a measured child process."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONPYCACHEPREFIX": _pycache_dir()}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
