@@ -54,7 +54,15 @@ def _children_cpu() -> float:
 
 def _command(client: str) -> list[str]:
     if client == "cli":
-        return [sys.executable, "-m", "acp_notebook.cli", "run", "--agent", shlex.join(AGENT), PROMPT]
+        return [
+            sys.executable,
+            "-m",
+            "acp_notebook.cli",
+            "run",
+            "--agent",
+            shlex.join(AGENT),
+            PROMPT,
+        ]
     return [sys.executable, str(ROOT / "benchmarks" / "stdlib_client.py"), PROMPT, *AGENT]
 
 

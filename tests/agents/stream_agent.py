@@ -4,9 +4,10 @@ id), then ``end_turn``."""
 
 import json
 import sys
+from pathlib import Path
 
 out = sys.stdout.buffer
-updates = json.loads(open(sys.argv[1], encoding="utf-8").read())
+updates = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
 
 
 def send(message):
@@ -29,4 +30,6 @@ for line in sys.stdin.buffer:
             send({"jsonrpc": "2.0", "method": "session/update", "params": params})
         send({"jsonrpc": "2.0", "id": mid, "result": {"stopReason": "end_turn"}})
     elif mid is not None:
-        send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "Method not found"}})
+        send(
+            {"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "Method not found"}}
+        )

@@ -14,6 +14,7 @@ import pytest
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "mixed_stream"
 AGENT = Path(__file__).resolve().parent.parent / "agents" / "stream_agent.py"
+CLI = [sys.executable, "-m", "acp_notebook.cli", "run"]
 SAFETY = 120  # seconds; a safety net, never a performance bound
 
 
@@ -31,8 +32,7 @@ def test_the_printed_transcript_of_a_mixed_stream_is_the_recorded_one(
     )
     agent = shlex.join([sys.executable, str(AGENT), str(updates)])
     result = subprocess.run(
-        [sys.executable, "-m", "acp_notebook.cli", "run", "--format", output_format]
-        + ["--cwd", str(tmp_path), "--agent", agent, "go"],
+        [*CLI, "--format", output_format, "--cwd", str(tmp_path), "--agent", agent, "go"],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         timeout=SAFETY,
