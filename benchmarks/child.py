@@ -7,6 +7,8 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -28,3 +30,17 @@ def child_env() -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": path, "PYTHONPYCACHEPREFIX": _pycache_dir()}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
+
+
+def run_child(*args: str, timeout: float = 1200) -> str:
+    """The last line ``python ARGS`` prints, in a fresh process of this checkout."""
+    out = subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env=child_env(),
+        timeout=timeout,
+    )
+    return out.stdout.strip().splitlines()[-1]

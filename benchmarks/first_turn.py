@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from .child import ROOT, child_env
+from .child import ROOT, child_env, run_child
 from .table import Row
 
 AGENT = [sys.executable, "-m", "acp_notebook.agents.demo"]
@@ -85,16 +85,7 @@ def _process(client: str) -> tuple[float, float]:
 
 def _in_shell(client: str) -> float:
     """Wall seconds of the first turn in a fresh process with an IPython shell."""
-    out = subprocess.run(
-        [sys.executable, "-c", SHELL_CHILD, client, PROMPT, *AGENT],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-        env=child_env(),
-        timeout=120,
-    )
-    return float(out.stdout.strip().splitlines()[-1])
+    return float(run_child("-c", SHELL_CHILD, client, PROMPT, *AGENT, timeout=120))
 
 
 def _median(runs: list[tuple[float, ...]], index: int) -> float:
@@ -106,41 +97,30 @@ def measure(quick: bool) -> list[Row]:
     # Warm-up, not counted: bytecode compiled, files in the page cache.
     _process("cli")
     _in_shell("acp")
-    cli: list[tuple[float, float]] = []
-    stdlib: list[tuple[float, float]] = []
-    shell: list[tuple[float]] = []
-    shell_stdlib: list[tuple[float]] = []
+    cli: list[tuple[float, ...]] = []
+    stdlib: list[tuple[float, ...]] = []
+    shell: list[tuple[float, ...]] = []
+    shell_stdlib: list[tuple[float, ...]] = []
     for _ in range(reps):
         cli.append(_process("cli"))
         stdlib.append(_process("stdlib"))
         shell.append((_in_shell("acp"),))
         shell_stdlib.append((_in_shell("stdlib"),))
-    baseline = "stdlib client, same agent"
+    figures = [
+        ('`acp-notebook run "/help"` wall', cli, stdlib, 0),
+        ('`acp-notebook run "/help"` CPU, agent included', cli, stdlib, 1),
+        ("first `%acp /help` after `%load_ext` in a fresh shell", shell, shell_stdlib, 0),
+    ]
     return [
         Row(
-            f'`acp-notebook run "/help"` wall (median of {reps})',
-            _median(cli, 0) * 1000,
-            _median(stdlib, 0) * 1000,
-            baseline,
+            f"{figure} (median of {reps})",
+            _median(ours, index) * 1000,
+            _median(theirs, index) * 1000,
+            "stdlib client, same agent",
             "ms",
             limit=1.5,
-        ),
-        Row(
-            f'`acp-notebook run "/help"` CPU, agent included (median of {reps})',
-            _median(cli, 1) * 1000,
-            _median(stdlib, 1) * 1000,
-            baseline,
-            "ms",
-            limit=1.5,
-        ),
-        Row(
-            f"first `%acp /help` after `%load_ext` in a fresh shell (median of {reps})",
-            _median(shell, 0) * 1000,
-            _median(shell_stdlib, 0) * 1000,
-            baseline,
-            "ms",
-            limit=1.5,
-        ),
+        )
+        for figure, ours, theirs, index in figures
     ]
 
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .child import ROOT, child_env
+from .child import run_child
 from .table import Row
 
 HERE = Path(__file__).resolve().parent
@@ -73,16 +73,7 @@ def measure(quick: bool) -> list[Row]:
     record = json.loads(proc.stdout.strip().splitlines()[-1])
     if not record["complete"]:
         raise RuntimeError(f"throughput.py: a run did not see all {n} chunks")
-    child = subprocess.run(
-        [sys.executable, "-m", "benchmarks.ingest", str(n), str(reps)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-        env=child_env(),
-        timeout=1200,
-    )
-    runs = json.loads(child.stdout.strip().splitlines()[-1])
+    runs = json.loads(run_child("-m", "benchmarks.ingest", str(n), str(reps)))
     return [
         Row(
             f"ingest CPU per chunk, peer + models ({n:,} chunks, median of {reps})",

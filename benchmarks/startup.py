@@ -5,10 +5,8 @@ cell), alternating, medians of wall time."""
 from __future__ import annotations
 
 import statistics
-import subprocess
-import sys
 
-from .child import ROOT, child_env
+from .child import run_child
 from .table import Row
 
 CHILD = """
@@ -25,16 +23,7 @@ print(time.perf_counter() - start)
 
 
 def _once(what: str) -> float:
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, what],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-        env=child_env(),
-        timeout=120,
-    )
-    return float(out.stdout.strip().splitlines()[-1])
+    return float(run_child("-c", CHILD, what, timeout=120))
 
 
 def measure(quick: bool) -> list[Row]:
