@@ -12,6 +12,7 @@ ids a notebook stores (``demo-session-1``) would depend on earlier runs and othe
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -30,5 +31,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     notebook = item.parent
     if getattr(notebook, "skip_compare", None) is None or getattr(notebook, "_acp_state", None):
         return
-    notebook._acp_state = tempfile.mkdtemp(prefix="acp-notebook-nbval-")  # type: ignore[union-attr]
-    os.environ["XDG_STATE_HOME"] = notebook._acp_state  # type: ignore[union-attr]
+    state = tempfile.mkdtemp(prefix="acp-notebook-nbval-")
+    notebook._acp_state = state  # type: ignore[union-attr]
+    os.environ["XDG_STATE_HOME"] = state
+    item.config.add_cleanup(lambda: shutil.rmtree(state, ignore_errors=True))

@@ -89,8 +89,10 @@ transcript."""),
 
 `/slow` streams for five seconds. Press **Cancel** (or the kernel's stop button) while it runs: the
 notebook sends `session/cancel`, answers any pending permission request `cancelled`, and the turn
-ends with the stop reason `cancelled`. Here `-t 2` cancels it after two seconds."""),
-        code("# NBVAL_IGNORE_OUTPUT\n%acp -t 2 /slow"),
+ends with the stop reason `cancelled`. Here `-t 2` cancels it after two seconds, and `-s cancel` runs it
+in a session of its own (several may run side by side): how much it said before the cancel depends on
+timing, and it stays out of the default session's usage figures below."""),
+        code("# NBVAL_IGNORE_OUTPUT\n%acp -s cancel -t 2 /slow"),
         md("""
 ## 6. Your data as context
 
@@ -307,10 +309,14 @@ def execute(path: Path) -> None:
         nb.cells[i].source = ""
     # A state directory of its own, as nbval's run gets (conftest.py): the demo agent's
     # session ids (demo-session-1) do not depend on earlier runs or other notebooks.
-    os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="acp-notebook-build-")
-    AsNbval(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
-    ).execute()
+    with tempfile.TemporaryDirectory(prefix="acp-notebook-build-") as state:
+        os.environ["XDG_STATE_HOME"] = state
+        AsNbval(
+            nb,
+            timeout=300,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(path.parent)}},
+        ).execute()
     for i, source in skipped.items():
         nb.cells[i].source = source
         nb.cells[i].outputs = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 import tempfile
 from types import ModuleType
 from typing import NoReturn
@@ -43,4 +44,6 @@ def import_or_skip(name: str, reason: str) -> ModuleType:
 def pytest_configure(config: pytest.Config) -> None:
     """Notebook state (acp_notebook's per-user state directory) goes to a directory of
     this test run, never the user's: every kernel and command the tests start inherits it."""
-    os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="acp-notebook-state-")
+    state = tempfile.mkdtemp(prefix="acp-notebook-state-")
+    os.environ["XDG_STATE_HOME"] = state
+    config.add_cleanup(lambda: shutil.rmtree(state, ignore_errors=True))

@@ -86,7 +86,10 @@ class InspectorView:
         self.method = w.Dropdown(options=[ALL], value=ALL, description="method")
         self.kind = w.Dropdown(options=[ALL], value=ALL, description="kind")
         self.session = w.Dropdown(options=[ALL], value=ALL, description="session")
-        self.flagged = w.ToggleButton(value=False, description="Schema breaks only")
+        # Auto width: a button's default 148 px cut its own label ("Schema breaks o…").
+        self.flagged = w.ToggleButton(
+            value=False, description="Schema breaks only", layout=w.Layout(width="auto")
+        )
         for control in (self.method, self.kind, self.session):
             control.layout = w.Layout(width="auto")
             control.style = {"description_width": "auto"}

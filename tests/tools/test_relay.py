@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from acp_notebook.notebook.tools.endpoint import RelayEndpoint
 from tests.kernel.conftest import ROOT, SAFETY, Kernel, _start
 from tests.tools.helpers import (
     McpAgent,
@@ -135,3 +137,18 @@ def test_the_relay_imports_only_the_standard_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=SAFETY
     ).stdout
     assert json.loads(out.replace("'", '"')) == ["acp_notebook", "acp_notebook.mcp_relay"]
+
+
+def test_the_directory_of_a_kernel_killed_outright_goes_with_the_next_endpoint(
+    tmp_path: Path,
+) -> None:
+    kernel = _start(tmp_path)
+    try:
+        directory = Path(token_file(start_tools(kernel))).parent
+        os.kill(kernel_value(kernel, "__import__('os').getpid()"), signal.SIGKILL)
+        wait_until(lambda: not kernel.km.is_alive(), "the kernel to die")
+        assert directory.exists()  # left behind, with the secret in it
+        RelayEndpoint().close()
+        assert not directory.exists()
+    finally:
+        kernel.shutdown()

@@ -4,7 +4,9 @@ One endpoint per ACP session: a fresh directory (``mkdtemp``: mode 0700, owned b
 the user) holding the listening socket and a 0600 token file with a fresh secret. The
 agent's relay reads the secret from the file and says it first; a connection that does
 not, within a few seconds, is refused and closed. The directory is removed on
-:meth:`RelayEndpoint.close` and, failing that, when the kernel's interpreter exits.
+:meth:`RelayEndpoint.close` and, failing that, when the kernel's interpreter exits; a
+kernel killed outright leaves it behind, so each new endpoint removes the ones whose
+kernel is gone (a ``pid`` file in the directory names the kernel).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ import anyio.abc
 
 from ...mcp_relay import ACCEPTED, HELLO, REFUSED
 
-#: The private directory of each endpoint: ``<temp dir>/acp-nb-<random>``.
+#: The private directory of each endpoint: ``<temp dir>/acp-nb-<random>`` (a name of fixed
+#: length: it reaches the agent in ``session/new``, whose size the demo agent reports).
 DIRECTORY_PREFIX = "acp-nb-"
 #: An endpoint's directory inside a string (a ``session/new`` shown by the inspector).
 DIRECTORY = re.compile(
@@ -52,13 +55,62 @@ class McpServerSpec(TypedDict):
     env: list[EnvVariable]
 
 
+def _is_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _has_listener(socket_path: Path) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(socket_path))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+def remove_left_behind() -> list[Path]:
+    """Remove the endpoint directories of kernels that died without cleaning up (killed
+    outright: no exit handler ran), with the secret in them; the ones removed. Only the
+    user's own, only when the pid in its ``pid`` file is gone and nothing listens on its
+    socket (a kernel in another pid namespace sharing the temp directory keeps its own)."""
+    removed: list[Path] = []
+    with os.scandir(tempfile.gettempdir()) as entries:
+        for entry in entries:
+            if not entry.name.startswith(DIRECTORY_PREFIX):
+                continue
+            path = Path(entry.path)
+            try:
+                if path.lstat().st_uid != os.getuid() or not entry.is_dir(follow_symlinks=False):
+                    continue
+                pid = int((path / "pid").read_text())
+            except (OSError, ValueError):
+                continue
+            if not _is_gone(pid):
+                continue
+            if _has_listener(path / "mcp.sock"):
+                continue
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
 class RelayEndpoint:
     """A listening Unix socket in a private directory, with the secret relays must say."""
 
     def __init__(self) -> None:
         if not hasattr(socket, "AF_UNIX"):
             raise RuntimeError("The notebook tools need Unix sockets, which this platform lacks.")
+        remove_left_behind()
         self.directory = Path(tempfile.mkdtemp(prefix=DIRECTORY_PREFIX))  # mode 0700
+        (self.directory / "pid").write_text(str(os.getpid()))
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.directory, True)
         self.socket_path = self.directory / "mcp.sock"
         self.token_path = self.directory / "token"
