@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import first_turn, ingest, inspector_overhead, kernel_turns, startup
+from . import first_turn, ingest, inspector_overhead, kernel_turns, sizes, startup
 from .table import Row, format_table
 
 
@@ -37,6 +37,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Row]]] = {
     "ingest": ingest.measure,
     "kernel": kernel_turns.measure,
     "inspector": inspector,
+    "sizes": sizes.measure,
 }
 
 

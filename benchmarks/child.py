@@ -1,6 +1,9 @@
-"""How the benchmarks start a fresh Python process: this checkout first on the path, and its
-bytecode compiled (in a cache of the benchmark run, outside the checkout), as it is for an
-installed package, so no figure counts compiling the sources."""
+"""A benchmark's code in a fresh Python process of this checkout (its imports, memory and
+start are its own); its last line of output is the figure.
+
+The child has this checkout first on its path and its bytecode compiled (in a cache of the
+benchmark run, outside the checkout), as an installed package has, so no figure counts
+compiling the sources (the environment may set ``PYTHONDONTWRITEBYTECODE``)."""
 
 from __future__ import annotations
 
@@ -32,10 +35,10 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def run_child(*args: str, timeout: float = 1200) -> str:
-    """The last line ``python ARGS`` prints, in a fresh process of this checkout."""
+def last_line(code: str, *args: str, timeout: float = 1200) -> str:
+    """Run ``python -c code args…`` with this checkout importable; its last stdout line."""
     out = subprocess.run(
-        [sys.executable, *args],
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         check=True,

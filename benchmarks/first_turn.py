@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from .child import ROOT, child_env, run_child
+from .child import ROOT, child_env, last_line
 from .table import Row
 
 AGENT = [sys.executable, "-m", "acp_notebook.agents.demo"]
@@ -85,7 +85,7 @@ def _process(client: str) -> tuple[float, float]:
 
 def _in_shell(client: str) -> float:
     """Wall seconds of the first turn in a fresh process with an IPython shell."""
-    return float(run_child("-c", SHELL_CHILD, client, PROMPT, *AGENT, timeout=120))
+    return float(last_line(SHELL_CHILD, client, PROMPT, *AGENT, timeout=120))
 
 
 def _median(runs: list[tuple[float, ...]], index: int) -> float:

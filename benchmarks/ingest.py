@@ -19,10 +19,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .child import run_child
+from .child import last_line
 from .table import Row
 
 HERE = Path(__file__).resolve().parent
+_WHOLE_CLIENT = """
+import json, sys
+from benchmarks.ingest import whole_client
+print(json.dumps(whole_client(int(sys.argv[1]), int(sys.argv[2]))))
+"""
 
 
 def _cpu() -> float:
@@ -73,7 +78,7 @@ def measure(quick: bool) -> list[Row]:
     record = json.loads(proc.stdout.strip().splitlines()[-1])
     if not record["complete"]:
         raise RuntimeError(f"throughput.py: a run did not see all {n} chunks")
-    runs = json.loads(run_child("-m", "benchmarks.ingest", str(n), str(reps)))
+    runs = json.loads(last_line(_WHOLE_CLIENT, str(n), str(reps)))
     return [
         Row(
             f"ingest CPU per chunk, peer + models ({n:,} chunks, median of {reps})",
@@ -93,7 +98,3 @@ def measure(quick: bool) -> list[Row]:
             limit=2.0,
         ),
     ]
-
-
-if __name__ == "__main__":
-    print(json.dumps(whole_client(int(sys.argv[1]), int(sys.argv[2]))))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import statistics
 
-from .child import run_child
+from .child import last_line
 from .table import Row
 
 CHILD = """
@@ -23,7 +23,7 @@ print(time.perf_counter() - start)
 
 
 def _once(what: str) -> float:
-    return float(run_child("-c", CHILD, what, timeout=120))
+    return float(last_line(CHILD, what, timeout=120))
 
 
 def measure(quick: bool) -> list[Row]:

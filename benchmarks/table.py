@@ -25,6 +25,8 @@ class Row:
 
     @property
     def budget(self) -> str:
+        if self.limit == float("inf"):
+            return "reported"
         extra = f" + {self.slack:g} {self.unit}" if self.slack else ""
         return f"≤ {self.limit:g}×{extra}"
 

@@ -64,6 +64,9 @@ def test_one_command_prints_one_table_with_every_figure(quick_run) -> None:
         "saved transcript",
         "`1+1`",
         "inspector overhead",
+        "window read",
+        "terminal flood",
+        "session memory",
     ):
         assert figure in figures
     assert all(r["baseline"] > 0 for r in rows)

@@ -62,11 +62,15 @@ class Hunk:
     removed: tuple[str, ...]
     added: tuple[str, ...]
 
-    def diff(self) -> str:
-        """The hunk as a unified diff fragment (a header, then - and + lines)."""
+    def header(self) -> str:
+        """Its unified diff header: "@@ -3,2 +3,4 @@"."""
         old = _range(self.before_start, self.before_end - self.before_start)
         new = _range(self.after_start, self.after_end - self.after_start)
-        lines = [f"@@ -{old} +{new} @@"]
+        return f"@@ -{old} +{new} @@"
+
+    def diff(self) -> str:
+        """The hunk as a unified diff fragment (a header, then - and + lines)."""
+        lines = [self.header()]
         lines += [f"-{line.rstrip(chr(10))}" for line in self.removed]
         lines += [f"+{line.rstrip(chr(10))}" for line in self.added]
         return "\n".join(lines) + "\n"
@@ -77,7 +81,7 @@ def _range(start: int, length: int) -> str:
     return f"{start + 1 if length else start},{length}"
 
 
-def _lines(text: str | None) -> list[str]:
+def lines_of(text: str | None) -> list[str]:
     return (text or "").splitlines(keepends=True)
 
 
@@ -125,7 +129,7 @@ class Change:
         """The changed runs of lines (none once reverted)."""
         if self.unavailable:
             return []
-        before, after = _lines(self.before), _lines(self.after)
+        before, after = lines_of(self.before), lines_of(self.after)
         matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
         return [
             Hunk(i1, i2, j1, j2, tuple(before[i1:i2]), tuple(after[j1:j2]))
@@ -144,7 +148,7 @@ class Change:
             return self.before
         hunks = self.hunks()
         chosen = hunks[hunk]
-        after = _lines(self.after)
+        after = lines_of(self.after)
         after[chosen.after_start : chosen.after_end] = chosen.removed
         return "".join(after)
 

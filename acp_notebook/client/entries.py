@@ -7,16 +7,12 @@ or a renderer reads what an entry is here without reading how updates change it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ..protocol import models as m
 from .formatting import first_line, human_bytes
 from .sent import prompt_words
 from .toolcall import ToolCallState
-
-if TYPE_CHECKING:
-    pass
-
 
 Role = Literal["user", "agent", "thought"]
 
@@ -255,3 +251,34 @@ class Usage:
     size: int | None
     cost_amount: float | None = None
     cost_currency: str | None = None
+
+
+#: Entries a transcript keeps (100,000 updates must not become 100,000 entries in the
+#: kernel): past this, settled entries go, oldest first, each whole (a tool call goes with
+#: everything its updates said). What may still change is always kept: unfinished tool
+#: calls and those with a pending permission, running compactions, pending elicitations,
+#: and the plan (``Transcript.plan``). The turns, the session state (mode, commands,
+#: config, title, usage) and a text run's own bounds are not affected.
+KEPT_ENTRIES = 1000
+
+
+def settled(entry: Entry) -> bool:
+    """Whether nothing the agent or the user does can change ``entry`` any more (so a
+    bounded transcript may let it go)."""
+    if isinstance(entry, ToolCallEntry):
+        call = entry.tool_call
+        return call.finished and not any(p.pending for p in call.permissions)
+    if isinstance(entry, CompactionEntry):
+        return entry.status != "in_progress"
+    if isinstance(entry, ElicitationEntry):
+        return not getattr(entry.request, "pending", False)
+    return True
+
+
+def not_kept_note(count: int) -> str:
+    """The line every view of a turn shows where its first ``count`` entries were let go."""
+    entries = "entry" if count == 1 else "entries"
+    return (
+        f"{count:,} earlier {entries} of this turn (messages, tool calls, notes) not kept: "
+        f"a session keeps its last {KEPT_ENTRIES:,}."
+    )

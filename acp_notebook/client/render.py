@@ -139,11 +139,17 @@ class Renderer:
                 parts[prompt] = self.prompt_with_attachments(record.prompt, attached)
         if footer:
             parts.append(self.turn_footer(record))
+        parts.insert(0, self.not_kept(record.index))
         return "\n\n".join(p for p in parts if p).strip() + "\n"
+
+    def not_kept(self, turn: int | None) -> str:
+        """The line that says how many of the turn's entries the transcript let go of."""
+        note = self.transcript.not_kept_note(turn)
+        return f"*{note}*" if note and self.markdown else note
 
     def session(self) -> str:
         """The whole conversation: entries before the first turn, then every turn."""
-        parts = [self.entry(e) for e in self.transcript.entries_of(None)]
+        parts = [self.not_kept(None), *(self.entry(e) for e in self.transcript.entries_of(None))]
         for record in self.transcript.turns:
             parts.append(self.turn(record))
         return "\n\n".join(p for p in parts if p).strip() + "\n"

@@ -26,6 +26,7 @@ from .session import Session
 from .toolcall import CANCELLED
 from .transcript import (
     CompactionEntry,
+    Entry,
     MessageEntry,
     PlanView,
     ToolCallEntry,
@@ -74,7 +75,9 @@ class TextPrinter:
         self.renderer = Renderer(
             session.transcript, terminals=session.terminal_view, markdown=False
         )
-        self._seen: dict[int, _Seen] = {}
+        #: By id(entry), the entry held so its id stays its own (the transcript lets entries
+        #: go, so a position would not name the same entry twice).
+        self._seen: dict[int, tuple[Entry, _Seen]] = {}
         self._turn: int | None = None
         #: Whether the last thing written ended its line.
         self._at_line_start = True
@@ -140,8 +143,12 @@ class TextPrinter:
             return
         if turn != self._turn:
             self._turn, self._seen = turn, {}
-        for number, entry in enumerate(transcript.entries_of(turn)):
-            seen = self._seen.setdefault(number, _Seen())
+        entries = transcript.entries_of(turn)
+        if len(self._seen) > len(entries):  # some were let go of
+            kept = {id(e) for e in entries}
+            self._seen = {key: pair for key, pair in self._seen.items() if key in kept}
+        for entry in entries:
+            seen = self._seen.setdefault(id(entry), (entry, _Seen()))[1]
             if isinstance(entry, MessageEntry):
                 self._message(entry, seen)
             elif isinstance(entry, ToolCallEntry):

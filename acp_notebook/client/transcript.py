@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..protocol import models as m
 from .entries import (  # noqa: F401  (re-exported: the transcript's state types)
     COMPACTION_HEADINGS,
+    KEPT_ENTRIES,
     NOTICE_SEVERITIES,
     TEXT_RUN_HEAD,
     TEXT_RUN_TAIL,
@@ -47,6 +48,8 @@ from .entries import (  # noqa: F401  (re-exported: the transcript's state types
     TurnRecord,
     UnknownEntry,
     Usage,
+    not_kept_note,
+    settled,
 )
 from .toolcall import CANCELLED, ToolCallState
 
@@ -76,6 +79,12 @@ class Transcript:
         self.usage: Usage | None = None
         #: Incremented on every change; views compare it to know whether to redraw.
         self.version = 0
+        #: Entries let go of (see :data:`KEPT_ENTRIES`), by turn.
+        self.not_kept: dict[int | None, int] = {}
+        self._not_kept_total = 0
+        self.keep = KEPT_ENTRIES
+        #: The entries holding each turn's prompt (kept: the user's own words head the turn).
+        self._prompt_entries: set[int] = set()
         self._active_turn: int | None = None
         self._listeners: list[Callable[[Transcript], None]] = []
 
@@ -87,6 +96,8 @@ class Transcript:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def changed(self) -> None:
+        if len(self.entries) > self.keep + self.keep // 4:  # in batches: amortised O(1)
+            self._let_go()
         self.version += 1
         if not self._listeners:  # the CLI's Markdown run: no copy per streamed chunk
             return
@@ -113,6 +124,7 @@ class Transcript:
         for block in prompt:
             user.append(block)
         self.entries.append(user)
+        self._prompt_entries.add(id(user))
         self.changed()
         return record
 
@@ -165,6 +177,49 @@ class Transcript:
 
     def entries_of(self, turn: int | None) -> list[Entry]:
         return [e for e in self.entries if e.turn == turn]
+
+    # ------------------------------------------------------------------ bounds
+
+    @property
+    def appended(self) -> int:
+        """Entries added so far, the ones let go of included (a mark for :meth:`entries_since`)."""
+        return len(self.entries) + self._not_kept_total
+
+    def entries_since(self, mark: int) -> list[Entry]:
+        """The kept entries added after :attr:`appended` was ``mark``; when more were added
+        than are kept, older kept ones come first too (a caller skips those it has)."""
+        count = self.appended - mark
+        if count <= 0:
+            return []
+        return self.entries[-count:] if count < len(self.entries) else list(self.entries)
+
+    def not_kept_note(self, turn: int | None) -> str:
+        """The line a view of ``turn`` shows when some of its entries were let go ("" if none)."""
+        count = self.not_kept.get(turn, 0)
+        return not_kept_note(count) if count else ""
+
+    def _let_go(self) -> None:
+        """Keep the last :attr:`keep` entries, letting the oldest settled ones go whole (never
+        the last one, which chunks may still extend; never a turn's prompt or the plan)."""
+        excess = len(self.entries) - self.keep
+        kept: list[Entry] = []
+        for entry in self.entries[:-1]:
+            if (
+                excess > 0
+                and settled(entry)
+                and id(entry) not in self._prompt_entries
+                and not (isinstance(entry, PlanView) and entry.entries is self.plan)
+            ):
+                excess -= 1
+                self.not_kept[entry.turn] = self.not_kept.get(entry.turn, 0) + 1
+                self._not_kept_total += 1
+                if isinstance(entry, ToolCallEntry):
+                    self.tool_calls.pop(entry.tool_call.tool_call_id, None)
+                elif isinstance(entry, CompactionEntry):
+                    self.compactions.pop(entry.compaction_id, None)
+            else:
+                kept.append(entry)
+        self.entries[:-1] = kept
 
     # ------------------------------------------------------------------ updates
 

@@ -33,6 +33,7 @@ from .turns import TurnHandle, TurnSettings, run_turn
 if TYPE_CHECKING:
     from .cell import LiveCell
     from .plain_view import PlainView
+    from .review import Reviews
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,7 @@ class NotebookAgents:
         self.permission_rules = PermissionRules()
         #: The notebook tools of this kernel (None: not in a kernel; the magics set it).
         self.tools: KernelTools | None = None
+        self._reviews: Reviews | None = None
 
     # ------------------------------------------------------------------ loop
 
@@ -75,6 +77,16 @@ class NotebookAgents:
                 atexit.register(self.shutdown)
                 self._atexit_registered = True
         return self._loop
+
+    @property
+    def reviews(self) -> Reviews:
+        """The turns' review bars in the page (built by the first turn that changed
+        something: it loads the revert and the live-notebook messages)."""
+        if self._reviews is None:
+            from .review import Reviews
+
+            self._reviews = Reviews(lambda: self.loop)
+        return self._reviews
 
     def runtime(self, agent: str) -> AgentRuntime:
         """The runtime of ``agent`` (a preset name or a command line), created on first

@@ -20,6 +20,7 @@ from ..agents.presets import DEMO
 from .context import NoError, NotebookPrompt, notebook_prompt
 from .controls import REGISTRY, Control, ControlContext, ControlFailed, run, run_awaited
 from .dryrun import dry_run_bundle
+from .frontend import frontends
 from .manager import NotebookAgents
 from .options import AcpOptions, OptionError, parse_line
 from .tool_calls import KernelTools
@@ -179,6 +180,7 @@ class AcpRunner:
             wait=wait,
             coalesce=magics.coalesce_ms / 1000,
             tools=magics.tools and options.tools is not False,
+            cell_id=frontends.executing_cell(),
         )
 
     def prompt(self, options: AcpOptions) -> NotebookPrompt:

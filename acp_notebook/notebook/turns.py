@@ -21,6 +21,7 @@ from ..protocol import models as m
 from ..ui.transcript_html import turn_html
 from . import comm_status
 from .context import NotebookPrompt
+from .frontend import frontends
 from .login import LoginFailed, log_in, open_session
 from .loop import AgentLoop
 from .runtime import EXPECTED_FAILURES, AgentRuntime
@@ -59,6 +60,9 @@ class TurnSettings:
     coalesce: float = 0.075
     #: Offer the notebook tools to a session this turn opens.
     tools: bool = True
+    #: The ``%acp`` cell's id as the page sent it (JupyterLab, Notebook 7): where the
+    #: turn's review bar is drawn when it changed something.
+    cell_id: str | None = None
 
     def blocks(self, accepts: m.PromptCapabilities) -> list[m.ContentBlock]:
         """The content blocks to send to an agent that accepts ``accepts``."""
@@ -256,3 +260,15 @@ async def run_turn(
             runtime.last_error = handle.error
     if cell is not None:
         cell.end(handle.bundle(), handle.error)
+    _offer_review(agents, handle)
+
+
+def _offer_review(agents: NotebookAgents, handle: TurnHandle) -> None:
+    """The turn changed files or cells: the page draws them in the ``%acp`` cell with
+    Revert buttons (the transcript keeps its "Changed in this turn" line either way)."""
+    turn, cell_id = handle.turn, handle.settings.cell_id
+    if turn is None or turn.record is None or cell_id is None or not frontends.connected():
+        return  # no page with the extension (VS Code, classic Notebook, headless)
+    changes = turn.session.checkpoints.of_turn(turn.record.index)
+    if changes is not None:
+        agents.reviews.offer(changes, cell_id)

@@ -126,14 +126,23 @@ class AppendOnlyBox:
         tail = (self._tail,) if self._tail is not None else ()
         return (*self._outer, *tail)
 
-    def clear(self) -> None:
-        for widget in self.items:
-            close_tree(widget)
+    def remove(self, widgets: Sequence[w.Widget]) -> None:
+        """Take ``widgets`` out (not closed): the groups are made again around the rest, so
+        this costs about what appending the rest did; for dropping many at a time."""
+        gone = {id(widget) for widget in widgets}
+        rest = [widget for widget in self.items if id(widget) not in gone]
         for group in (*self._inner, *self._outer):
             group.close()
         self._inner, self._inner_items, self._outer, self._outer_items = [], [], [], []
         self.items = []
+        self._grow(rest)
         self.widget.children = self._children()
+
+    def clear(self) -> None:
+        items = self.items
+        self.remove(items)
+        for widget in items:
+            close_tree(widget)
 
 
 class GrowingText:

@@ -297,3 +297,10 @@ class ToolCallCard:
             prompt.close()
         for terminal in self._terminals.values():
             terminal.refresh()
+
+    def close_widgets(self) -> None:
+        """Close every widget model of the card, the raw sections' box too (it is in the tree
+        only once it has a section)."""
+        self.close()
+        close_tree(self.widget)
+        close_tree(self._raw)  # closing twice does nothing

@@ -82,6 +82,8 @@ class TurnHtml:
     def turn(self, record: TurnRecord) -> str:
         parts = [self.entry(entry, record) for entry in self.transcript.entries_of(record.index)]
         parts.append(self.footer(record))
+        if note := self.transcript.not_kept_note(record.index):
+            parts.insert(0, note_html(note))
         body = "".join(p for p in parts if p)
         return literal_fallbacks(
             f'<div class="acp-transcript" style="padding: 2px 4px">{body}</div>\n'

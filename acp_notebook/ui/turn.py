@@ -18,7 +18,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import ipywidgets as w
 
@@ -40,13 +40,14 @@ from .coalesce import DEFAULT_INTERVAL, Coalescer, ScheduleLater
 from .content import raw_html
 from .context import SessionLike, TurnLike, ViewContext
 from .elicitation import ElicitationForm
+from .entry_views import ChildView, EntryViews
 from .markdown import MARKDOWN_SHEET
 from .message import MessageView, ThoughtView, note_html
 from .notices import CompactionView, notice_html
 from .permission import PermissionPrompt
 from .plan import PlanWidget
 from .request import Post, safe_post
-from .segments import AppendOnlyBox, close_tree, flat_html
+from .segments import close_tree, flat_html
 from .sent import PromptView
 from .style import BORDER
 from .toolcall import ToolCallCard
@@ -61,14 +62,6 @@ from .turn_status import (
 )
 
 log = logging.getLogger(__name__)
-
-
-class ChildView(Protocol):
-    """What the turn needs of each entry's view."""
-
-    widget: w.Widget
-
-    def refresh(self, active: bool = False) -> bool: ...
 
 
 class StaticView:
@@ -117,7 +110,6 @@ class TurnView:
         self._custom_status = ""
         self._shown: dict[str, Any] = {}
         self._seen_version = -1
-        self._scanned = 0
         self._requests_seen = 0
         self._requests_at_change = 0
         self._coalescer = (
@@ -128,12 +120,13 @@ class TurnView:
         self._unsubscribe: Callable[[], None] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         #: Entry views in order, and tool call cards by tool call id.
-        self.views: list[ChildView] = []
-        self.cards: dict[str, ToolCallCard] = {}
+        self._entries = EntryViews()
+        self.views: list[ChildView] = self._entries.views
+        self.cards: dict[str, ToolCallCard] = self._entries.cards
         #: Prompts whose tool call belongs to an earlier turn (shown here, never lost).
         self.orphan_prompts: list[PermissionPrompt] = []
         #: The elicitation forms of this turn.
-        self.forms: list[ElicitationForm] = []
+        self.forms: list[ElicitationForm] = self._entries.forms
         self._elicitations_at_change = 0
 
         self._title = flat_html()
@@ -157,7 +150,7 @@ class TurnView:
             justify_content="space-between",
             align_items="center",
         )
-        self._body = AppendOnlyBox()
+        self._body = self._entries.body
         self._orphans = w.VBox([], layout=w.Layout(width="100%"))
         self._gauge = w.FloatProgress(
             value=0.0, min=0.0, max=1.0, layout=w.Layout(width="140px", display="none")
@@ -390,15 +383,14 @@ class TurnView:
         record = self._turn.record
         if record is None:
             return False
-        entries = self._session.transcript.entries
-        # Entries are only ever appended: look at the new ones only.
-        new = [e for e in entries[self._scanned :] if e.turn == record.index]
-        self._scanned = len(entries)
         running = self._turn.state == "running" and not self._finished
-        added = [self._make_view(entry, running) for entry in new]
-        self._body.extend([v.widget for v in added])
-        self.views.extend(added)
-        changed = bool(added)
+        changed = self._entries.sync(
+            self._session.transcript, record.index, lambda e: self._make_view(e, running)
+        )
+        note = self._entries.note
+        if note is not None and note not in self.widget.children:  # above the entries
+            sheet, header, *rest = self.widget.children
+            self.widget.children = (sheet, header, note, *rest)
         last = self.views[-1] if self.views else None
         for view in self.views:
             changed = view.refresh(active=running and view is last) or changed
@@ -420,9 +412,7 @@ class TurnView:
                 return ThoughtView(entry, cwd, active=running)
             return MessageView(entry, cwd)
         if isinstance(entry, ToolCallEntry):
-            card = ToolCallCard(entry.tool_call, self._ctx)
-            self.cards[entry.tool_call.tool_call_id] = card
-            return card
+            return ToolCallCard(entry.tool_call, self._ctx)
         if isinstance(entry, PlanView):
             return PlanWidget(entry)
         if isinstance(entry, NoteEntry):
@@ -435,14 +425,12 @@ class TurnView:
             return StaticView(raw_html(RawShown("update", entry.kind, entry.raw)))
         if isinstance(entry, ElicitationEntry):
             assert self._session is not None
-            form = ElicitationForm(
+            return ElicitationForm(
                 entry.request,
                 broker=self._session.elicitations,
                 post=self._ctx.post,
                 transcript=self._session.transcript,
             )
-            self.forms.append(form)
-            return form
         return StaticView(raw_html(RawShown("entry", type(entry).__name__, {"repr": repr(entry)})))
 
     def _sync_orphans(self) -> bool:

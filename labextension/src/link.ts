@@ -11,7 +11,7 @@ import { Cell, CodeCell, MarkdownCell } from '@jupyterlab/cells';
 import { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
-import { findCell, liveCell } from './cells';
+import { cellIndex, findCell, liveCell } from './cells';
 import { apply, currentCell, isStale, target } from './changes';
 import {
   Change,
@@ -23,9 +23,11 @@ import {
   maxChars,
   message,
   parseChange,
+  parseReview,
   RequestError
 } from './protocol';
 import { Proposal } from './proposal';
+import { ReviewBar } from './review';
 import { EXTENSION_VERSION } from './version';
 
 /** Kernel states after which the kernel has forgotten every comm. */
@@ -46,6 +48,7 @@ export class LiveLink {
   private _comm: Kernel.IComm | null = null;
   private _proposals = new Map<number, Proposal>();
   private _withdrawn = new Set<number>();
+  private _reviews = new Map<string, ReviewBar>();
   private _probeWhenIdle = false;
   private _disposed = false;
 
@@ -171,6 +174,8 @@ export class LiveLink {
       this._withdrawn.add(id);
       proposal.dispose();
     }
+    // Their Revert would reach no kernel (or one that forgot the turn).
+    this._reviews.forEach(bar => bar.dispose());
     if (comm !== null && !comm.isDisposed) {
       try {
         comm.close();
@@ -195,6 +200,9 @@ export class LiveLink {
       case 'unsupported':
         Notification.warning(String(data.message), { autoClose: false });
         break;
+      case 'review':
+        this._review(data);
+        break;
       case 'cancel':
         if (typeof data.id === 'number') {
           this._withdrawn.add(data.id);
@@ -206,6 +214,43 @@ export class LiveLink {
           void this._serve(comm, data.id, data);
         }
     }
+  }
+
+  /** Draw a turn's changes in its `%acp` cell, or redraw them after a revert. */
+  private _review(data: Record<string, unknown>): void {
+    let review;
+    try {
+      review = parseReview(data);
+    } catch (error) {
+      console.warn('acp-notebook: a malformed review message', error);
+      return;
+    }
+    let bar = this._reviews.get(review.review);
+    if (bar === undefined && review.cell_id !== null) {
+      const model = this._panel.content.model;
+      const index = model === null ? -1 : cellIndex(model, review.cell_id);
+      const cell = this._panel.content.widgets[index] as Cell | undefined;
+      if (cell === undefined) {
+        return; // not a cell of this notebook (another page of the same kernel)
+      }
+      // One bar per cell: the cell's newer turn replaces it.
+      this._reviews.forEach(other => {
+        if (other.parent === cell) {
+          other.dispose();
+        }
+      });
+      const id = review.review;
+      const created = new ReviewBar(id, (change, hunk, revision) =>
+        this._comm?.send(
+          message('revert', { review: id, change, hunk, revision })
+        )
+      );
+      created.disposed.connect(() => this._reviews.delete(id));
+      this._reviews.set(id, created);
+      created.showIn(cell);
+      bar = created;
+    }
+    bar?.draw(review);
   }
 
   private async _serve(

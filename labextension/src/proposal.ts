@@ -7,8 +7,9 @@
 import { Cell } from '@jupyterlab/cells';
 import { PanelLayout, Widget } from '@lumino/widgets';
 
-import { diffLines, fold, IDiffLine, IFold, stats } from './diff';
+import { diffLines, fold, stats } from './diff';
 import { Change } from './protocol';
+import { button, counts, element, renderLine } from './view';
 
 export type Decision = 'accept' | 'reject';
 
@@ -20,32 +21,6 @@ const TITLES = {
 
 /** The cell class that marks a cell proposed for deletion. */
 const DELETE_TARGET = 'acp-live-delete-target';
-
-function element(tag: string, className: string, text?: string): HTMLElement {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
-}
-
-function renderLine(line: IDiffLine | IFold): HTMLElement {
-  if (line.kind === 'fold') {
-    return element(
-      'span',
-      'acp-live-line acp-live-line-fold',
-      `… ${line.count} unchanged line${line.count === 1 ? '' : 's'}`
-    );
-  }
-  const sign =
-    line.kind === 'added' ? '+' : line.kind === 'removed' ? '-' : ' ';
-  return element(
-    'span',
-    `acp-live-line acp-live-line-${line.kind}`,
-    `${sign} ${line.text}`
-  );
-}
 
 export class Proposal extends Widget {
   /** Settles with the user's click. */
@@ -61,28 +36,25 @@ export class Proposal extends Widget {
     this.node.dataset.op = change.op;
     const after = change.op === 'delete' ? '' : change.source;
     const lines = diffLines(before, after);
-    const counts = stats(lines);
+    const changed = stats(lines);
 
     const header = element('div', 'acp-live-proposal-header');
     header.append(
       element('span', 'acp-live-proposal-title', TITLES[change.op]),
       element('span', 'acp-live-proposal-label', label),
-      element('span', 'acp-live-count-added', `+${counts.added}`),
-      element('span', 'acp-live-count-removed', `−${counts.removed}`),
+      ...counts(changed.added, changed.removed),
       element('span', 'acp-live-spacer')
     );
-    const accept = element(
-      'button',
-      'jp-Button jp-mod-styled jp-mod-accept acp-live-accept',
-      'Accept'
+    const accept = button(
+      'Accept',
+      'jp-mod-accept acp-live-accept',
+      'Apply this change to the notebook (Ctrl+Z undoes it)'
     );
-    const reject = element(
-      'button',
-      'jp-Button jp-mod-styled jp-mod-reject acp-live-reject',
-      'Reject'
+    const reject = button(
+      'Reject',
+      'jp-mod-reject acp-live-reject',
+      'Leave the cell as it is'
     );
-    accept.title = 'Apply this change to the notebook (Ctrl+Z undoes it)';
-    reject.title = 'Leave the cell as it is';
     header.append(accept, reject);
 
     const body = element('div', 'acp-live-diff-lines');

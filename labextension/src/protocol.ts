@@ -1,11 +1,11 @@
 /**
- * The live-notebook comm protocol, version 1: this extension's half. The kernel's half,
+ * The live-notebook comm protocol, version 2: this extension's half. The kernel's half,
  * with the message table, is acp_notebook/notebook/frontend/protocol.py.
  */
 
 import { JSONObject } from '@lumino/coreutils';
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 /** Registered by the kernel (`%load_ext acp_notebook`); we open one comm per notebook. */
 export const KERNEL_TARGET = 'acp_notebook.live';
 /** Registered by us on every notebook kernel; the kernel's beacon comm opens here. */
@@ -129,4 +129,118 @@ export function cellIdOf(raw: unknown): string {
 /** A positive bound on output characters (the kernel's, or a default). */
 export function maxChars(raw: unknown): number {
   return typeof raw === 'number' && raw > 0 ? Math.floor(raw) : 4000;
+}
+
+/** A line of a reviewed hunk (a fold: `count` lines not sent). */
+export interface IReviewLine {
+  kind: 'added' | 'removed' | 'context' | 'fold';
+  text: string;
+  count: number;
+}
+
+export interface IReviewHunk {
+  header: string;
+  lines: IReviewLine[];
+}
+
+export type ChangeStatus =
+  'changed' | 'new' | 'deleted' | 'reverted' | 'unavailable';
+
+/** A file or cell a turn changed, as the kernel's record has it now. */
+export interface IReviewChange {
+  label: string;
+  target: 'file' | 'cell';
+  status: ChangeStatus;
+  added: number;
+  removed: number;
+  revertible: boolean;
+  /** Created or deleted: reverted whole, not per hunk. */
+  whole: boolean;
+  revision: string;
+  hunks: IReviewHunk[];
+}
+
+/** A `review` message: a turn's changes, drawn in cell `cell_id` (null: redraw). */
+export interface IReview {
+  review: string;
+  cell_id: string | null;
+  changes: IReviewChange[];
+  revert_all: boolean;
+  forgotten: boolean;
+  message: string | null;
+}
+
+const LINE_KINDS: ReadonlyArray<string> = [
+  'added',
+  'removed',
+  'context',
+  'fold'
+];
+const STATUSES: ReadonlyArray<string> = [
+  'changed',
+  'new',
+  'deleted',
+  'reverted',
+  'unavailable'
+];
+
+function list(value: unknown, field: string): unknown[] {
+  if (!Array.isArray(value)) {
+    throw new RequestError('invalid', `${field} must be a list`);
+  }
+  return value;
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && value > 0 ? Math.floor(value) : 0;
+}
+
+function parseLine(raw: unknown): IReviewLine {
+  const line = (raw ?? {}) as Record<string, unknown>;
+  const kind = String(line.kind);
+  if (!LINE_KINDS.includes(kind)) {
+    throw new RequestError('invalid', `line kind ${kind} is unknown`);
+  }
+  return {
+    kind: kind as IReviewLine['kind'],
+    text: typeof line.text === 'string' ? line.text : '',
+    count: count(line.count)
+  };
+}
+
+function parseReviewChange(raw: unknown): IReviewChange {
+  const change = (raw ?? {}) as Record<string, unknown>;
+  const status = String(change.status);
+  return {
+    label: text(change.label, 'label'),
+    target: change.target === 'cell' ? 'cell' : 'file',
+    status: (STATUSES.includes(status) ? status : 'changed') as ChangeStatus,
+    added: count(change.added),
+    removed: count(change.removed),
+    revertible: change.revertible === true,
+    whole: change.whole === true,
+    revision: text(change.revision, 'revision'),
+    hunks: list(change.hunks ?? [], 'hunks').map(rawHunk => {
+      const hunk = (rawHunk ?? {}) as Record<string, unknown>;
+      return {
+        header: text(hunk.header, 'header'),
+        lines: list(hunk.lines, 'lines').map(parseLine)
+      };
+    })
+  };
+}
+
+/** A `review` from the kernel, checked field by field. */
+export function parseReview(data: Record<string, unknown>): IReview {
+  return {
+    review: text(data.review, 'review'),
+    cell_id:
+      data.cell_id === null || data.cell_id === undefined
+        ? null
+        : text(data.cell_id, 'cell_id'),
+    changes: list(data.changes, 'changes').map(parseReviewChange),
+    revert_all: data.revert_all === true,
+    forgotten: data.forgotten === true,
+    message: typeof data.message === 'string' ? data.message : null
+  };
 }

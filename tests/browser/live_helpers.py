@@ -9,6 +9,7 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -22,13 +23,15 @@ if shutil.which("chromium") is None:
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 expect = sync_api.expect
 
-from .conftest import UI_TIMEOUT_MS, NotebookPage  # noqa: E402
+from .conftest import TURN_TIMEOUT_MS, UI_TIMEOUT_MS, NotebookPage  # noqa: E402
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, WebSocket
 
 FUNCTION = "def total(values):\n    result = 0\n    for v in values:\n        result += v\n    return result"
 RENAMED = "def total(values):\n    acc = 0\n    for v in values:\n        acc += v\n    return acc"
+#: The file ``/rename result acc helper.py`` renames in after the cell.
+HELPER_PY = "def double(result):\n    return result * 2\n"
 
 #: Cell 2: what a notebook tool does first: the connected notebook and its cells. Calls
 #: run on an agent loop thread of their own, as the tools' calls will.
@@ -148,6 +151,34 @@ class LiveNotebookPage:
             has_text=re.compile(r"^Restart Kernel…$"),
         ).click()
         page.locator(".jp-Dialog-button", has_text=re.compile(r"^Restart$")).click()
+
+    def rename_in_cell_and_file(self, *after: str) -> Path:
+        """The notebook: load, the function, ``%acp /rename result acc helper.py``, then
+        ``after``, with helper.py beside it; opened and connected, the ``%acp`` cell run,
+        its edit of the function accepted in the cell and its write of the file allowed
+        once on its card, until the turn ends. helper.py's path."""
+        helper = self.nb.dir / "helper.py"
+        helper.write_text(HELPER_PY)
+        self.nb.write(
+            ["%load_ext acp_notebook", FUNCTION, "%acp /rename result acc helper.py", *after]
+        )
+        self.open()
+        self.nb.run_cell(0)
+        self.nb.wait_done(0)
+        self.wait_connected()
+
+        self.nb.run_cell(2)
+        shown = self.proposal(1)
+        expect(shown).to_be_visible(timeout=TURN_TIMEOUT_MS)
+        shown.get_by_role("button", name="Accept").click()
+        self.expect_source(1, RENAMED)
+        # Then the file: its permission card in the turn, allowed once.
+        card = self.nb.output(2).locator(".acp-permission-card")
+        expect(card).to_contain_text("helper.py", timeout=TURN_TIMEOUT_MS)
+        self.nb.shot("acp-file-asked")
+        card.get_by_role("button", name="Allow once", exact=True).click()
+        self.nb.wait_done(2)
+        return helper
 
     # -- cells --------------------------------------------------------------------------
 

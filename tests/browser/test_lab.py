@@ -98,7 +98,9 @@ def test_reply_streams_then_transcript(notebook: NotebookPage) -> None:
     expect(markdown.get_by_text("Stop reason: end_turn")).to_have_count(1)
     # The plan is the live view's checklist: one mark per step, no list bullet beside it.
     expect(markdown.locator("li", has_text="✅")).to_have_count(5)
-    assert markdown.locator("li").first.evaluate("li => getComputedStyle(li).listStyleType") == "none"
+    assert (
+        markdown.locator("li").first.evaluate("li => getComputedStyle(li).listStyleType") == "none"
+    )
     _no_widget_left(notebook, 1)
 
     seen = notebook.page.evaluate("window.__acpSeen")

@@ -23,7 +23,7 @@ from acp_notebook.agents.demo.placeholders import add_placeholders
 
 from . import test_live_edits
 from .conftest import TURN_TIMEOUT_MS
-from .live_helpers import FUNCTION, RENAMED, LiveNotebookPage, expect, printed
+from .live_helpers import FUNCTION, HELPER_PY, RENAMED, LiveNotebookPage, expect, printed
 
 # The same three flavours, their servers and pages as the live edits' tests.
 flavour = test_live_edits.flavour
@@ -200,32 +200,10 @@ def test_acp_refactor_this_function_is_accepted_in_the_cell_and_undone(
     assert saved.cells[1].source == FUNCTION
 
 
-HELPER_PY = "def double(result):\n    return result * 2\n"
-
-
 def test_acp_undo_restores_the_cell_and_the_file_one_turn_changed(
     live: LiveNotebookPage,
 ) -> None:
-    helper = live.nb.dir / "helper.py"
-    helper.write_text(HELPER_PY)
-    rename = "%acp /rename result acc helper.py"
-    live.nb.write(["%load_ext acp_notebook", FUNCTION, rename, "%acp --undo"])
-    live.open()
-    live.nb.run_cell(0)
-    live.nb.wait_done(0)
-    live.wait_connected()
-
-    live.nb.run_cell(2)
-    shown = live.proposal(1)
-    expect(shown).to_be_visible(timeout=TURN_TIMEOUT_MS)
-    shown.get_by_role("button", name="Accept").click()
-    live.expect_source(1, RENAMED)
-    # Then the file: its permission card in the turn, allowed once.
-    card = live.nb.output(2).locator(".acp-permission-card")
-    expect(card).to_contain_text("helper.py", timeout=TURN_TIMEOUT_MS)
-    live.nb.shot("acp-file-asked")
-    card.get_by_role("button", name="Allow once", exact=True).click()
-    live.nb.wait_done(2)
+    helper = live.rename_in_cell_and_file("%acp --undo")
     expect(live.nb.output(2)).to_contain_text("Changed in this turn: cell 2 (+3 −3), helper.py")
     assert helper.read_text() == HELPER_PY.replace("result", "acc")
     live.nb.shot("acp-cell-and-file-changed")

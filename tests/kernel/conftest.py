@@ -27,10 +27,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from jupyter_client import KernelManager
+
+if TYPE_CHECKING:
+    from .fake_frontend import FakeFrontend
 
 #: Safety net for one wait (kernel start, a whole turn, ...). Never an assertion of speed.
 SAFETY = 90.0
@@ -182,11 +185,26 @@ class Kernel:
         allow_stdin: bool = True,
         until: str | Callable[[Execution], Any] | None = "idle",
         timeout: float = SAFETY,
+        cell_id: str | None = None,
     ) -> Execution:
         """Send ``code``; wait ``until`` "idle" (the cell returned), "final" (the turn's
         transcript bundle arrived, and the cell is idle), a predicate of the execution,
-        or None (return at once)."""
-        msg_id = self.kc.execute(code, allow_stdin=allow_stdin)
+        or None (return at once). ``cell_id``: sent as JupyterLab does, in the request's
+        metadata (``cellId``)."""
+        if cell_id is None:
+            msg_id = self.kc.execute(code, allow_stdin=allow_stdin)
+        else:
+            content = {
+                "code": code,
+                "silent": False,
+                "store_history": True,
+                "user_expressions": {},
+                "allow_stdin": allow_stdin,
+                "stop_on_error": True,
+            }
+            msg = self.kc.session.msg("execute_request", content, metadata={"cellId": cell_id})
+            self.kc.shell_channel.send(msg)
+            msg_id = msg["header"]["msg_id"]
         execution = Execution(self, msg_id, code, allow_stdin)
         self.executions.append(execution)
         if until is not None:
@@ -552,3 +570,20 @@ def prompt_exchange(
         if direction == "recv" and message.get("id") == request_id and "method" not in message:
             return index, message.get("result"), j
     return index, None, None
+
+
+@pytest.fixture
+def function_notebook(kernel: Kernel) -> Iterator[FakeFrontend]:
+    """A live notebook (through the fake frontend) whose cell 2 defines the function."""
+    from .fake_frontend import FUNCTION, FakeFrontend
+
+    fake = FakeFrontend(kernel)
+    fake.cells = [
+        fake.cell("c-load", "code", "%load_ext acp_notebook", 1),
+        fake.cell("c-func", "code", FUNCTION, 2),
+    ]
+    fake.connect()
+    try:
+        yield fake
+    finally:
+        fake.close()

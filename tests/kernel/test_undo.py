@@ -4,7 +4,6 @@ cells are reverted through the live notebook (the test client plays the extensio
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -145,21 +144,6 @@ def test_the_changes_list_reverts_one_hunk_then_all_that_is_left(
 
 
 HELPER_PY = "def double(result):\n    return result * 2\n"
-
-
-@pytest.fixture
-def function_notebook(kernel: Kernel) -> Iterator[FakeFrontend]:
-    """A live notebook (through the fake frontend) whose cell 2 defines the function."""
-    fake = FakeFrontend(kernel)
-    fake.cells = [
-        fake.cell("c-load", "code", "%load_ext acp_notebook", 1),
-        fake.cell("c-func", "code", FUNCTION, 2),
-    ]
-    fake.connect()
-    try:
-        yield fake
-    finally:
-        fake.close()
 
 
 def test_undo_restores_the_cell_and_the_file_one_turn_renamed(

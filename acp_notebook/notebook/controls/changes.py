@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ...client.checkpoints import Change, TurnChanges
 from ...client.formatting import fence
 from ..answers import Text
+from ..frontend import frontends
 from ..revert import revert
 from .base import ControlContext, ControlFailed
 
@@ -50,6 +51,7 @@ def _last(ctx: ControlContext) -> TurnChanges | None:
 
 async def changes(ctx: ControlContext) -> Text | WithSavedForm:
     """The files and cells the session's last changing turn changed, to review and revert:
+    the page's review bar in this cell (JupyterLab, Notebook 7 with the extension), else
     buttons where someone can click, else the list and its diffs as text (which the
     buttons also leave in the saved notebook)."""
     turn = _last(ctx)
@@ -57,6 +59,11 @@ async def changes(ctx: ControlContext) -> Text | WithSavedForm:
         return Text(NOTHING)
     if not ctx.interactive:
         return Text(saved_form(turn)["text/plain"])
+    cell_id = frontends.executing_cell()
+    if cell_id is not None and ctx.agents.reviews.offer(turn, cell_id):
+        # The page draws the list in this cell, outside the saved notebook: no widget
+        # that would be dead once the notebook is reopened; the words stay.
+        return Text(turn.summary())
     from ...ui.changes import ChangesView
 
     async def revert_one(change: Change | None, hunk: int | None) -> str:
@@ -77,4 +84,6 @@ async def undo(ctx: ControlContext) -> Text:
             "The last turn changed cells, which are reverted only while the cell waits for "
             "the notebook: put `%acp --undo` alone on a line of a cell (ipykernel 7.4 or newer)."
         )
-    return Text((await revert(turn)).sentence())
+    said = (await revert(turn)).sentence()
+    ctx.agents.reviews.redraw(turn, said)
+    return Text(said)

@@ -47,13 +47,19 @@ RUN_TIMEOUT = 600.0
 MAX_OUTPUT_CHARS = 4000
 
 _Pending = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]"]
+#: A message the page sent on its own (a click), with the notebook it came from.
+Handler = Callable[["LiveNotebook", dict[str, Any]], None]
 
 
 class LiveNotebook:
     """A notebook document open in JupyterLab or Notebook 7, connected to this kernel."""
 
     def __init__(
-        self, comm: BaseComm, hello: Hello, on_closed: Callable[[LiveNotebook], None]
+        self,
+        comm: BaseComm,
+        hello: Hello,
+        on_closed: Callable[[LiveNotebook], None],
+        on_message: Handler | None = None,
     ) -> None:
         self.comm_id = comm.comm_id
         #: The notebook's path relative to the server's root (follows renames).
@@ -62,6 +68,7 @@ class LiveNotebook:
         self.extension_version = hello.extension_version
         self._comm = comm
         self._on_closed = on_closed
+        self._on_message = on_message
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
@@ -226,6 +233,8 @@ class LiveNotebook:
                     _resolve(loop, future, error=reply_error(data, self.path))
                 else:
                     _resolve(loop, future, result=data.get("result"))
+        elif self._on_message is not None:
+            self._on_message(self, data)
 
     def _on_close(self, _msg: dict[str, Any]) -> None:
         self._fail_all(

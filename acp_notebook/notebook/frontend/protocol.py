@@ -1,4 +1,4 @@
-"""The live-notebook comm protocol, version 1, between this kernel and the ``acp-notebook``
+"""The live-notebook comm protocol, version 2, between this kernel and the ``acp-notebook``
 JupyterLab / Notebook 7 extension (``labextension/src/protocol.ts`` is its other half).
 
 Connecting, whichever side starts first:
@@ -14,7 +14,7 @@ Connecting, whichever side starts first:
 * Either side closing the comm ends the connection; a kernel restart ends it too, and the
   extension then withdraws every proposal it shows.
 
-Every message is a JSON object with ``"v": 1`` and ``"type"``. Requests carry an integer
+Every message is a JSON object with ``"v": 2`` and ``"type"``. Requests carry an integer
 ``id`` that their reply repeats.
 
 =================  ==========  ==========================================================
@@ -37,6 +37,13 @@ message            direction   fields
 ``cancel``         k → f       ``id``: the caller stopped waiting; a proposal is withdrawn
 ``reply``          f → k       ``id`` and ``result`` (above), or ``error``:
                                ``{code: not_found|invalid|failed, message}``
+``review``         k → f       a turn's changes, drawn as a bar in cell ``cell_id`` (the
+                               ``%acp`` cell; null: redraw the bar of ``review``):
+                               ``review`` (its id), ``changes``, ``revert_all``,
+                               ``message`` (what the last Revert did, or null)
+``revert``         f → k       a Revert click: ``review``, ``change`` (index; null: Revert
+                               all), ``hunk`` (index; null: the whole change),
+                               ``revision``; answered by a ``review`` for the same id
 =================  ==========  ==========================================================
 
 ``change`` is ``{op: "edit", cell_id, source, expected_source}``,
@@ -44,6 +51,13 @@ message            direction   fields
 ``{op: "delete", cell_id, expected_source}``. ``cell`` is ``{id, index, cell_type, source,
 execution_count, outputs_text, truncated}`` (the cell after an accepted edit or insert;
 the cell as it is now when stale; null after a delete or a rejection).
+
+A review's ``changes`` are ``{label, target: file|cell, status: changed|new|deleted|
+reverted|unavailable, added, removed, revertible, whole, revision, hunks}``; a hunk is
+``{header, lines: [{kind: added|removed|context|fold, text, count}]}``. ``revision`` names
+the change's current text: a ``revert`` whose revision is not the change's any more (it
+was reverted meanwhile) reverts nothing and redraws the bar. Version 2 added ``review``
+and ``revert``.
 
 Staleness: an edit or a delete carries the source the agent read. If the cell's source
 differs when it is proposed, while it is shown, or when Accept is clicked, the answer is

@@ -16,7 +16,7 @@ from .wire import FRONTEND_TARGET, KERNEL_TARGET, PROTOCOL_VERSION, message
 if TYPE_CHECKING:
     from comm.base_comm import BaseComm
 
-    from .live import LiveNotebook
+    from .live import Handler, LiveNotebook
 
 
 class Frontends:
@@ -27,6 +27,7 @@ class Frontends:
         self._live: list[LiveNotebook] = []
         self._beacon: BaseComm | None = None
         self._listeners = Listeners("the live notebooks")
+        self._handlers: dict[str, Handler] = {}
 
     def current(self) -> LiveNotebook | None:
         """The most recently connected notebook; None when no extension is connected
@@ -42,6 +43,25 @@ class Frontends:
         """Call ``listener()`` after a notebook connects or disconnects (on the thread
         that handled the comm message); returns the function that stops it."""
         return self._listeners.add(listener)
+
+    def handle(self, type_: str, handler: Handler) -> None:
+        """Call ``handler(live, data)`` for every ``type_`` message a page sends on its own
+        (not a reply), on the thread that handled the comm message: it must not block."""
+        self._handlers[type_] = handler
+
+    @staticmethod
+    def executing_cell() -> str | None:
+        """The id of the cell this kernel runs now, as the page sent it: JupyterLab and
+        Notebook 7 put ``cellId`` in the execute request's metadata (None elsewhere)."""
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+        if kernel is None:
+            return None
+        with contextlib.suppress(Exception):  # no parent: not inside an execute request
+            cell_id = kernel.get_parent("shell").get("metadata", {}).get("cellId")
+            return cell_id if isinstance(cell_id, str) and cell_id else None
+        return None
 
     @property
     def installed(self) -> bool:
@@ -96,11 +116,16 @@ class Frontends:
             )
             channel.close()
             return
-        live = LiveNotebook(channel, hello, on_closed=self._drop)
+        live = LiveNotebook(channel, hello, on_closed=self._drop, on_message=self._dispatch)
         with self._lock:
             self._live.append(live)
         live.send("welcome", version=__version__)
         self._listeners.notify()
+
+    def _dispatch(self, live: LiveNotebook, data: dict[str, Any]) -> None:
+        handler = self._handlers.get(str(data.get("type")))
+        if handler is not None:
+            handler(live, data)
 
     def _drop(self, live: LiveNotebook) -> None:
         with self._lock, contextlib.suppress(ValueError):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 #: Registered by the kernel; the extension opens one comm per notebook here.
 KERNEL_TARGET = "acp_notebook.live"
 #: Registered by the extension; the kernel's beacon comm.

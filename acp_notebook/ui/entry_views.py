@@ -1,0 +1,95 @@
+"""The views of one turn's entries, in order, following a transcript that keeps only its
+last entries (``client/entries.py``, ``KEPT_ENTRIES``): an entry gets its view when it
+arrives and loses it (its widgets closed) when the transcript lets it go, and one line above
+them says how many were not kept. So a turn of 100,000 updates holds about as many widgets
+in the kernel as one of 1,000."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+import ipywidgets as w
+
+from ..client.entries import Entry, ToolCallEntry
+from ..client.transcript import Transcript
+from .elicitation import ElicitationForm
+from .message import note_html
+from .segments import AppendOnlyBox, close_tree, flat_html
+from .toolcall import ToolCallCard
+
+
+class ChildView(Protocol):
+    """What the turn needs of each entry's view."""
+
+    widget: w.Widget
+
+    def refresh(self, active: bool = False) -> bool: ...
+
+
+class EntryViews:
+    """The entry views of one turn; ``views``, ``cards`` and ``forms`` are changed in place
+    (the turn view hands them out)."""
+
+    def __init__(self) -> None:
+        self.body = AppendOnlyBox()
+        self.views: list[ChildView] = []
+        #: Tool call cards by tool call id, and the elicitation forms.
+        self.cards: dict[str, ToolCallCard] = {}
+        self.forms: list[ElicitationForm] = []
+        #: "N earlier entries not kept", made when the transcript first lets one go.
+        self.note: w.HTML | None = None
+        # The entry of each view by id(entry), the entry held so its id stays unique.
+        self._shown: dict[int, tuple[Entry, ChildView]] = {}
+        self._mark = 0
+        self._not_kept = 0
+
+    def sync(self, transcript: Transcript, turn: int, make: Callable[[Entry], ChildView]) -> bool:
+        """Views for the entries of ``turn`` added since the last call, and none for those
+        let go of since; True if any view came or went."""
+        new = [
+            e
+            for e in transcript.entries_since(self._mark)
+            if e.turn == turn and id(e) not in self._shown
+        ]
+        self._mark = transcript.appended
+        changed = self._let_go(transcript, turn)
+        added = []
+        for entry in new:
+            view = make(entry)
+            self._shown[id(entry)] = (entry, view)
+            if isinstance(entry, ToolCallEntry) and isinstance(view, ToolCallCard):
+                self.cards[entry.tool_call.tool_call_id] = view
+            elif isinstance(view, ElicitationForm):
+                self.forms.append(view)
+            added.append(view)
+        self.body.extend([v.widget for v in added])
+        self.views.extend(added)
+        return changed or bool(added)
+
+    def _let_go(self, transcript: Transcript, turn: int) -> bool:
+        count = transcript.not_kept.get(turn, 0)
+        if count == self._not_kept:
+            return False
+        self._not_kept = count
+        kept = {id(e) for e in transcript.entries}
+        gone = [view for key, (_, view) in self._shown.items() if key not in kept]
+        self._shown = {key: pair for key, pair in self._shown.items() if key in kept}
+        if gone:
+            ids = {id(view) for view in gone}
+            self.views[:] = [v for v in self.views if id(v) not in ids]
+            for call_id in [c for c, card in self.cards.items() if id(card) in ids]:
+                del self.cards[call_id]
+            self.forms[:] = [f for f in self.forms if id(f) not in ids]
+            self.body.remove([v.widget for v in gone])
+            for view in gone:
+                if isinstance(view, ToolCallCard):
+                    view.close_widgets()
+                else:
+                    close_tree(view.widget)
+        html = note_html(transcript.not_kept_note(turn))
+        if self.note is None:
+            self.note = flat_html(html)
+        else:
+            self.note.value = html
+        return True
