@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import ingest, inspector_overhead, kernel_turns, sizes, startup
+from . import first_turn, ingest, inspector_overhead, kernel_turns, sizes, startup
 from .table import Row, format_table
 
 
@@ -33,6 +33,7 @@ def inspector(quick: bool) -> list[Row]:
 
 BENCHMARKS: dict[str, Callable[[bool], list[Row]]] = {
     "startup": startup.measure,
+    "first_turn": first_turn.measure,
     "ingest": ingest.measure,
     "kernel": kernel_turns.measure,
     "inspector": inspector,

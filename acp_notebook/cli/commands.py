@@ -10,9 +10,8 @@ from collections.abc import Callable, Sequence
 import anyio
 
 from ..agents.presets import preset_table
-from ..client.permissions import POLICIES
-from ..client.session import DEFAULT_CANCEL_GRACE
-from .doctor import doctor
+from ..client.cancel import DEFAULT_CANCEL_GRACE
+from ..client.policy import POLICIES
 from .exits import EXIT_INTERRUPTED, fail
 from .output import terminal_safe_output
 from .run import run
@@ -60,6 +59,12 @@ AGENTS: dict[str, Callable[[Sequence[str]], int]] = {
     "demo-agent": _demo_agent,
     "replay-agent": _replay_agent,
 }
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from .doctor import doctor
+
+    return anyio.run(doctor, args)
 
 
 def _install_kernel(args: argparse.Namespace) -> int:
@@ -155,7 +160,7 @@ def _add_doctor(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     doctor_parser.add_argument(
         "--json", action="store_true", help="with --report: the card as JSON (sorted keys)"
     )
-    doctor_parser.set_defaults(func=lambda a: anyio.run(doctor, a))
+    doctor_parser.set_defaults(func=_doctor)
 
 
 def _add_install_kernel(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

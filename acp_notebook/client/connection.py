@@ -148,22 +148,37 @@ class ClientConnection(Handshake):
     ) -> AsyncIterator[ClientConnection]:
         """Start the agent subprocess and connect to it; on exit every session is
         cleaned up and the agent shut down with all its children."""
-        async with open_agent_process(
-            command, env=env, cwd=cwd, name=name, on_stderr=on_stderr
-        ) as process:
-            peer = Peer(
-                process.stdout, process.stdin, name=process.name, close_reason=process.describe_exit
-            )
-            for observer in observers:
-                peer.add_observer(observer)
-            async with cls.over(
-                peer,
-                process=process,
-                name=process.name,
-                cancel_grace=cancel_grace,
-                handlers=handlers,
-            ) as conn:
-                yield conn
+        async with (
+            open_agent_process(
+                command, env=env, cwd=cwd, name=name, on_stderr=on_stderr
+            ) as process,
+            cls.over_process(
+                process, observers=observers, cancel_grace=cancel_grace, handlers=handlers
+            ) as conn,
+        ):
+            yield conn
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def over_process(
+        cls,
+        process: AgentProcess,
+        *,
+        observers: Sequence[Observer] = (),
+        cancel_grace: float = DEFAULT_CANCEL_GRACE,
+        handlers: object | None = None,
+    ) -> AsyncIterator[ClientConnection]:
+        """Connect to an agent subprocess already started (``acp-notebook run`` starts it
+        before loading the client, so both load at once)."""
+        peer = Peer(
+            process.stdout, process.stdin, name=process.name, close_reason=process.describe_exit
+        )
+        for observer in observers:
+            peer.add_observer(observer)
+        async with cls.over(
+            peer, process=process, name=process.name, cancel_grace=cancel_grace, handlers=handlers
+        ) as conn:
+            yield conn
 
     @classmethod
     @contextlib.asynccontextmanager

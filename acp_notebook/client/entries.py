@@ -49,9 +49,11 @@ class TextRun:
     def append(self, text: str) -> None:
         self.parts.append(text)
         self._joined = None
-        self._size += len(text)
-        self.received += len(text)
-        self._trim()
+        size = len(text)
+        self._size += size
+        self.received += size
+        if self._size > TEXT_RUN_TAIL * 2:  # the least _trim acts on (called per chunk)
+            self._trim()
 
     def _trim(self) -> None:
         if self._size <= (

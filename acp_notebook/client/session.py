@@ -26,6 +26,7 @@ import anyio
 
 from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
+from .cancel import DEFAULT_CANCEL_GRACE
 from .checkpoints import Checkpoints
 from .elicitation import ElicitationBroker
 from .errors import PromptNotSupported, TurnTimeout
@@ -51,7 +52,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CANCEL_GRACE = 10.0
 
 TurnState = Literal["queued", "running", "done"]
 PromptInput = (

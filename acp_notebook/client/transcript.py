@@ -99,6 +99,8 @@ class Transcript:
         if len(self.entries) > self.keep + self.keep // 4:  # in batches: amortised O(1)
             self._let_go()
         self.version += 1
+        if not self._listeners:  # the CLI's Markdown run: no copy per streamed chunk
+            return
         for listener in list(self._listeners):
             try:
                 listener(self)

@@ -37,6 +37,7 @@ _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
 _OPEN = frozenset(b"[{")
 _QUOTE = ord('"')
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_DECODER = json.JSONDecoder()
 
 
 def scrub(text: str) -> str:
@@ -106,7 +107,12 @@ def decode_line(line: bytes) -> Any:
     UTF-8, nesting too deep to parse and too long to cut)."""
     deep = line.count(b"[") + line.count(b"{") > MAX_DEPTH
     try:
-        value = json.loads(line)
+        if line[:1] == b"{" and line[1:2] != b"\x00":
+            # What json.loads does with bytes it detects as UTF-8 (every object line is),
+            # without the detection: it costs as much as parsing a small message.
+            value = _DECODER.decode(line.decode("utf-8", "surrogatepass"))
+        else:
+            value = json.loads(line)
     except RecursionError:
         if len(line) > _MAX_CUT_BYTES:
             raise ValueError(f"JSON nested too deep in a line of {len(line)} bytes") from None

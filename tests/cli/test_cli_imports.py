@@ -37,3 +37,12 @@ def test_importing_it_loads_no_jupyter_or_widget_code(module: str) -> None:
     assert module in modules  # the report is read right
     assert {name for name in modules if name.split(".")[0] in JUPYTER} == set()
     assert [name for name in modules if name.startswith(ABOVE_THE_CLIENT)] == []
+
+
+def test_the_command_and_its_run_start_the_agent_before_loading_the_models() -> None:
+    # `acp-notebook run` starts the agent with what cli.run imports, then loads the client
+    # (cli.turn) while the agent starts: the protocol models are loaded once it runs.
+    modules = imported_by("acp_notebook.cli.run")
+    assert "acp_notebook.cli.commands" in modules
+    assert "acp_notebook.protocol.models" not in modules
+    assert "acp_notebook.protocol.models" in imported_by("acp_notebook.cli.turn")
