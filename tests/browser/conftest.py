@@ -248,6 +248,10 @@ def browser() -> Iterator[Browser]:
     # this module (anyio: "another loop is running").
     chromium = chromium_or_skip()
     sync_api = import_or_skip("playwright.sync_api", "playwright is not installed")
+    # Every `expect` gets the same safety net as the page's actions: Playwright's own
+    # default is 5 s, which a first `%acp` (importing the notebook layer) can take on a
+    # busy machine before its view appears.
+    sync_api.expect.set_options(timeout=UI_TIMEOUT_MS)
     try:
         manager = sync_api.sync_playwright().start()
     except Exception as exc:
