@@ -47,6 +47,12 @@ class SessionPanel:
         #: while it does: those changes are not the user's. A user's change arrives on the
         #: kernel's comm thread meanwhile and must not be dropped (it was, under load).
         self._syncing_thread: int | None = None
+        #: The user's changes posted to the loop and not applied yet, per control: until
+        #: they are, the transcript's older value must not be written back over the
+        #: control (the user's next change would then start from a value they never chose,
+        #: and one of their changes was lost under load).
+        self._pending: dict[str, int] = {}
+        self._pending_lock = threading.Lock()  # counted on the comm thread and the loop
         self.controls: dict[str, w.Widget] = {}
         self.error = w.HTML("")
         self._title = w.HTML("")
@@ -80,13 +86,18 @@ class SessionPanel:
 
     def set_option(self, config_id: str, value: str | bool) -> None:
         """What changing a control does: `session/set_config_option` on the loop."""
-        self._submit(self._apply, self.session.set_config_option, config_id, value)
+        self._post(config_id, self.session.set_config_option, config_id, value)
 
     def set_mode(self, mode_id: str) -> None:
         """What choosing a mode does: `session/set_mode` on the loop."""
-        self._submit(self._apply, self.session.set_mode, mode_id)
+        self._post("__mode__", self.session.set_mode, mode_id)
 
-    async def _apply(self, method: Callable[..., Awaitable[None]], *args: Any) -> None:
+    def _post(self, key: str, method: Callable[..., Awaitable[None]], *args: Any) -> None:
+        with self._pending_lock:
+            self._pending[key] = self._pending.get(key, 0) + 1
+        self._submit(self._apply, key, method, *args)
+
+    async def _apply(self, key: str, method: Callable[..., Awaitable[None]], *args: Any) -> None:
         try:
             await method(*args)
         except Exception as exc:  # shown in the panel, in one sentence
@@ -95,6 +106,11 @@ class SessionPanel:
             )
         else:
             self.error.value = ""
+        finally:
+            with self._pending_lock:
+                left = self._pending.pop(key, 1) - 1
+                if left > 0:
+                    self._pending[key] = left
         self.refresh()
 
     # ------------------------------------------------------------------ rendering
@@ -168,11 +184,15 @@ class SessionPanel:
         self._syncing_thread = threading.get_ident()
         try:
             mode = self.controls.get("__mode__")
-            if mode is not None and transcript.current_mode_id is not None:
+            if (
+                mode is not None
+                and transcript.current_mode_id is not None
+                and "__mode__" not in self._pending
+            ):
                 mode.value = transcript.current_mode_id
             for option in transcript.known_config_options:
                 control = self.controls.get(option.id)
-                if control is not None:
+                if control is not None and option.id not in self._pending:
                     control.value = option.current_value
         finally:
             self._syncing_thread = None

@@ -53,7 +53,32 @@ def test_a_users_change_during_the_loops_sync_still_reaches_the_agent() -> None:
     mode.value = "ask"
     release.set()
     loop.join(5)
-    assert [args[2:] for args in submitted] == [("ask",)]
+    assert [args[-1:] for args in submitted] == [("ask",)]
     # The panel's own writes are not sent back to the agent.
     panel.refresh()
     assert len(submitted) == 1
+
+
+def test_the_panel_does_not_write_an_older_value_over_a_change_not_applied_yet() -> None:
+    # The user picks Code, then Ask, then Code while the loop is still applying the first:
+    # a refresh in between (the agent's answer to the first) must not put the control back
+    # to the transcript's older value, or the user's next pick starts from a value they
+    # never chose (and a pick equal to it is no change: lost).
+    session = ModeSession()
+    session.transcript.set_modes(
+        m.SessionModeState.parse(
+            {
+                "currentModeId": "ask",
+                "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
+            }
+        )
+    )
+    submitted: list[tuple[Any, ...]] = []
+    panel = SessionPanel(session, submit=lambda *args: submitted.append(args))  # type: ignore[arg-type]
+    mode = panel.controls["__mode__"]
+    assert isinstance(mode, w.Dropdown)
+    mode.value = "code"
+    panel.refresh()  # the transcript still says "ask": the user's "code" is not applied yet
+    assert mode.value == "code"
+    mode.value = "ask"
+    assert [args[-1] for args in submitted] == ["code", "ask"]
