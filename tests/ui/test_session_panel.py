@@ -20,7 +20,9 @@ class ModeSession(FakeSession):
         pass
 
 
-def test_a_users_change_during_the_loops_sync_still_reaches_the_agent() -> None:
+def ask_or_code() -> tuple[ModeSession, SessionPanel, w.Dropdown, list[tuple[Any, ...]]]:
+    """A session in mode Ask (Ask and Code offered), its panel, the panel's Mode control,
+    and what the panel submits to the loop (recorded, never run)."""
     session = ModeSession()
     session.transcript.set_modes(
         m.SessionModeState.parse(
@@ -34,6 +36,11 @@ def test_a_users_change_during_the_loops_sync_still_reaches_the_agent() -> None:
     panel = SessionPanel(session, submit=lambda *args: submitted.append(args))  # type: ignore[arg-type]
     mode = panel.controls["__mode__"]
     assert isinstance(mode, w.Dropdown)
+    return session, panel, mode, submitted
+
+
+def test_a_users_change_during_the_loops_sync_still_reaches_the_agent() -> None:
+    session, panel, mode, submitted = ask_or_code()
     syncing = threading.Event()
     release = threading.Event()
 
@@ -64,19 +71,7 @@ def test_the_panel_does_not_write_an_older_value_over_a_change_not_applied_yet()
     # a refresh in between (the agent's answer to the first) must not put the control back
     # to the transcript's older value, or the user's next pick starts from a value they
     # never chose (and a pick equal to it is no change: lost).
-    session = ModeSession()
-    session.transcript.set_modes(
-        m.SessionModeState.parse(
-            {
-                "currentModeId": "ask",
-                "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
-            }
-        )
-    )
-    submitted: list[tuple[Any, ...]] = []
-    panel = SessionPanel(session, submit=lambda *args: submitted.append(args))  # type: ignore[arg-type]
-    mode = panel.controls["__mode__"]
-    assert isinstance(mode, w.Dropdown)
+    _session, panel, mode, submitted = ask_or_code()
     mode.value = "code"
     panel.refresh()  # the transcript still says "ask": the user's "code" is not applied yet
     assert mode.value == "code"
