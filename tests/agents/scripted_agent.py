@@ -3,9 +3,12 @@
 Options (argv):
   --stderr-bytes N   write N bytes to stderr before answering ``initialize``
   --ignore-eof       keep running after stdin ends (until signalled)
+  --updates FILE     answer every ``session/prompt`` with the ``session/update`` values of
+                     the JSON list in FILE (each sent with the session's id), then ``end_turn``
 
 Methods:
   initialize, session/new       minimal valid answers
+  session/prompt                with --updates: the recorded stream (else: not found)
   _test/echo                    answers ``{"params": <params>}``
   _test/env                     answers ``{"env": <os.environ>}``
   _test/die                     writes a line to stderr, then exits with code 3 without answering
@@ -15,6 +18,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 out = sys.stdout.buffer
 
@@ -31,6 +35,8 @@ def option(name, default=None):
 
 
 stderr_bytes = int(option("--stderr-bytes", "0"))
+updates_file = option("--updates")
+updates = json.loads(Path(updates_file).read_text(encoding="utf-8")) if updates_file else None
 
 for line in sys.stdin.buffer:
     if not line.strip():
@@ -52,6 +58,11 @@ for line in sys.stdin.buffer:
         )
     elif method == "session/new":
         send({"jsonrpc": "2.0", "id": mid, "result": {"sessionId": "s1"}})
+    elif method == "session/prompt" and updates is not None:
+        for update in updates:
+            params = {"sessionId": "s1", "update": update}
+            send({"jsonrpc": "2.0", "method": "session/update", "params": params})
+        send({"jsonrpc": "2.0", "id": mid, "result": {"stopReason": "end_turn"}})
     elif method == "_test/echo":
         send({"jsonrpc": "2.0", "id": mid, "result": {"params": msg.get("params")}})
     elif method == "_test/env":

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "mixed_stream"
-AGENT = Path(__file__).resolve().parent.parent / "agents" / "stream_agent.py"
+AGENT = Path(__file__).resolve().parent.parent / "agents" / "scripted_agent.py"
 CLI = [sys.executable, "-m", "acp_notebook.cli", "run"]
 SAFETY = 120  # seconds; a safety net, never a performance bound
 
@@ -30,7 +30,7 @@ def test_the_printed_transcript_of_a_mixed_stream_is_the_recorded_one(
         (DATA / "updates.json").read_text(encoding="utf-8").replace("$CWD", str(tmp_path)),
         encoding="utf-8",
     )
-    agent = shlex.join([sys.executable, str(AGENT), str(updates)])
+    agent = shlex.join([sys.executable, str(AGENT), "--updates", str(updates)])
     result = subprocess.run(
         [*CLI, "--format", output_format, "--cwd", str(tmp_path), "--agent", agent, "go"],
         stdin=subprocess.DEVNULL,
