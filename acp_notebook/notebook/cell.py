@@ -15,6 +15,7 @@ import ipywidgets as w
 from IPython.display import update_display
 
 from ..client.session import PromptTurn, Session
+from ..ui import layouts
 from ..ui.auth import AuthPrompt
 from ..ui.segments import close_tree
 from ..ui.session_panel import SessionPanel
@@ -34,10 +35,12 @@ class LiveCell:
         #: Hands a widget callback to the agent loop (from any thread).
         self.post = loop.post
         self.display_id = uuid.uuid4().hex
-        self._panels = w.VBox([])
-        self.widget = w.VBox([view.widget, self._panels], layout=w.Layout(width="100%"))
+        self._panels = layouts.vbox()
+        self.widget = layouts.vbox([view.widget, self._panels], width="100%")
         self.login: AuthPrompt | None = None
+        self._accordion: w.Accordion | None = None
         self._settings: SessionPanel | None = None
+        self._ended = False
 
     def starting(self, status: Status) -> None:
         """Say that the agent is starting, unless it runs already."""
@@ -60,18 +63,33 @@ class LiveCell:
         self.view.on_cancel = turn.cancel
         self.view.bind(session, turn)
         transcript = session.transcript
-        if self._settings is not None or not (transcript.modes or transcript.config_options):
+        if self._accordion is not None or not (transcript.modes or transcript.config_options):
+            return
+        # The panel's controls are made when it is first opened: most turns never open it,
+        # and its widget models would be most of what a short turn sends (issue 15).
+        holder = layouts.vbox()
+        accordion = w.Accordion(children=[holder], selected_index=None, layout=layouts.layout())
+        accordion.set_title(0, "Session settings (mode, model, options)")
+        accordion.observe(
+            lambda _change: self.post(lambda: self._open_settings(session, holder)),
+            "selected_index",
+        )
+        self._accordion = accordion
+        self._panels.children = (*self._panels.children, accordion)
+
+    def _open_settings(self, session: Session, holder: w.VBox) -> None:
+        """The settings panel, made in ``holder`` the first time it is opened (loop)."""
+        if self._settings is not None or self._ended:
             return
         self._settings = SessionPanel(
             session, submit=self._loop.submit, schedule_later=self._loop.call_later
         )
-        accordion = w.Accordion(children=[self._settings.widget], selected_index=None)
-        accordion.set_title(0, "Session settings (mode, model, options)")
-        self._panels.children = (*self._panels.children, accordion)
+        holder.children = (self._settings.widget,)
 
     def end(self, bundle: dict[str, str], error: str | None) -> None:
         """spec of a saved notebook: the live widget becomes the static transcript
         (``ui/saved_transcript.py``), so the .ipynb shows the conversation when reopened."""
+        self._ended = True
         if error is not None:
             self.view.fail(error)
         else:

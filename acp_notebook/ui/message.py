@@ -13,6 +13,7 @@ import ipywidgets as w
 
 from ..client.agent_markdown import agent_markdown
 from ..client.entries import MessageEntry, TextRun
+from . import layouts
 from .content import block_html
 from .markdown import cut_markdown, render_sheet_markdown, render_sheet_muted_markdown
 from .segments import GrowingText, SafeMarkdown, flat_html
@@ -39,7 +40,7 @@ def _run_length(run: TextRun) -> int:
 class MessageBody:
     """The items of one message as a ``VBox``: one child per item. Frozen text segments
     are the frontend's rendering of their Markdown (``markdown``, see ``segments``)
-    unless ``markdown`` is None."""
+    unless ``markdown`` is None. ``margin``: the box's, around the message."""
 
     def __init__(
         self,
@@ -47,6 +48,7 @@ class MessageBody:
         cwd: str | None,
         render: Callable[[str], str] = render_sheet_markdown,
         markdown: SafeMarkdown | None = agent_markdown,
+        margin: str = "0",
     ) -> None:
         self.entry = entry
         self.cwd = cwd
@@ -60,7 +62,7 @@ class MessageBody:
         for item in entry.items:
             self._views.append(self._make(item))
             self._lengths.append(_run_length(item) if isinstance(item, TextRun) else -1)
-        self.widget = w.VBox(self._children(), layout=w.Layout(width="100%"))
+        self.widget = layouts.vbox(self._children(), width="100%", margin=margin)
 
     def _children(self) -> tuple[w.Widget, ...]:
         return tuple(v.widget if isinstance(v, GrowingText) else v for v in self._views)
@@ -93,9 +95,7 @@ class MessageBody:
 
     def _make(self, item: TextRun | object) -> GrowingText | w.HTML:
         if isinstance(item, TextRun):
-            return GrowingText(
-                self._render, cut_markdown, item.live_text, markdown=self._markdown
-            )
+            return GrowingText(self._render, cut_markdown, item.live_text, markdown=self._markdown)
         return flat_html(block_html(item, self.cwd))  # type: ignore[arg-type]
 
     @property
@@ -109,15 +109,18 @@ class MessageView:
 
     def __init__(self, entry: MessageEntry, cwd: str | None = None) -> None:
         self.entry = entry
-        self.body = MessageBody(entry, cwd)
         if entry.role == "user":
-            label = w.HTML(YOU_LABEL, layout=w.Layout(margin="0"))
-            self.widget: w.Box = w.VBox(
+            self.body = MessageBody(entry, cwd)
+            label = layouts.html(YOU_LABEL, margin="0")
+            self.widget: w.Box = layouts.vbox(
                 [label, self.body.widget],
-                layout=w.Layout(border_left=USER_EDGE, padding=USER_PADDING, margin=USER_MARGIN),
+                border_left=USER_EDGE,
+                padding=USER_PADDING,
+                margin=USER_MARGIN,
             )
         else:
-            self.widget = w.VBox([self.body.widget], layout=w.Layout(margin="2px 0"))
+            self.body = MessageBody(entry, cwd, margin="2px 0")
+            self.widget = self.body.widget
 
     @property
     def role(self) -> str:
@@ -141,7 +144,9 @@ class ThoughtView:
         # Greyed, which the frontend's Markdown cannot be: HTML segments.
         self.body = MessageBody(entry, cwd, render=render_sheet_muted_markdown, markdown=None)
         self._title = THINKING if active else THOUGHT
-        self.accordion = w.Accordion([self.body.widget], selected_index=None)
+        self.accordion = w.Accordion(
+            [self.body.widget], selected_index=None, layout=layouts.layout()
+        )
         # Titles after children: the titles validator pads them to the children's count.
         self.accordion.titles = (self._title,)
         self.widget = self.accordion

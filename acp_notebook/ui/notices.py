@@ -14,6 +14,7 @@ import ipywidgets as w
 
 from ..client.entries import CompactionEntry, NoticeEntry, TextRun
 from ..protocol import models as m
+from . import layouts
 from .content import block_html
 from .markdown import render_markdown
 from .message import MessageBody
@@ -62,7 +63,9 @@ class CompactionView:
         self.body = MessageBody(entry.summary, cwd)
         self._version = entry.version
         self._title = entry.heading
-        self.accordion = w.Accordion([self.body.widget], selected_index=None)
+        self.accordion = w.Accordion(
+            [self.body.widget], selected_index=None, layout=layouts.layout()
+        )
         self.accordion.titles = (self._title,)
         self.widget = self.accordion
 

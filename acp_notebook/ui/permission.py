@@ -24,6 +24,7 @@ from ..client.danger import Danger
 from ..client.formatting import short_path
 from ..client.permissions import PermissionBroker, PermissionRequest
 from ..client.toolcall import EDIT_KINDS, ToolCallState
+from . import layouts
 from .attention import BEACON, CARD_CLASS, OPTION_CLASS, REJECT_CLASS, keys_hint
 from .markdown import inline_markdown
 from .request import Post, RequestView, safe_post
@@ -42,6 +43,9 @@ KIND_HINTS = {
     "reject_once": "reject this action",
     "reject_always": "reject this and later actions like it without asking",
 }
+
+#: The layout of an option button (shared: :mod:`.layouts`).
+BUTTON = {"width": "auto", "margin": "2px 6px 2px 0"}
 
 
 def button_style(kind: str) -> str:
@@ -119,28 +123,24 @@ class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
         self._cwd = cwd
         self.buttons: dict[str, w.Button] = {}
         for option in request.options:
-            button = w.Button(
-                description=option.name,
+            button = layouts.button(
+                option.name,
                 button_style=button_style(option.kind),
                 tooltip=tooltip(option.kind),
-                layout=w.Layout(width="auto", margin="2px 6px 2px 0"),
+                traits=BUTTON,
             )
             button.on_click(lambda _button, option_id=option.option_id: self.choose(option_id))
             button.add_class(OPTION_CLASS)
             if option.kind == "reject_once":
                 button.add_class(REJECT_CLASS)
             self.buttons[option.option_id] = button
-        self._question = w.HTML(layout=w.Layout(margin="0"))
-        self._warning = w.HTML(layout=w.Layout(margin="0"))
+        self._question = layouts.html(margin="0")
+        self._warning = layouts.html(margin="0")
         #: The "always" option waiting for the second question's answer (loop thread).
         self._confirming: str | None = None
-        self._again = w.HTML(layout=w.Layout(margin="0"))
-        self.yes = w.Button(
-            description="Yes, allow always",
-            button_style="warning",
-            layout=w.Layout(width="auto", margin="2px 6px 2px 0"),
-        )
-        self.no = w.Button(description="No", layout=w.Layout(width="auto", margin="2px 6px 2px 0"))
+        self._again = layouts.html(margin="0")
+        self.yes = layouts.button("Yes, allow always", button_style="warning", traits=BUTTON)
+        self.no = layouts.button("No", traits=BUTTON)
         self.yes.on_click(lambda _button: safe_post(self._post, self._confirmed))
         self.no.on_click(lambda _button: safe_post(self._post, self._declined))
         # While the question is on, the options are disabled: keys 1 and 2 (and Esc, as
@@ -149,18 +149,18 @@ class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
         self.no.add_class(OPTION_CLASS)
         self.no.add_class(REJECT_CLASS)
         self._second = w.VBox(
-            [self._again, w.HBox([self.yes, self.no])],
-            layout=w.Layout(display="none", margin="0"),
+            [self._again, layouts.hbox([self.yes, self.no])],
+            layout=w.Layout(display="none", margin="0"),  # its own: toggled
         )
-        self._decision = w.HTML(layout=w.Layout(margin="0"))
+        self._decision = layouts.html(margin="0")
         #: While the request waits: the script that brings the card into sight and
         #: answers keys (``attention.py``), and the line that names the keys.
-        self._attention = w.HTML(layout=w.Layout(margin="0"))
+        self._attention = layouts.html(margin="0")
         self.widget = self._frame(
             [
                 self._question,
                 self._warning,
-                w.HBox(list(self.buttons.values()), layout=w.Layout(flex_flow="row wrap")),
+                layouts.hbox(list(self.buttons.values()), flex_flow="row wrap"),
                 self._second,
                 self._decision,
                 self._attention,

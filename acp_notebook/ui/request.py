@@ -11,6 +11,7 @@ from typing import Any, Generic, TypeVar
 import ipywidgets as w
 
 from ..client.pending import PendingRequest
+from . import layouts
 from .style import WARN
 
 log = logging.getLogger(__name__)
@@ -50,11 +51,8 @@ class RequestView(Generic[RequestT, BrokerT]):
 
     def _frame(self, children: Sequence[w.Widget]) -> w.VBox:
         """The box around a question: a warning-coloured bar on its left."""
-        return w.VBox(
-            list(children),
-            layout=w.Layout(
-                border_left=f"3px solid {WARN}", padding="4px 8px", margin="6px 0 2px 0"
-            ),
+        return layouts.vbox(
+            children, border_left=f"3px solid {WARN}", padding="4px 8px", margin="6px 0 2px 0"
         )
 
     @property

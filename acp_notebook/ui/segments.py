@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import ipywidgets as w
-from ipywidgets.widgets.widget_string import HTMLStyle
 
+from . import layouts
 from .markdown import Cut
 from .wire_budget import OPEN_COST, UPDATE_COST, WireBudget
 
@@ -29,38 +29,27 @@ SafeMarkdown = Callable[[str], str]
 
 def flat_html(value: str = "") -> w.HTML:
     """An ``HTML`` widget without the widgets' default 2 px margin, so stacked segments
-    read as one flow of text."""
-    return w.HTML(value=value, layout=w.Layout(margin="0", width="100%"))
+    read as one flow of text (its layout and style shared: :mod:`.layouts`)."""
+    return layouts.html(value, margin="0", width="100%")
 
 
-class FlatParts:
-    """One ``Layout`` and one ``HTMLStyle`` for many ``HTML`` widgets: each is a widget
-    model of its own (about 1.4 KB of ``comm_open``), so a segment that brought its own
-    would cost more on the wire than a paragraph of its text."""
-
-    def __init__(self) -> None:
-        self.layout = w.Layout(margin="0", width="100%")
-        self.style = HTMLStyle()
-
-    def html(self, value: str = "") -> w.HTML:
-        """Like :func:`flat_html`, sharing these parts."""
-        return w.HTML(value=value, layout=self.layout, style=self.style)
-
-    def markdown(self, source: str) -> w.Output:
-        """An ``Output`` widget showing ``source`` (safe Markdown) as the frontend renders
-        it, sharing this ``Layout``."""
-        shown = {"output_type": "display_data", "data": {"text/markdown": source}, "metadata": {}}
-        return w.Output(layout=self.layout, outputs=(shown,))
+def markdown_output(source: str) -> w.Output:
+    """An ``Output`` widget showing ``source`` (safe Markdown) as the frontend renders it,
+    laid out as :func:`flat_html`."""
+    shown = {"output_type": "display_data", "data": {"text/markdown": source}, "metadata": {}}
+    return w.Output(layout=layouts.layout(margin="0", width="100%"), outputs=(shown,))
 
 
 def close_tree(widget: w.Widget) -> None:
     """Close ``widget``, its children and their Layout/Style models (each has a comm;
-    ``Widget.close`` closes only its own)."""
+    ``Widget.close`` closes only its own), but for the models other views share."""
+    if layouts.is_shared(widget):
+        return
     for child in getattr(widget, "children", ()) or ():
         close_tree(child)
     for name in ("layout", "style"):
         part = getattr(widget, name, None)
-        if isinstance(part, w.Widget):
+        if isinstance(part, w.Widget) and not layouts.is_shared(part):
             part.close()
     widget.close()
 
@@ -72,7 +61,9 @@ class AppendOnlyBox:
     appending one at a time to a flat box of n children costs O(n²) bytes. Here children
     sit in groups of ``group``, the groups in groups of ``group``, and the box lists those:
     an append re-sends at most one group's ids and one group of groups' ids (a few hundred
-    bytes), and the box's own list grows by one every ``group``² children.
+    bytes), and the box's own list grows by one every ``group``² children. Up to ``group``
+    children the box lists them itself: the groups (widget models of their own, about
+    0.6 KB each) are made when the box first holds more.
     """
 
     GROUP = 8
@@ -86,7 +77,6 @@ class AppendOnlyBox:
     ) -> None:
         self._group_size = group
         self._tail = tail
-        self._layout: w.Layout | None = None  # shared by the groups (see FlatParts)
         self.items: list[w.Widget] = []
         # The groups and their children, and the groups of groups and theirs (the ids of
         # their groups): kept here so a batch of appends sends one update per group.
@@ -96,14 +86,14 @@ class AppendOnlyBox:
         self._outer_items: list[list[int]] = []
         # The first children go into the widgets' initial state: no update after the open.
         self._grow(initial)
-        self.widget = w.VBox(self._children(), layout=w.Layout(width="100%"))
+        self.widget = layouts.vbox(self._children(), width="100%")
 
     def extend(self, widgets: Sequence[w.Widget]) -> None:
         if self._grow(widgets):
             self.widget.children = self._children()
 
     def _grow(self, widgets: Sequence[w.Widget]) -> bool:
-        """Place ``widgets``; True if the box's own list of groups changed."""
+        """Place ``widgets``; True if the box's own list changed."""
         size = self._group_size
         inner_touched: set[int] = set()
         outer_touched: set[int] = set()
@@ -117,6 +107,11 @@ class AppendOnlyBox:
                 outer_touched.add(len(self._outer_items) - 1)
             self._inner_items[-1].append(widget)
             inner_touched.add(len(self._inner_items) - 1)
+        if len(self.items) <= size:  # the box lists the children itself
+            return bool(widgets)
+        if not self._inner:  # past the first ``group``: every group is made now
+            inner_touched = set(range(len(self._inner_items)))
+            outer_touched = set(range(len(self._outer_items)))
         for index in sorted(inner_touched):
             self._set(self._inner, index, self._inner_items[index])
         outer_count = len(self._outer)
@@ -129,13 +124,11 @@ class AppendOnlyBox:
         if index < len(boxes):
             boxes[index].children = tuple(children)
             return
-        if self._layout is None:
-            self._layout = w.Layout(width="100%")
-        boxes.append(w.VBox(children, layout=self._layout))
+        boxes.append(layouts.vbox(children, width="100%"))
 
     def _children(self) -> tuple[w.Widget, ...]:
         tail = (self._tail,) if self._tail is not None else ()
-        return (*self._outer, *tail)
+        return (*(self._outer if self._inner else self.items), *tail)
 
     def remove(self, widgets: Sequence[w.Widget]) -> None:
         """Take ``widgets`` out (not closed): the groups are made again around the rest, so
@@ -187,9 +180,8 @@ class GrowingText:
         # update messages right after.
         heads, tail, self._consumed, self._carry = self._advance(text)
         self._text = text
-        self._parts = FlatParts()
         self._live_source: str | None = tail
-        self._live = self._parts.html(render(tail) if tail else "")
+        self._live = flat_html(render(tail) if tail else "")
         self._frozen = AppendOnlyBox(
             tail=self._live, initial=[self._segment(self._frozen_value(h)) for h in heads]
         )
@@ -237,7 +229,7 @@ class GrowingText:
         return self._markdown(head) if self._markdown is not None else self._render(head)
 
     def _segment(self, value: str) -> w.Widget:
-        return self._parts.markdown(value) if self._markdown is not None else self._parts.html(value)
+        return markdown_output(value) if self._markdown is not None else flat_html(value)
 
     def _advance(self, text: str) -> tuple[list[str], str, int, str]:
         """Cut what can be frozen off ``text``: (new frozen sources, live source, and the
@@ -255,9 +247,7 @@ class GrowingText:
             tail = cut.carry + cut.rest
 
     def _restart(self) -> None:
-        self._frozen.clear()  # closes the shared parts too (close_tree): new ones
-        self._parts = FlatParts()
-        self._live.layout, self._live.style = self._parts.layout, self._parts.style
+        self._frozen.clear()
         self._text = ""
         self._consumed = 0
         self._carry = ""

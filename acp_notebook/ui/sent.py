@@ -5,10 +5,9 @@ what the agent was given."""
 
 from __future__ import annotations
 
-import ipywidgets as w
-
 from ..client.sent import SentItem, is_attachment, prompt_words
 from ..protocol import models as m
+from . import layouts
 from .content import block_html
 from .markdown import render_markdown
 from .message import USER_EDGE, USER_MARGIN, USER_PADDING
@@ -54,9 +53,11 @@ class PromptView:
     def __init__(
         self, blocks: list[m.ContentBlock], items: list[SentItem], cwd: str | None
     ) -> None:
-        self.widget = w.VBox(
-            [w.HTML(prompt_html(blocks, items, cwd), layout=w.Layout(margin="0"))],
-            layout=w.Layout(border_left=USER_EDGE, padding=USER_PADDING, margin=USER_MARGIN),
+        self.widget = layouts.vbox(
+            [layouts.html(prompt_html(blocks, items, cwd), margin="0")],
+            border_left=USER_EDGE,
+            padding=USER_PADDING,
+            margin=USER_MARGIN,
         )
 
     def refresh(self, active: bool = False) -> bool:

@@ -17,6 +17,7 @@ import ipywidgets as w
 from ..client.session import Session
 from ..client.transcript import Transcript, select_choices
 from ..protocol import models as m
+from . import layouts
 from .coalesce import Coalescer, ScheduleLater
 from .style import MUTED, esc
 
@@ -54,15 +55,16 @@ class SessionPanel:
         self._pending: dict[str, int] = {}
         self._pending_lock = threading.Lock()  # counted on the comm thread and the loop
         self.controls: dict[str, w.Widget] = {}
-        self.error = w.HTML("")
-        self._title = w.HTML("")
-        self._controls_box = w.VBox([])
-        self._commands = w.HTML("")
-        self._usage = w.HTML("")
+        self.error = layouts.html()
+        self._title = layouts.html()
+        self._controls_box = layouts.vbox()
+        self._commands = layouts.html()
+        self._usage = layouts.html()
         self._shown_shape: tuple[Any, ...] = ()
-        self.widget = w.VBox(
+        self.widget = layouts.vbox(
             [self._title, self._controls_box, self.error, self._usage, self._commands],
-            layout=w.Layout(border="1px solid var(--jp-border-color2, #e0e0e0)", padding="6px"),
+            border="1px solid var(--jp-border-color2, #e0e0e0)",
+            padding="6px",
         )
         self._coalescer = (
             Coalescer(schedule_later, 0.1, callback=self.refresh) if schedule_later else None
@@ -148,7 +150,9 @@ class SessionPanel:
         rows: list[w.Widget] = []
         if transcript.modes and not self._uses_mode_option():
             mode = w.Dropdown(
-                description="Mode", options=[(mm.name, mm.id) for mm in transcript.modes]
+                description="Mode",
+                options=[(mm.name, mm.id) for mm in transcript.modes],
+                layout=layouts.layout(),
             )
             mode.observe(
                 lambda change: self._user_changed("__mode__", change["new"]), names="value"
@@ -158,14 +162,14 @@ class SessionPanel:
         for option in transcript.config_options:
             if isinstance(option, m.SessionConfigOptionSelect):
                 control: w.Widget = w.Dropdown(
-                    description=option.name, options=select_labels(option)
+                    description=option.name, options=select_labels(option), layout=layouts.layout()
                 )
             elif isinstance(option, m.SessionConfigOptionBoolean):
-                control = w.Checkbox(description=option.name, indent=False)
+                control = w.Checkbox(description=option.name, indent=False, layout=layouts.layout())
             else:
                 name = getattr(option, "raw", {}).get("name", "?")
                 rows.append(
-                    w.HTML(
+                    layouts.html(
                         f"<span style='color: {MUTED}'>{esc(str(name))}: not editable here</span>"
                     )
                 )

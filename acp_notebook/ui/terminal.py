@@ -13,6 +13,7 @@ import ipywidgets as w
 
 from ..client.display import TerminalLookup, TerminalShown, terminal_shown
 from ..client.terminals import TerminalSnapshot
+from . import layouts
 from .markdown import cut_lines
 from .segments import GrowingText, flat_html
 from .style import CODE_BG, CODE_FONT, CODE_SIZE, ERROR, FG, MUTED, SUCCESS, div, esc, span
@@ -74,9 +75,8 @@ class TerminalOutputView:
         self._output = GrowingText(_output_html, cut_lines)
         self._tail: w.HTML | None = None  # replaces the segments once output passes the cap
         self._status = flat_html()
-        self.widget = w.VBox(
-            [self._header, self._output.widget, self._status],
-            layout=w.Layout(margin="4px 0", width="100%"),
+        self.widget = layouts.vbox(
+            [self._header, self._output.widget, self._status], margin="4px 0", width="100%"
         )
         self._signature: tuple[object, ...] | None = None
         #: The last snapshot seen; kept if the terminal later disappears (session closed).

@@ -24,6 +24,7 @@ from ..client.display import (
 from ..client.rawinput import FileDiff
 from ..client.toolcall import ToolCallState
 from ..protocol import models as m
+from . import layouts
 from .content import shown_html
 from .context import ViewContext
 from .diff import DiffView
@@ -109,10 +110,12 @@ class ToolCallCard:
         self.ctx = ctx
         self._header = flat_html()
         self._locations = flat_html()
-        self._content = w.VBox([], layout=w.Layout(width="100%"))
-        self._derived = w.VBox([], layout=w.Layout(width="100%"))
-        self._raw = w.Accordion([], selected_index=None, layout=w.Layout(margin="4px 0 0 0"))
-        self._prompts_box = w.VBox([], layout=w.Layout(width="100%"))
+        self._content = layouts.vbox(width="100%")
+        self._derived = layouts.vbox(width="100%")
+        #: The collapsed raw input and output, made when the call first has either.
+        self._raw: w.Accordion | None = None
+        self._prompts_box = layouts.vbox(width="100%")
+        # Its own layout: the left edge's colour follows the call's status.
         self.widget = w.VBox(
             [self._header, self._locations, self._content, self._derived, self._prompts_box],
             layout=w.Layout(
@@ -150,6 +153,8 @@ class ToolCallCard:
     @property
     def raw_sections(self) -> dict[str, str]:
         """Title → HTML of the collapsed raw sections."""
+        if self._raw is None:
+            return {}
         return dict(zip(self._raw.titles, (c.value for c in self._raw_children), strict=False))
 
     # ------------------------------------------------------------------ refresh
@@ -257,6 +262,10 @@ class ToolCallCard:
             if child.value != html:
                 child.value = html
         titles = tuple(title for title, _value in sections)
+        if self._raw is None:
+            self._raw = w.Accordion(
+                [], selected_index=None, layout=layouts.layout(margin="4px 0 0 0")
+            )
         if tuple(self._raw.children) != tuple(self._raw_children[: len(sections)]):
             self._raw.children = tuple(self._raw_children[: len(sections)])
         if tuple(self._raw.titles) != titles:
@@ -299,8 +308,6 @@ class ToolCallCard:
             terminal.refresh()
 
     def close_widgets(self) -> None:
-        """Close every widget model of the card, the raw sections' box too (it is in the tree
-        only once it has a section)."""
+        """Close every widget model of the card."""
         self.close()
         close_tree(self.widget)
-        close_tree(self._raw)  # closing twice does nothing

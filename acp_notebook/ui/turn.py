@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import ipywidgets as w
+from ipywidgets.widgets.widget_float import ProgressStyle
 
 from ..client.display import RawShown
 from ..client.sent import sent_items
@@ -35,6 +36,7 @@ from ..client.transcript import (
     Transcript,
     UnknownEntry,
 )
+from . import layouts
 from .attention import CANCEL_CLASS, TURN_CLASS
 from .coalesce import DEFAULT_INTERVAL, Coalescer, ScheduleLater
 from .content import raw_html
@@ -74,13 +76,17 @@ class StaticView:
         return False
 
 
-def _ruled(
-    box: type[w.Box], children: list[w.Widget], side: Literal["top", "bottom"], **layout: str
-) -> w.Box:
-    """A box set off from the turn's entries by a thin rule on ``side``."""
+def _ruled(side: Literal["top", "bottom"], **traits: str) -> dict[str, str]:
+    """The layout traits of a box set off from the turn's entries by a thin rule on
+    ``side``."""
     gap = "0 0 4px 0" if side == "bottom" else "4px 0 0 0"
-    rule = {f"border_{side}": f"1px solid {BORDER}"}
-    return box(children, layout=w.Layout(padding=gap, margin=gap, **rule, **layout))
+    return {"padding": gap, "margin": gap, f"border_{side}": f"1px solid {BORDER}", **traits}
+
+
+def _sheet() -> w.HTML:
+    """The stylesheet of the streamed Markdown: one model for every turn of the kernel,
+    shown (hidden: a <style> applies wherever it sits) in each."""
+    return layouts.html(MARKDOWN_SHEET, display="none")
 
 
 class TurnView:
@@ -131,48 +137,32 @@ class TurnView:
 
         self._title = flat_html()
         self._status = flat_html()
-        self.cancel_button = w.Button(
-            description="Cancel",
+        self.cancel_button = layouts.button(
+            "Cancel",
             icon="stop",
             tooltip="Cancel this turn: sends session/cancel and answers pending permission "
             "requests 'cancelled'",
-            layout=w.Layout(width="auto", flex="none"),
+            traits={"width": "auto", "flex": "none"},
         )
         self.cancel_button.on_click(lambda _button: self.cancel())
         self.cancel_button.add_class(CANCEL_CLASS)  # the card's ``c`` key (attention.py)
-        header = _ruled(
-            w.HBox,
-            [
-                w.VBox([self._title, self._status], layout=w.Layout(flex="1 1 auto")),
-                self.cancel_button,
-            ],
-            "bottom",
-            justify_content="space-between",
-            align_items="center",
+        header = layouts.hbox(
+            [layouts.vbox([self._title, self._status], flex="1 1 auto"), self.cancel_button],
+            **_ruled("bottom", justify_content="space-between", align_items="center"),
         )
         self._body = self._entries.body
-        self._orphans = w.VBox([], layout=w.Layout(width="100%"))
-        self._gauge = w.FloatProgress(
-            value=0.0, min=0.0, max=1.0, layout=w.Layout(width="140px", display="none")
-        )
+        #: Made when a request of an earlier turn's tool call first needs showing here.
+        self._orphans: w.VBox | None = None
+        #: The context window gauge, made when the agent first reports its usage.
+        self._gauge: w.FloatProgress | None = None
         self._usage = flat_html()
         self._footer = flat_html()
-        footer = _ruled(
-            w.VBox,
-            [
-                w.HBox([self._gauge, self._usage], layout=w.Layout(align_items="center")),
-                self._footer,
-            ],
-            "top",
-            display="none",  # shown once it has something to say (no double rule)
-        )
-        self._footer_box = footer
-        # The stylesheet of the streamed Markdown, sent once per turn (hidden: a <style>
-        # applies wherever it sits).
-        sheet = w.HTML(MARKDOWN_SHEET, layout=w.Layout(display="none"))
-        self.widget = w.VBox(
-            [sheet, header, self._body.widget, self._orphans, footer],
-            layout=w.Layout(width="100%", padding="2px 4px"),
+        self._usage_row = layouts.hbox([self._usage], align_items="center")
+        # In the view once it has something to say (no double rule).
+        self._footer_box = layouts.vbox([self._usage_row, self._footer], **_ruled("top"))
+        sheet = layouts.shared_widget("markdown-sheet", _sheet)
+        self.widget = layouts.vbox(
+            [sheet, header, self._body.widget], width="100%", padding="2px 4px"
         )
         self.widget.add_class(TURN_CLASS)
         self._show_title()
@@ -198,7 +188,7 @@ class TurnView:
         return self._usage.value
 
     @property
-    def gauge(self) -> w.FloatProgress:
+    def gauge(self) -> w.FloatProgress | None:
         return self._gauge
 
     @property
@@ -278,9 +268,12 @@ class TurnView:
         return changed
 
     def _show_footer_box(self) -> None:
-        display = None if (self._footer.value or self._usage.value) else "none"
-        if self._footer_box.layout.display != display:
-            self._footer_box.layout.display = display
+        """The footer under the entries (last) while it says something."""
+        footer = self._footer_box
+        shown = bool(self._footer.value or self._usage.value)
+        if shown != (footer in self.widget.children):
+            rest = tuple(child for child in self.widget.children if child is not footer)
+            self.widget.children = (*rest, footer) if shown else rest
 
     def finish(self) -> None:
         """The turn is over: last refresh, Cancel and every pending button disabled, stop
@@ -321,6 +314,7 @@ class TurnView:
         transcript instead; the view cannot be used afterwards."""
         self.finish()
         close_tree(self.widget)
+        close_tree(self._footer_box)  # in the tree only while it says something
 
     # ------------------------------------------------------------------ user actions
 
@@ -457,10 +451,21 @@ class TurnView:
                 changed = True
             self._requests_seen = len(requests)
             if changed:
-                self._orphans.children = tuple(p.widget for p in self.orphan_prompts)
+                self._show_orphans()
         for prompt in self.orphan_prompts:
             changed = prompt.refresh() or changed
         return changed
+
+    def _show_orphans(self) -> None:
+        """The orphan prompts, in a box under the entries (made with the first)."""
+        prompts = tuple(p.widget for p in self.orphan_prompts)
+        if self._orphans is not None:
+            self._orphans.children = prompts
+            return
+        self._orphans = layouts.vbox(prompts, width="100%")
+        children = list(self.widget.children)
+        children.insert(children.index(self._body.widget) + 1, self._orphans)
+        self.widget.children = tuple(children)
 
     def _show_usage(self) -> bool:
         assert self._session is not None
@@ -471,12 +476,22 @@ class TurnView:
         self._shown["usage"] = usage
         if usage is not None and usage.used is not None and usage.size:
             fraction = usage.used / usage.size
-            self._gauge.max = float(usage.size)
-            self._gauge.value = float(min(usage.used, usage.size))
-            self._gauge.bar_style = (
-                "danger" if fraction > 0.95 else "warning" if fraction > 0.8 else ""
-            )
-            self._gauge.layout.display = None
+            style = "danger" if fraction > 0.95 else "warning" if fraction > 0.8 else ""
+            used, size = float(min(usage.used, usage.size)), float(usage.size)
+            if self._gauge is None:
+                self._gauge = w.FloatProgress(
+                    value=used,
+                    min=0.0,
+                    max=size,
+                    bar_style=style,
+                    layout=layouts.layout(width="140px"),
+                    style=layouts.style(ProgressStyle),
+                )
+                self._usage_row.children = (self._gauge, self._usage)
+            else:
+                self._gauge.max = size
+                self._gauge.value = used
+                self._gauge.bar_style = style
         self._usage.value = usage_html(transcript)
         return True
 

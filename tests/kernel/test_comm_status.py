@@ -56,10 +56,31 @@ def mode_dropdown(turn: Execution) -> Comm | None:
     return dropdowns[-1] if dropdowns else None
 
 
-def test_each_widget_update_gets_its_idle_while_the_cell_awaits(kernel: Kernel) -> None:
-    turn = kernel.execute("%acp /slow", until=None)
+def settings_accordion(turn: Execution) -> Comm | None:
+    """The collapsed "Session settings" under the live view, once it is there."""
+    found = [
+        c
+        for c in turn.comms
+        if c.model == "AccordionModel"
+        and any("Session settings" in str(title) for title in c.state.get("titles", ()))
+    ]
+    return found[-1] if found else None
+
+
+def open_settings(kernel: Kernel, turn: Execution) -> Comm:
+    """Open the session settings as a click does (their controls are made then); their
+    Mode dropdown."""
+    accordion = turn.wait(settings_accordion)
+    assert isinstance(accordion, Comm)
+    send_update(kernel, accordion.comm_id, {"selected_index": 0})
     dropdown = turn.wait(mode_dropdown)
     assert isinstance(dropdown, Comm)
+    return dropdown
+
+
+def test_each_widget_update_gets_its_idle_while_the_cell_awaits(kernel: Kernel) -> None:
+    turn = kernel.execute("%acp /slow", until=None)
+    dropdown = open_settings(kernel, turn)
     labels = dropdown.state["_options_labels"]
     code = labels.index("Code")
 
@@ -108,8 +129,7 @@ def test_each_widget_update_gets_its_idle_while_the_cell_awaits(kernel: Kernel) 
 def test_an_idle_kernel_publishes_one_status_pair_per_update(kernel: Kernel) -> None:
     """Nothing changes when no cell awaits: the kernel's own busy/idle, once each."""
     turn = kernel.execute("%acp --no-wait /slow", until="idle")
-    dropdown = turn.wait(mode_dropdown)
-    assert isinstance(dropdown, Comm)
+    dropdown = open_settings(kernel, turn)
     msg_id = send_update(kernel, dropdown.comm_id, {"index": dropdown.state["index"]})
     kernel.wait_for(lambda: "idle" in statuses_of(kernel, msg_id), "the update's idle")
     kernel.settle(0.2)
