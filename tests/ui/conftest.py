@@ -25,6 +25,7 @@ from acp_notebook.client.session import PromptTurn
 from acp_notebook.client.terminals import TerminalSnapshot
 from acp_notebook.client.transcript import MessageEntry, Transcript, TurnRecord
 from acp_notebook.protocol import models as m
+from acp_notebook.ui import layouts
 
 CWD = "/work/proj"
 
@@ -82,8 +83,12 @@ class RecordingComm:
 
 @pytest.fixture
 def wire(monkeypatch: pytest.MonkeyPatch) -> Wire:
+    """The messages of every widget made from now on; the shared layouts and styles are
+    made anew (on this wire), as in a fresh kernel."""
     recorded = Wire()
     monkeypatch.setattr(comm, "create_comm", lambda **kwargs: RecordingComm(recorded, **kwargs))
+    monkeypatch.setattr(layouts, "_models", {})
+    monkeypatch.setattr(layouts, "_ids", set())
     return recorded
 
 
