@@ -55,9 +55,7 @@ def test_a_later_turn_opens_no_layout_style_or_stylesheet_of_its_own(
     second = run_turn(session, post, 3)
     kinds = opened(wire, mark)
     assert not [kind for kind in kinds if kind.endswith(("LayoutModel", "StyleModel"))], kinds
-    sheets = [
-        m for m in wire.since(mark) if m.kind == "open" and "<style>" in str(m.data["state"])
-    ]
+    sheets = [m for m in wire.since(mark) if m.kind == "open" and "<style>" in str(m.data["state"])]
     assert not sheets, "the Markdown stylesheet was sent again"
     # Closing a view leaves what the other views share open.
     first.close()
