@@ -116,6 +116,39 @@ def reply_bytes(chunks: int) -> int:
     return len("".join(long_markdown_pieces(chunks)).encode())
 
 
+def models_opened(messages: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """Per widget model kind: how many the messages opened, and the bytes of their
+    ``comm_open``s, updates and ``comm_close``s (where a turn's wire goes)."""
+    kinds: dict[str, str] = {}
+    found: dict[str, tuple[int, int]] = {}
+    for message in messages:
+        kind, content = message["header"]["msg_type"], message["content"]
+        if kind not in ("comm_open", "comm_msg", "comm_close"):
+            continue
+        if kind == "comm_open":
+            kinds[content["comm_id"]] = content["data"]["state"].get("_model_name", "?")
+        name = kinds.get(content["comm_id"], "(opened before)")
+        count, size = found.get(name, (0, 0))
+        found[name] = (count + (kind == "comm_open"), size + message_bytes([message], {kind}))
+    return dict(sorted(found.items(), key=lambda item: -item[1][1]))
+
+
+def breakdown(chunks: int = 3000) -> None:
+    """Print the models and bytes per kind of the first ``/long chunks`` turn of a kernel
+    (it opens the layouts and styles every later view shares) and of a later one."""
+    kernel = Kernel()
+    try:
+        for turn in ("first turn of the kernel", "a later turn"):
+            messages = kernel.run(f"%acp /long {chunks}")
+            print(f"{turn}: reply {reply_bytes(chunks):,} B")
+            for name, (count, size) in models_opened(messages).items():
+                print(f"  {name:24} {count:4} opened {size:9,} B")
+            for types in (LIVE_MESSAGES, SAVED_MESSAGES):
+                print(f"  {' + '.join(sorted(types)):24} {message_bytes(messages, types):19,} B")
+    finally:
+        kernel.close()
+
+
 def wire_rows(kernel: Kernel, sizes: list[int]) -> list[Row]:
     kernel.run("%acp /long 100")  # the agent is started and the session exists
     rows = []
@@ -230,7 +263,13 @@ def measure(quick: bool) -> list[Row]:
         rows = wire_rows(kernel, [3000, 6000] if quick else [3000, 25_000])
         typing = responsiveness_row(kernel, 5000 if quick else 20_000, 10 if quick else 20)
         rows.append(typing)
-        rows.append(click_row(kernel, 5000 if quick else 20_000, 3 if quick else 7, typing.baseline))
+        rows.append(
+            click_row(kernel, 5000 if quick else 20_000, 3 if quick else 7, typing.baseline)
+        )
         return rows
     finally:
         kernel.close()
+
+
+if __name__ == "__main__":
+    breakdown()

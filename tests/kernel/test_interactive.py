@@ -14,6 +14,7 @@ import pytest
 from .conftest import (
     UTILS_PY,
     WIDGET_VIEW,
+    Comm,
     Execution,
     Kernel,
     html_value,
@@ -71,11 +72,25 @@ def test_live_view_is_replaced_by_the_transcript(kernel: Kernel) -> None:
 def test_the_replaced_live_view_is_closed(kernel: Kernel) -> None:
     turn = kernel.execute("%acp hello", until="final")
     # Once the transcript replaced the view, every model of the view is closed: the
-    # frontend drops them and the kernel keeps no Widget instances for them.
+    # frontend drops them and the kernel keeps no Widget instances for them. But for the
+    # layouts, styles and stylesheet every view of the kernel shares (ui/layouts.py).
     kernel.settle()
     assert turn.comms
-    still_open = [c.model for c in turn.comms if c.closed is None]
+    shared = {c.comm_id for c in turn.comms if c.closed is None}
+    still_open = [c.model for c in turn.comms if c.closed is None and not is_shared(c)]
     assert not still_open, f"{len(still_open)} models left open: {still_open}"
+    # A later view refers to those, and leaves nothing else open either.
+    later = kernel.execute("%acp hello", until="final")
+    kernel.settle()
+    assert later.comms
+    still_open = [c.model for c in later.comms if c.closed is None and c.comm_id not in shared]
+    assert not still_open, f"{len(still_open)} models left open: {still_open}"
+
+
+def is_shared(comm: Comm) -> bool:
+    """A layout, a style, or the Markdown stylesheet: shared by the views of the kernel."""
+    stylesheet = comm.model == "HTMLModel" and "<style>" in str(comm.state.get("value"))
+    return comm.model.endswith(("LayoutModel", "StyleModel")) or stylesheet
 
 
 @pytest.mark.parametrize("label", ["Allow once", "Reject"])
