@@ -86,6 +86,12 @@ def is_shared(widget: w.Widget) -> bool:
     return id(widget) in _ids
 
 
+def shared_ids() -> set[str]:
+    """The model ids of every shared model made so far."""
+    with _lock:
+        return {model.model_id for model in _models.values()}
+
+
 def html(value: str = "", **traits: str) -> w.HTML:
     """An ``HTML`` widget with a shared layout of ``traits`` and the shared style."""
     return w.HTML(value=value, layout=layout(**traits), style=style(HTMLStyle))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator
 
 import ipywidgets as w
 
@@ -340,24 +339,11 @@ def test_close_closes_every_comm(session: FakeSession, post: Poster, wire: Wire)
     view = new_view(post)
     view.bind(session, turn)
     opened = {msg.comm_id for msg in wire.since(mark) if msg.kind == "open"}
-    session.end(turn)
-    view.finish()  # what close does first: the footer says how the turn ended
-    # All but the layouts, styles and stylesheet every view of the kernel shares.
-    shared = {model.model_id for model in models_of(view.widget) if layouts.is_shared(model)}
     view.close()
     closed = {msg.comm_id for msg in wire.since(mark) if msg.kind == "close"}
+    # All but the layouts, styles and stylesheet every view of the kernel shares.
+    shared = layouts.shared_ids()
     assert shared and opened - shared <= closed and not shared & closed
-
-
-def models_of(widget: w.Widget) -> Iterator[w.Widget]:
-    """Every model of a widget tree: the widgets, their layouts and styles."""
-    yield widget
-    for name in ("layout", "style"):
-        part = getattr(widget, name, None)
-        if isinstance(part, w.Widget):
-            yield part
-    for child in getattr(widget, "children", ()) or ():
-        yield from models_of(child)
 
 
 def test_a_queued_view_does_not_show_the_running_turns_prompts(session: FakeSession, post: Poster):
