@@ -16,11 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
 
 #: Figures (by the start of their name) whose budget is not met yet (issue 15 stays open
-#: for them; benchmarks/README.md says why): the whole wire of a 120 KB reply, where the
-#: turn view's own widgets (about 80 KB, whatever the reply) are two thirds of the reply;
-#: the first turn's start (CLI and `%acp`) and the whole client's ingest against stdlib.
+#: for them; benchmarks/README.md says why): the first turn's start (CLI and `%acp`) and
+#: the whole client's ingest against stdlib.
 NOT_MET_YET = (
-    "… live view + saved transcript of `/long 3000`",
     '`acp-notebook run "/help"`',
     "first `%acp /help`",
     "ingest CPU per chunk, `acp-notebook run`",
