@@ -27,10 +27,10 @@ FIXED = 24
 MAX_UPDATE = 16_000
 #: Issue 15's budget: a streamed reply's whole widget traffic, at most this times the reply.
 #: Measured for 120 KB: 2.6 idle, 2.8 on a machine so loaded that the stream took 9 s
-#: (the rendered HTML is 1.6 of it, the turn view's own widgets then about 70 KB, now about 20 KB:
-#: benchmarks/README.md). The live
-#: view spends a wire budget that grows with the text, not with the stream's duration
-#: (acp_notebook/ui/wire_budget.py), so how busy the machine is barely shows.
+#: (the rendered HTML is 1.6 of it, the turn view's own widgets then about 70 KB, now about
+#: 20 KB: benchmarks/README.md). The live view spends a wire budget that grows with the
+#: text, not with the stream's duration (acp_notebook/ui/wire_budget.py), so how busy the
+#: machine is barely shows.
 BUDGET = 3
 
 
