@@ -119,9 +119,7 @@ class CellChanges:
         )
         decision = await ask(ctx.approve, request)
         if isinstance(decision, Denied):
-            ctx.tell(
-                replace(report, status="denied", by=decision.reason, refused_by=decision.decided_by)
-            )
+            ctx.tell(replace(report, status="denied", by=decision.reason, refused_by=decision.decided_by))
             return ToolResult.error(
                 f"The change to {report.label} was not made: {decision.reason}."
             )
