@@ -48,7 +48,7 @@ class MessageBody:
         cwd: str | None,
         render: Callable[[str], str] = render_sheet_markdown,
         markdown: SafeMarkdown | None = agent_markdown,
-        margin: str = "0",
+        margin: str | None = None,
     ) -> None:
         self.entry = entry
         self.cwd = cwd
@@ -62,7 +62,8 @@ class MessageBody:
         for item in entry.items:
             self._views.append(self._make(item))
             self._lengths.append(_run_length(item) if isinstance(item, TextRun) else -1)
-        self.widget = layouts.vbox(self._children(), width="100%", margin=margin)
+        around = {"margin": margin} if margin is not None else {}
+        self.widget = layouts.vbox(self._children(), width="100%", **around)
 
     def _children(self) -> tuple[w.Widget, ...]:
         return tuple(v.widget if isinstance(v, GrowingText) else v for v in self._views)
