@@ -36,7 +36,7 @@ class _Frozen:
         if self._frozen and name in getattr(self, "keys", ()):
             raise AttributeError(
                 f"{type(self).__name__} is shared by many views and never changes: "
-                f"give the widget a layout of its own to change {name!r}"
+                f"give the widget a {type(self).__mro__[2].__name__} of its own to change {name!r}"
             )
         super().__setattr__(name, value)
 

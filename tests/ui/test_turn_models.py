@@ -101,6 +101,6 @@ def test_a_tool_call_card_opens_its_raw_sections_only_when_the_call_has_them(
 @pytest.mark.parametrize("trait", ["display", "width"])
 def test_a_shared_layout_cannot_be_changed(trait: str, wire: Wire) -> None:
     shared = layouts.layout(width="100%")
-    with pytest.raises(AttributeError, match="layout of its own"):
+    with pytest.raises(AttributeError, match="Layout of its own"):
         setattr(shared, trait, "none")
     assert shared.width == "100%" and shared.display is None
