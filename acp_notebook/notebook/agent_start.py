@@ -64,7 +64,8 @@ class EarlyStart:
         self._decided: anyio.Event | None = None
         self._discarded = False
         self._over = False
-        loop.submit(self._hold)
+        #: Done once the process is shut down (or could not be started).
+        self.finished = loop.submit(self._hold)
 
     async def _hold(self) -> None:
         self._decided = anyio.Event()
