@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from ..agents.presets import DEMO, AgentNotFound, LaunchSpec, resolve_agent
+from ..agents.presets import DEMO, LaunchSpec, resolve_agent
 from ..protocol.process import AgentProcess, open_agent_process
 from .loop import AgentLoop
 from .options import OptionError, parse_line
@@ -148,6 +148,7 @@ def start_early(magics: AcpMagics, line: str, cell: str | None) -> EarlyStart | 
     cwd = os.path.abspath(os.getcwd())
     try:
         spec = launch_spec(agent, NotebookState(cwd))
-    except AgentNotFound:
+        loop = AgentLoop()
+    except Exception:  # an unknown agent, a malformed command: said by the turn, as before
         return None
-    return EarlyStart(AgentLoop(), agent, spec, cwd)
+    return EarlyStart(loop, agent, spec, cwd)

@@ -65,9 +65,14 @@ class AcpMagics(AcpConfig, Magics):
                 from .agent_start import start_early
 
                 early = start_early(self, *line)
-            from .runner import AcpRunner  # while the agent starts
+            try:
+                from .runner import AcpRunner  # while the agent starts
 
-            self._runner = AcpRunner(self, early)
+                self._runner = AcpRunner(self, early)
+            except BaseException:
+                if early is not None:
+                    early.discard()
+                raise
         return self._runner
 
     @property
