@@ -103,13 +103,17 @@ class MessageEntry:
 
     def append(self, block: m.ContentBlock) -> None:
         if isinstance(block, m.TextContentBlock):
-            last = self.items[-1] if self.items else None
-            if isinstance(last, TextRun):
-                last.append(block.text)
-            else:
-                self.items.append(TextRun(block.text))
+            self.append_text(block.text)
         else:
             self.items.append(block)
+
+    def append_text(self, text: str) -> None:
+        """Append a text block's text (consecutive text is one run)."""
+        last = self.items[-1] if self.items else None
+        if isinstance(last, TextRun):
+            last.append(text)
+        else:
+            self.items.append(TextRun(text))
 
     @property
     def text(self) -> str:

@@ -18,6 +18,7 @@ from acp_notebook.client.transcript import (
     select_choices,
 )
 from acp_notebook.protocol import models as m
+from acp_notebook.protocol.text_chunk import text_chunk
 
 CWD = "/work/project"
 
@@ -108,6 +109,45 @@ def test_text_merges_and_other_blocks_keep_their_place() -> None:
     assert isinstance(entry, MessageEntry)
     assert [type(item) for item in entry.items] == [TextRun, m.ImageContentBlock, TextRun]
     assert entry.text == "before imageafter"
+
+
+def test_text_chunks_read_without_the_models_change_the_transcript_as_the_models_do() -> None:
+    # The connection reads plain text chunks without the models (protocol/text_chunk.py).
+    image = {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "image", "data": "", "mimeType": "image/png"},
+    }
+    stream = [
+        text("thinking", "agent_thought_chunk"),
+        text("Hel", message_id="m1"),
+        text("lo"),
+        image,
+        text(" again", message_id="m1"),
+        text("new", message_id="m2"),
+        text("quoted", "user_message_chunk"),
+        text("", message_id="m2"),
+    ]
+    by_models = apply(started(), *stream)
+    read_plainly = started()
+    for raw in stream:
+        chunk = text_chunk({"sessionId": "s", "update": raw})
+        assert (chunk is None) == (raw is image)
+        if chunk is None:
+            read_plainly.apply(update(raw))
+        else:
+            read_plainly.apply_text_chunk(chunk)
+    assert _messages_in_full(read_plainly) == _messages_in_full(by_models)
+    assert len(by_models.entries) == 6
+    assert read_plainly.version == by_models.version
+
+
+def _messages_in_full(transcript: Transcript) -> list[Any]:
+    return [
+        (e.role, e.message_id, e.turn, [i.text if isinstance(i, TextRun) else i for i in e.items])
+        if isinstance(e, MessageEntry)
+        else e
+        for e in transcript.entries
+    ]
 
 
 def test_a_user_message_replayed_by_load_is_a_user_message() -> None:
