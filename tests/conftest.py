@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
+import sys
 import tempfile
 from types import ModuleType
 from typing import NoReturn
@@ -47,3 +48,15 @@ def pytest_configure(config: pytest.Config) -> None:
     state = tempfile.mkdtemp(prefix="acp-notebook-state-")
     os.environ["XDG_STATE_HOME"] = state
     config.add_cleanup(lambda: shutil.rmtree(state, ignore_errors=True))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Close the widgets the in-process UI tests left open while ipywidgets can still do it.
+
+    Otherwise the ones still referenced (cycles, module globals) are closed by
+    ``Widget.__del__`` during interpreter shutdown, after ipywidgets' instance registry is
+    gone, and each prints "Exception ignored in: Widget.__del__" after the test summary.
+    """
+    widgets = sys.modules.get("ipywidgets")
+    if widgets is not None:
+        widgets.Widget.close_all()
