@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
+from acp_notebook.client import entries
 from acp_notebook.client.toolcall import CANCELLED
 from acp_notebook.client.transcript import (
     MessageEntry,
@@ -610,3 +612,29 @@ def test_other_stop_reasons_also_close_unfinished_tool_calls(stop: str) -> None:
     apply(transcript, {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "a"})
     transcript.end_turn(transcript.turns[0], stop_reason=stop)
     assert tool_call(transcript, "t").status == CANCELLED
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_the_text_from_an_offset_is_that_slice_of_the_whole_text(
+    bounded: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A printer following a reply reads only what arrived since (client/text_stream.py).
+    if bounded:  # small bounds, so the run drops its middle along the way
+        monkeypatch.setattr(entries, "TEXT_RUN_HEAD", 10)
+        monkeypatch.setattr(entries, "TEXT_RUN_TAIL", 8)
+    message = MessageEntry("agent", None, 0)
+    image = m.ImageContentBlock(data="", mime_type="image/png")
+    for n in range(40):
+        if n == 25:
+            message.append(image)
+        message.append_text(f"chunk{n} " if n % 7 else "")
+        whole = copy.deepcopy(message)  # joining its text must not join the parts read here
+        text = whole.text
+        for start in range(len(text) + 3):
+            assert message.text_from(start) == text[start:]
+        lengths = [i.length for i in message.items if isinstance(i, TextRun)]
+        assert lengths == [len(i.text) for i in whole.items if isinstance(i, TextRun)]
+    runs = [item for item in message.items if isinstance(item, TextRun)]
+    assert len(runs) == 2 and (runs[0].dropped > 0) == bounded
+    # unbounded, the parts stay as they arrived (bounded, each trim joins them)
+    assert (len(runs[1].parts) > 1) != bounded
