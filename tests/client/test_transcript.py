@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from acp_notebook.client import entries
+from acp_notebook.client import transcript as transcript_module
 from acp_notebook.client.toolcall import CANCELLED
 from acp_notebook.client.transcript import (
     MessageEntry,
@@ -20,7 +21,7 @@ from acp_notebook.client.transcript import (
     select_choices,
 )
 from acp_notebook.protocol import models as m
-from acp_notebook.protocol.text_chunk import text_chunk
+from acp_notebook.protocol.text_chunk import CHUNK_UPDATES, text_chunk
 
 CWD = "/work/project"
 
@@ -638,3 +639,7 @@ def test_the_text_from_an_offset_is_that_slice_of_the_whole_text(
     assert len(runs) == 2 and (runs[0].dropped > 0) == bounded
     # unbounded, the parts stay as they arrived (bounded, each trim joins them)
     assert (len(runs[1].parts) > 1) != bounded
+
+
+def test_every_chunk_update_read_without_the_models_has_a_role() -> None:
+    assert set(transcript_module._ROLES) == CHUNK_UPDATES
