@@ -7,7 +7,8 @@ not answer within the timeout).
 
 The agent is started first, with only what starting it needs loaded; the client
 (:mod:`.turn`) loads while the agent starts: both import the protocol models, and one after
-the other they made a fresh ``acp-notebook run`` wait for that twice.
+the other they made a fresh ``acp-notebook run`` wait for that twice. What only some turns
+use (``--rule``, ``--trace``) is imported here only when given.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import IO, TYPE_CHECKING
 
 from ..agents.presets import AgentNotFound, resolve_agent
-from ..client.rules import PermissionRules
-from ..client.trace import open_private
 from ..protocol.process import AgentStartError, open_agent_process
 from .exits import EXIT_USAGE, fail
 from .terminal_render import StartProgress
+
+if TYPE_CHECKING:
+    from ..client.rules import PermissionRules
 
 __all__ = ["run"]
 
@@ -35,10 +38,10 @@ async def run(args: argparse.Namespace) -> int:
     env = {**spec.env, **dict(args.env)}
     cwd = os.path.abspath(args.cwd)
     try:
-        rules = PermissionRules.parse(args.rule)
+        rules = _rules(args.rule)
     except ValueError as exc:
         return fail(str(exc), EXIT_USAGE)
-    trace_file = open_private(args.trace) if args.trace else None
+    trace_file = _trace_file(args.trace)
     progress = StartProgress(sys.stderr)
     try:
         async with open_agent_process(
@@ -61,3 +64,21 @@ async def run(args: argparse.Namespace) -> int:
     finally:
         if trace_file:
             trace_file.close()
+
+
+def _rules(lines: list[str]) -> PermissionRules | None:
+    """The ``--rule`` lines parsed before the agent starts (a malformed one is a usage
+    error); None without any."""
+    if not lines:
+        return None
+    from ..client.rules import PermissionRules
+
+    return PermissionRules.parse(lines)
+
+
+def _trace_file(path: str | None) -> IO[str] | None:
+    if not path:
+        return None
+    from ..client.trace import open_private
+
+    return open_private(path)

@@ -7,23 +7,25 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from ..agents.presets import LaunchSpec
 from ..client.connection import START_TIMEOUT, ClientConnection
 from ..client.errors import AcpClientError, AuthRequired
 from ..client.handshake import handshake_limit
-from ..client.rules import PermissionRules
 from ..client.secrets import redacting
-from ..client.session import PromptTurn
-from ..client.text_stream import TextPrinter
-from ..client.trace import TraceWriter
+from ..client.session import PromptTurn, Session
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.process import AgentProcess, AgentStartError
+from ..protocol.trace_event import Observer
 from .exits import EXIT_USAGE, fail
 from .hints import auth_hint, missing_vars
 from .prompts import Console, elicitation_asker, permission_asker
 from .terminal_render import StartProgress, use_color
+
+if TYPE_CHECKING:
+    from ..client.rules import PermissionRules
+    from ..client.text_stream import TextPrinter
 
 __all__ = ["run_turn"]
 
@@ -35,7 +37,7 @@ async def run_turn(
     *,
     env: Mapping[str, str],
     cwd: str,
-    rules: PermissionRules,
+    rules: PermissionRules | None,
     trace_file: IO[str] | None,
     progress: StartProgress,
 ) -> int:
@@ -44,7 +46,7 @@ async def run_turn(
     agent = args.agent or spec.name
     policy = args.permissions
     given = dict(args.env)
-    observers = [redacting(TraceWriter(trace_file), given.values)] if trace_file else []
+    observers = [redacting(_trace_writer(trace_file), given.values)] if trace_file else []
     interactive = policy == "ask" and sys.stdin.isatty()
     try:
         async with ClientConnection.over_process(
@@ -76,11 +78,7 @@ async def run_turn(
                     session.permissions.asker = permission_asker(session, console)
                 if interactive:
                     session.elicitations.asker = elicitation_asker(session, console)
-                printer = (
-                    TextPrinter(session, sys.stdout, color=use_color(sys.stdout))
-                    if _for_terminal(args)
-                    else None
-                )
+                printer = _printer(session) if _for_terminal(args) else None
                 turn = await session.prompt(args.prompt, timeout=args.timeout)
             if isinstance(turn.exception, AuthRequired):
                 hint = auth_hint(agent, spec.command_line, turn.exception.auth_methods)
@@ -109,6 +107,19 @@ def _auth_problem(conn: ClientConnection, method_id: str, env: Mapping[str, str]
         f"The auth method `{method_id}` reads {names} from the agent's environment, and it is "
         f"not set: export it, or pass `--env {missing[0]}=…`."
     )
+
+
+def _trace_writer(trace_file: IO[str]) -> Observer:
+    from ..client.trace import TraceWriter  # only with --trace
+
+    return TraceWriter(trace_file)
+
+
+def _printer(session: Session) -> TextPrinter:
+    """The turn streamed on the terminal as it happens."""
+    from ..client.text_stream import TextPrinter  # only for a terminal (pygments)
+
+    return TextPrinter(session, sys.stdout, color=use_color(sys.stdout))
 
 
 def _for_terminal(args: argparse.Namespace) -> bool:

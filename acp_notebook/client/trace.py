@@ -13,7 +13,7 @@ import os
 from typing import IO
 
 from ..protocol.bounds import bounded
-from ..protocol.jsonrpc import TraceEvent
+from ..protocol.trace_event import TraceEvent
 
 __all__ = ["TraceWriter", "open_private", "trace_line"]
 

@@ -54,10 +54,25 @@ class AcpMagics(AcpConfig, Magics):
     def runner(self) -> AcpRunner:
         """What ``%acp`` does, and the agents: made on first use (this is where the
         notebook layer is imported, not at ``%load_ext``)."""
-        if self._runner is None:
-            from .runner import AcpRunner
+        return self._runner_for(None)
 
-            self._runner = AcpRunner(self)
+    def _runner_for(self, line: tuple[str, str | None] | None) -> AcpRunner:
+        """:attr:`runner`; the first one made for a prompt ``line`` (and cell) starts its
+        agent before it loads the notebook layer, so the two overlap (``agent_start.py``)."""
+        if self._runner is None:
+            early = None
+            if line is not None:
+                from .agent_start import start_early
+
+                early = start_early(self, *line)
+            try:
+                from .runner import AcpRunner  # while the agent starts
+
+                self._runner = AcpRunner(self, early)
+            except BaseException:
+                if early is not None:
+                    early.discard()
+                raise
         return self._runner
 
     @property
@@ -73,11 +88,11 @@ class AcpMagics(AcpConfig, Magics):
     @line_cell_magic
     def acp(self, line: str, cell: str | None = None) -> None:
         """Send a prompt to the agent (``%acp --help`` for options)."""
-        self.runner.acp(line, cell)
+        self._runner_for((line, cell)).acp(line, cell)
 
     async def acp_awaited(self, line: str, cell: str | None) -> None:
         """What a top-level ``%acp`` becomes: awaited, so the cell stays busy."""
-        await self.runner.acp_awaited(line, cell)
+        await self._runner_for((line, cell)).acp_awaited(line, cell)
 
     def slash_commands(self) -> set[str]:
         """The slash commands the agents announced (none before the first prompt)."""

@@ -9,7 +9,6 @@ here that read them say so. Everything else runs on the kernel's main thread.
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import logging
 import os
 import time
@@ -17,11 +16,11 @@ import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..agents.presets import DEMO, LaunchSpec, resolve_agent
 from ..client.mcp import normalise
 from ..client.rules import PermissionRules
 from ..client.secrets import redacting
 from ..client.session import PromptTurn, Session
+from .agent_start import EarlyStart, launch_spec
 from .cells import notebook_path
 from .inspector import MessageLog, MessageTable, pair_responses
 from .loop import AgentLoop
@@ -41,14 +40,26 @@ log = logging.getLogger(__name__)
 class NotebookAgents:
     """Per kernel: the agent loop and the agents started from this notebook."""
 
-    def __init__(self, cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        early: EarlyStart | None = None,
+    ) -> None:
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.env = dict(env or {})
         self._loop: AgentLoop | None = None
+        #: The first ``%acp``'s agent, started before this was made (on the loop it made):
+        #: the runtime of that agent takes it (``agent_start.py``).
+        self.early: EarlyStart | None = None
+        self._atexit_registered = False
+        if early is not None:
+            self._adopt_loop(early.loop)
+            self.early = early
         self.runtimes: dict[str, AgentRuntime] = {}
         self.handles: list[TurnHandle] = []
         self.log = MessageLog()
-        self._atexit_registered = False
         self.state = NotebookState(self.cwd)
         waiting = self.state.mcp_servers() if not self.state.mcp_servers_trusted() else {}
         if waiting:
@@ -72,11 +83,15 @@ class NotebookAgents:
     @property
     def loop(self) -> AgentLoop:
         if self._loop is None or not self._loop.alive:
-            self._loop = AgentLoop()
-            if not self._atexit_registered:
-                atexit.register(self.shutdown)
-                self._atexit_registered = True
+            self._adopt_loop(AgentLoop())
+        assert self._loop is not None
         return self._loop
+
+    def _adopt_loop(self, loop: AgentLoop) -> None:
+        self._loop = loop
+        if not self._atexit_registered:
+            atexit.register(self.shutdown)
+            self._atexit_registered = True
 
     @property
     def reviews(self) -> Reviews:
@@ -94,7 +109,7 @@ class NotebookAgents:
         runtime = self.runtimes.get(agent)
         if runtime is None:
             runtime = AgentRuntime(
-                self._launch(agent),
+                launch_spec(agent, self.state),
                 cwd=self.cwd,
                 env=self.env,
                 start_task=self._start_task,
@@ -104,24 +119,13 @@ class NotebookAgents:
                 notebook_path=self._notebook_path,
             )
             runtime.key = agent
+            if self.early is not None and self.early.agent == agent:
+                runtime.early, self.early = self.early, None
             # Redacted before it is kept: MCP env and headers, secret form fields, and the
             # login variables of this agent as they are when each message passes.
             runtime.observers = (redacting(self.log.observer(agent), runtime.env.values),)
             self.runtimes[agent] = runtime
         return runtime
-
-    def _launch(self, agent: str) -> LaunchSpec:
-        """How to start ``agent``; the built-in demo keeps this notebook's sessions in the
-        per-user state directory (unless ``ACP_DEMO_STATE_FILE`` says where)."""
-        spec = resolve_agent(agent)
-        if (
-            spec.method == "builtin"
-            and spec.name == DEMO
-            and "ACP_DEMO_STATE_FILE" not in os.environ
-        ):
-            state = ["--state-file", str(self.state.demo_sessions)]
-            spec = dataclasses.replace(spec, argv=[*spec.argv, *state])
-        return spec
 
     def _session_tools(self, name: str) -> SessionTools | None:
         return self.tools.for_session(name) if self.tools is not None else None
@@ -172,6 +176,8 @@ class NotebookAgents:
     ) -> TurnHandle:
         """Start a turn at once; with a ``cell`` it streams into the cell's widgets and
         ends as the static transcript (or into its stdout, as plain text)."""
+        if self.early is not None and self.early.agent != settings.agent:
+            self.discard_early()
         loop = self.loop
         self.handles = [h for h in self.handles if not h.done]
         runner = self.tools.runner if self.tools is not None else None
@@ -179,6 +185,12 @@ class NotebookAgents:
         self.handles.append(handle)
         handle.start(loop.submit(run_turn, self, handle, cell))
         return handle
+
+    def discard_early(self) -> None:
+        """Shut down the agent started early (``agent_start.py``) unless a runtime took it."""
+        early, self.early = self.early, None
+        if early is not None:
+            early.discard()
 
     def running_turns(self) -> list[tuple[TurnHandle, PromptTurn]]:
         """The turns running or queued, with their handles; agent loop thread."""
@@ -194,6 +206,9 @@ class NotebookAgents:
         started = time.monotonic()
         loop.stop(timeout=15)
         # Anything the graceful path missed (a hung stop): kill it outright.
+        early, self.early = self.early, None
+        if early is not None and early.process is not None:
+            early.process.kill_now()
         for runtime in self.runtimes.values():
             conn = runtime.connection
             if conn is not None and conn.process is not None:

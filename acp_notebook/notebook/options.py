@@ -16,7 +16,7 @@ import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..client.permissions import POLICIES
+from ..client.policy import POLICIES
 from .controls import REGISTRY
 
 

@@ -27,6 +27,7 @@ from .tool_calls import KernelTools
 from .turns import TurnHandle, TurnSettings
 
 if TYPE_CHECKING:
+    from .agent_start import EarlyStart
     from .magics import AcpMagics
 
 
@@ -42,11 +43,12 @@ def kernel_runs_comms_while_awaiting() -> bool:
 
 class AcpRunner:
     """The agents of this kernel, and ``%acp``'s lines run on them with the settings of
-    ``magics`` (its configuration and interactivity)."""
+    ``magics`` (its configuration and interactivity); ``early``: the agent of the first
+    line, already starting (``agent_start.py``)."""
 
-    def __init__(self, magics: AcpMagics) -> None:
+    def __init__(self, magics: AcpMagics, early: EarlyStart | None = None) -> None:
         self.magics = magics
-        self.agents = NotebookAgents()
+        self.agents = NotebookAgents(early=early)
         if magics.shell is not None:
             self.agents.tools = KernelTools(magics.shell, lambda: self.agents.loop)
         self._fallback_said = False
@@ -93,6 +95,15 @@ class AcpRunner:
             raise UsageError(str(exc)) from None
 
     def _start(self, options: AcpOptions, *, awaited: bool) -> TurnHandle | None:
+        handle = None
+        try:
+            handle = self._start_turn(options, awaited=awaited)
+            return handle
+        finally:
+            if handle is None:  # no turn took the agent started early: not needed
+                self.agents.discard_early()
+
+    def _start_turn(self, options: AcpOptions, *, awaited: bool) -> TurnHandle | None:
         if options.control is not None:
             self._control(options)
             return None

@@ -5,10 +5,11 @@ Everything here runs on the agent loop thread.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -23,8 +24,11 @@ from ..client.session import Session
 from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import Observer
-from ..protocol.process import AgentStartError
+from ..protocol.process import AgentProcess, AgentStartError
 from .tool_calls import SessionTools
+
+if TYPE_CHECKING:
+    from .agent_start import EarlyStart
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +109,9 @@ class AgentRuntime:
         #: sessions by name, closed with their session.
         self.session_tools = session_tools
         self.tools: dict[str, SessionTools] = {}
+        #: Its process, started before this runtime existed (the first ``%acp``), for
+        #: its first start to take (``agent_start.py``).
+        self.early: EarlyStart | None = None
 
     @property
     def name(self) -> str:
@@ -131,24 +138,51 @@ class AgentRuntime:
             self._stop = anyio.Event()
             self._stopped = anyio.Event()
             self._turn_timeout = timeout
-            self._start_task(self._host, self._ready, self._stop, self._stopped)
+            host = functools.partial(self._host, self._ready, self._stop, self._stopped)
+            early, self.early = self.early, None
+            if early is None or not early.hand_over(
+                host,
+                self._stderr_line,
+                argv=self.spec.argv,
+                env=self._process_env(),
+                cwd=self.cwd,
+            ):
+                self._start_task(host, None)
         assert self._ready is not None
         await self._ready.wait()
         if self.status != "ready" or self.connection is None:
             raise AgentFailed(self.error or f"The agent `{self.name}` did not start.")
         return self.connection
 
-    async def _host(self, ready: anyio.Event, stop: anyio.Event, stopped: anyio.Event) -> None:
-        """Owns the connection for its whole life (an async context lives in one task)."""
+    def _process_env(self) -> dict[str, str]:
+        return {**self.spec.env, **self.env}
+
+    def _connection(
+        self, process: AgentProcess | None
+    ) -> contextlib.AbstractAsyncContextManager[ClientConnection]:
+        """Over ``process`` (started early), or over the agent process it starts."""
+        if process is not None:
+            return ClientConnection.over_process(process, observers=self.observers)
+        return ClientConnection.spawn(
+            self.spec.argv,
+            env=self._process_env(),
+            cwd=self.cwd,
+            name=self.spec.name,
+            observers=self.observers,
+            on_stderr=self._stderr_line,
+        )
+
+    async def _host(
+        self,
+        ready: anyio.Event,
+        stop: anyio.Event,
+        stopped: anyio.Event,
+        process: AgentProcess | None,
+    ) -> None:
+        """Owns the connection for its whole life (an async context lives in one task),
+        over ``process`` (started early) or the agent process it starts."""
         try:
-            async with ClientConnection.spawn(
-                self.spec.argv,
-                env={**self.spec.env, **self.env},
-                cwd=self.cwd,
-                name=self.spec.name,
-                observers=self.observers,
-                on_stderr=self._stderr_line,
-            ) as conn:
+            async with self._connection(process) as conn:
                 # `%acp --stop` cancels this too (an agent that never answers `initialize`
                 # would otherwise keep --stop waiting): see stop().
                 with anyio.CancelScope() as self._starting:

@@ -45,4 +45,7 @@ def test_the_command_and_its_run_start_the_agent_before_loading_the_models() -> 
     modules = imported_by("acp_notebook.cli.run")
     assert "acp_notebook.cli.commands" in modules
     assert "acp_notebook.protocol.models" not in modules
+    # Nor pydantic, nor what only some turns use: --rule's matcher, --trace's writer.
+    later = {"pydantic", "wcmatch", "acp_notebook.client.rules", "acp_notebook.client.trace"}
+    assert later & modules == set()
     assert "acp_notebook.protocol.models" in imported_by("acp_notebook.cli.turn")

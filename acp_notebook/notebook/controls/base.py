@@ -19,17 +19,18 @@ import asyncio
 import concurrent.futures
 import contextlib
 import functools
+import importlib
 import inspect
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, cast
 
-from ...client.permissions import Policy
-from ..runtime import EXPECTED_FAILURES, AgentRuntime
+from ...client.policy import Policy
 
 if TYPE_CHECKING:
     from ...client.session import Session
     from ..manager import NotebookAgents
+    from ..runtime import AgentRuntime
 
 #: What ``-a``/``-s`` (``agent=``/``session=``) select: nothing, the agent, or one of its
 #: sessions.
@@ -47,6 +48,21 @@ def _one(value: str) -> tuple[str, ...]:
     return (value,)
 
 
+#: A function, or where it is in this package (``"sessions.load"``), imported on first use:
+#: the ``%acp`` line is parsed, and a prompt turn runs, without loading the controls'
+#: modules (the first ``%acp`` starts its agent before it loads the notebook layer).
+Function = Callable[..., object] | str
+
+
+def resolve(function: Function) -> Callable[..., object]:
+    """The function itself (``"sessions.load"``: imported from this package)."""
+    if callable(function):
+        return function
+    module, _, name = function.rpartition(".")
+    found: Callable[..., object] = getattr(importlib.import_module(f"{__package__}.{module}"), name)
+    return found
+
+
 @dataclass(frozen=True)
 class Arg:
     """The value a control takes on the ``%acp`` line (``--load ID``)."""
@@ -55,7 +71,7 @@ class Arg:
     required: bool = True
     #: How the line's one value becomes the handler's arguments (``--set ID=VALUE``);
     #: raises :class:`ControlFailed` when it cannot.
-    split: Callable[[str], tuple[str, ...]] = _one
+    split: Function = _one
 
 
 @dataclass(frozen=True)
@@ -65,8 +81,9 @@ class Control:
     #: The spellings on the ``%acp`` line, the first one canonical.
     flags: tuple[str, ...]
     help: str
-    #: ``handler(ctx, *arguments)``; ``async def`` to run on the agent loop.
-    handler: Callable[..., object]
+    #: ``handler(ctx, *arguments)``; ``async def`` to run on the agent loop (a
+    #: :data:`Function`: the function or where it is).
+    implementation: Function
     arg: Arg | None = None
     scope: Scope = "notebook"
     #: False for a control that needs someone to click in the cell.
@@ -80,6 +97,10 @@ class Control:
         return self.flags[0]
 
     @property
+    def handler(self) -> Callable[..., object]:
+        return resolve(self.implementation)
+
+    @property
     def usage(self) -> str:
         """``--resume [ID]``: the flag and its value as the help shows them."""
         if self.arg is None:
@@ -91,7 +112,7 @@ class Control:
         """The handler's arguments from the value given on the ``%acp`` line."""
         if self.arg is None or value is None:
             return ()
-        return self.arg.split(value)
+        return cast(tuple[str, ...], resolve(self.arg.split)(value))
 
 
 @dataclass(frozen=True)
@@ -189,5 +210,9 @@ def _failures(control: Control) -> Iterator[None]:
             f"{control.flag} did not finish within {CONTROL_TIMEOUT:.0f} s; "
             "`%acp --restart` starts the agent again."
         ) from None
-    except EXPECTED_FAILURES as exc:
+    except Exception as exc:
+        from ..runtime import EXPECTED_FAILURES
+
+        if not isinstance(exc, EXPECTED_FAILURES):
+            raise
         raise ControlFailed(str(exc) or type(exc).__name__) from None

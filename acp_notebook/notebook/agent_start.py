@@ -1,0 +1,154 @@
+"""How the notebook starts an agent: its launch spec, and the first ``%acp``'s agent
+started before the notebook layer loads.
+
+The first ``%acp`` of a kernel imports the notebook layer (manager, turns, widgets, the
+protocol models: about as long as the demo agent's own start, which imports the same
+models). Started one after the other, the first turn waited for both; so a prompt line
+starts its agent process first (:func:`start_early`, with only the line's parser, the
+agent loop and the process layer loaded) and the runtime of that agent takes the process
+when it starts (:meth:`EarlyStart.hand_over`): the same process, environment, directory,
+supervisor and stderr handling as its own start, only sooner.
+
+Everything here but :func:`start_early` and :meth:`EarlyStart.discard` runs on the agent
+loop thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
+
+import anyio
+
+from ..agents.presets import DEMO, LaunchSpec, resolve_agent
+from ..protocol.process import AgentProcess, open_agent_process
+from .loop import AgentLoop
+from .options import OptionError, parse_line
+from .state import NotebookState
+
+if TYPE_CHECKING:
+    from .magics import AcpMagics
+
+#: What the runtime runs over the process it takes (None: it starts its own).
+Host = Callable[[AgentProcess | None], Awaitable[None]]
+
+
+def launch_spec(agent: str, state: NotebookState) -> LaunchSpec:
+    """How to start ``agent`` (a preset name or a command line); the built-in demo keeps
+    this notebook's sessions in the per-user state directory (unless
+    ``ACP_DEMO_STATE_FILE`` says where)."""
+    spec = resolve_agent(agent)
+    if spec.method == "builtin" and spec.name == DEMO and "ACP_DEMO_STATE_FILE" not in os.environ:
+        state_file = ["--state-file", str(state.demo_sessions)]
+        spec = dataclasses.replace(spec, argv=[*spec.argv, *state_file])
+    return spec
+
+
+class EarlyStart:
+    """The process of ``agent`` started on ``loop`` before its runtime exists; held until
+    that runtime takes it (:meth:`hand_over`) or it is :meth:`discard`-ed (then shut down
+    as any agent process is, children included)."""
+
+    def __init__(self, loop: AgentLoop, agent: str, spec: LaunchSpec, cwd: str) -> None:
+        self.loop = loop
+        #: The notebook's name for the agent (``-a``, or the configured one).
+        self.agent = agent
+        self.spec = spec
+        self.cwd = cwd
+        self.process: AgentProcess | None = None
+        self._lines: list[str] = []
+        self._on_stderr: Callable[[str], None] = self._lines.append
+        self._host: Host | None = None
+        self._decided: anyio.Event | None = None
+        self._discarded = False
+        self._over = False
+        #: Done once the process is shut down (or could not be started).
+        self.finished = loop.submit(self._hold)
+
+    async def _hold(self) -> None:
+        self._decided = anyio.Event()
+        if self._host is not None or self._discarded:
+            self._decided.set()
+        hosted = False
+        try:
+            async with open_agent_process(
+                self.spec.argv,
+                env=self.spec.env,
+                cwd=self.cwd,
+                name=self.spec.name,
+                on_stderr=self._stderr_line,
+            ) as process:
+                self.process = process
+                await self._decided.wait()
+                if self._host is not None:
+                    hosted = True
+                    await self._host(process)
+        except Exception:
+            # Not started (or not shut down cleanly once discarded): a runtime that took
+            # it starts its own, and says why that fails, as it would without this.
+            if not hosted and self._host is not None:
+                await self._host(None)
+        finally:
+            self.process = None
+            self._over = True
+
+    def _stderr_line(self, line: str) -> None:
+        self._on_stderr(line)
+
+    def hand_over(
+        self,
+        host: Host,
+        on_stderr: Callable[[str], None],
+        *,
+        argv: list[str],
+        env: Mapping[str, str],
+        cwd: str,
+    ) -> bool:
+        """Run ``host`` over this process (its stderr so far, then each line, to
+        ``on_stderr``) if it is the one the runtime would start; False (and discarded)
+        when it is not, or is no more: the runtime starts its own."""
+        same = (list(argv), dict(env), cwd) == (list(self.spec.argv), dict(self.spec.env), self.cwd)
+        if not same or self._over or self._discarded or self._host is not None:
+            self._discard_here()
+            return False
+        for line in self._lines:
+            on_stderr(line)
+        self._on_stderr = on_stderr
+        self._host = host
+        if self._decided is not None:
+            self._decided.set()
+        return True
+
+    def discard(self) -> None:
+        """Shut the process down unless a runtime took it (from any thread)."""
+        self.loop.post(self._discard_here)
+
+    def _discard_here(self) -> None:
+        if self._host is None:
+            self._discarded = True
+            if self._decided is not None:
+                self._decided.set()
+
+
+def start_early(magics: AcpMagics, line: str, cell: str | None) -> EarlyStart | None:
+    """The agent of the first ``%acp`` started now, if the line is a prompt turn (not a
+    control, an empty prompt or ``--dry-run``) for an agent that can be resolved; any
+    other line starts nothing here and fails, if it does, as it would without this."""
+    try:
+        options = parse_line(line, cell)
+    except OptionError:
+        return None
+    if options.control is not None or options.dry_run:
+        return None
+    if not options.prompt.strip() and not options.fix:
+        return None
+    agent = options.agent or magics.agent
+    cwd = os.path.abspath(os.getcwd())
+    try:
+        spec = launch_spec(agent, NotebookState(cwd))
+        loop = AgentLoop()
+    except Exception:  # an unknown agent, a malformed command: said by the turn, as before
+        return None
+    return EarlyStart(loop, agent, spec, cwd)

@@ -1,0 +1,173 @@
+"""The first ``%acp`` of a prompt starts its agent before the notebook layer loads, and the
+session runs on that very process (issue 15: the first ``%acp /help`` within 1.5× of a
+stdlib client, ``benchmarks/first_turn.py``); any other line starts nothing early, and a
+process started early that no runtime takes is shut down."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from acp_notebook.agents.presets import DEMO
+from acp_notebook.notebook.agent_start import EarlyStart, launch_spec
+from acp_notebook.notebook.loop import AgentLoop
+from acp_notebook.notebook.state import NotebookState
+from acp_notebook.protocol.process import AgentProcess
+
+from .conftest import SAFETY
+
+#: Not loaded when the first prompt's agent starts: the notebook layer and the models
+#: (the line's parser and the controls' registry are; their handlers are not).
+NOT_YET = (
+    "acp_notebook.protocol.models",
+    "acp_notebook.notebook.manager",
+    "acp_notebook.notebook.runtime",
+    "acp_notebook.notebook.turns",
+    "acp_notebook.notebook.controls.agents",
+    "acp_notebook.notebook.controls.sessions",
+    "acp_notebook.ui",
+    "acp_notebook.client.connection",
+    "ipywidgets",
+    "pydantic",
+)
+
+#: A fresh shell with `%load_ext` done: every agent process started is counted (and what
+#: of the notebook layer was loaded when the early start was made), then the lines given
+#: run one after the other.
+CHILD = """
+import contextlib, io, json, sys
+import anyio
+from IPython.core.interactiveshell import InteractiveShell
+from acp_notebook.notebook import agent_start
+
+started = []
+open_process = anyio.open_process
+async def counted(*args, **kwargs):
+    process = await open_process(*args, **kwargs)
+    started.append(process.pid)
+    return process
+anyio.open_process = counted
+
+loaded_at_early_start = []
+early_start = agent_start.EarlyStart.__init__
+def noted(self, *args, **kwargs):
+    loaded_at_early_start.append(sorted(sys.modules))
+    early_start(self, *args, **kwargs)
+agent_start.EarlyStart.__init__ = noted
+
+shell = InteractiveShell.instance()
+shell.run_line_magic("load_ext", "acp_notebook")
+magics = shell.magics_manager.registry["AcpMagics"]
+answers = []
+for line in sys.argv[1:]:
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        shell.run_line_magic("acp", "--headless " + line)
+    answers.append({"line": line, "output": output.getvalue(), "started": list(started)})
+runtime = magics.agents.runtimes.get("demo")
+connection = runtime.connection if runtime is not None else None
+print(json.dumps({
+    "answers": answers,
+    "loaded": loaded_at_early_start,
+    "session_pid": connection.process.pid if connection is not None else None,
+}))
+"""
+
+
+def lines_in_a_fresh_shell(tmp_path: Path, *lines: str) -> dict[str, Any]:
+    env = {**os.environ, "ACP_DEMO_STATE_FILE": str(tmp_path / "demo.json")}
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD, *lines],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+    )
+    answer: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return answer
+
+
+def test_the_first_prompt_starts_its_agent_before_the_notebook_layer_and_uses_that_process(
+    tmp_path: Path,
+) -> None:
+    answer = lines_in_a_fresh_shell(tmp_path, "/help", "/help")
+    first, second = answer["answers"]
+    assert "/help" in first["output"]
+    [loaded] = answer["loaded"]
+    assert "acp_notebook.notebook.options" in loaded  # the report is read right
+    assert [name for name in loaded if name.startswith(NOT_YET)] == []
+    # One agent process for both turns, and it is the session's.
+    assert len(second["started"]) == 1
+    assert answer["session_pid"] == second["started"][0]
+
+
+def test_a_control_or_a_dry_run_starts_no_agent_early(tmp_path: Path) -> None:
+    answer = lines_in_a_fresh_shell(tmp_path, "--dry-run /help", "--status", "/help")
+    dry_run, status, prompt = answer["answers"]
+    assert dry_run["started"] == [] and status["started"] == []
+    assert answer["loaded"] == []
+    assert "/help" in prompt["output"] and len(prompt["started"]) == 1
+
+
+def _early_demo(tmp_path: Path) -> tuple[AgentLoop, EarlyStart]:
+    loop = AgentLoop()
+    spec = launch_spec(DEMO, NotebookState(str(tmp_path)))
+    return loop, EarlyStart(loop, DEMO, spec, str(tmp_path))
+
+
+def _started(loop: AgentLoop, early: EarlyStart) -> AgentProcess:
+    async def process() -> AgentProcess:
+        while early.process is None:  # spawned by a task of this loop
+            await anyio.sleep(0.01)
+        return early.process
+
+    return loop.run(process, timeout=SAFETY)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_an_early_start_no_runtime_took_is_shut_down(tmp_path: Path) -> None:
+    loop, early = _early_demo(tmp_path)
+    try:
+        pid = _started(loop, early).pid
+        early.discard()
+        early.finished.result(SAFETY)
+        assert _gone(pid)
+    finally:
+        loop.stop()
+
+
+def test_a_runtime_that_would_start_it_otherwise_does_not_take_it(tmp_path: Path) -> None:
+    loop, early = _early_demo(tmp_path)
+    hosted: list[object] = []
+
+    async def host(process: AgentProcess | None) -> None:
+        hosted.append(process)
+
+    async def hand_over(env: dict[str, str]) -> bool:
+        return early.hand_over(
+            host, hosted.append, argv=early.spec.argv, env=env, cwd=str(tmp_path)
+        )
+
+    try:
+        pid = _started(loop, early).pid
+        # A login put a credential into the agent's environment: not the process started.
+        assert loop.run(hand_over, {**early.spec.env, "API_KEY": "k"}, timeout=SAFETY) is False
+        early.finished.result(SAFETY)
+        assert _gone(pid) and hosted == []
+    finally:
+        loop.stop()
