@@ -68,7 +68,7 @@ def whole_client(n: int, reps: int) -> dict[str, list[float]]:
 
 
 def measure(quick: bool) -> list[Row]:
-    n, reps = (5000, 3) if quick else (100_000, 3)
+    n, reps = (20_000, 5) if quick else (100_000, 3)
     proc = subprocess.run(
         [sys.executable, str(HERE / "throughput.py"), "-n", str(n), "--reps", str(reps)],
         capture_output=True,

@@ -80,6 +80,31 @@ class TextRun:
         return self.head + self._note()
 
     @property
+    def length(self) -> int:
+        """``len(self.text)``, without joining it."""
+        if self.head is None:
+            return self._size
+        return len(self.head) + len(self._note()) + self._size
+
+    def text_from(self, start: int) -> str:
+        """``self.text[start:]``, joining only the parts after ``start`` (a printer that
+        follows a growing reply reads what arrived since it last wrote)."""
+        before_parts = self.length - self._size  # the kept beginning and the note, if any
+        if start < before_parts:
+            return self.text[start:]
+        need = self._size - (start - before_parts)
+        if need <= 0:
+            return ""
+        taken: list[str] = []
+        got = 0
+        for part in reversed(self.parts):
+            taken.append(part)
+            got += len(part)
+            if got >= need:
+                break
+        return "".join(reversed(taken))[got - need :]
+
+    @property
     def text(self) -> str:
         if self._joined is None:
             tail = "".join(self.parts)
@@ -103,18 +128,35 @@ class MessageEntry:
 
     def append(self, block: m.ContentBlock) -> None:
         if isinstance(block, m.TextContentBlock):
-            last = self.items[-1] if self.items else None
-            if isinstance(last, TextRun):
-                last.append(block.text)
-            else:
-                self.items.append(TextRun(block.text))
+            self.append_text(block.text)
         else:
             self.items.append(block)
+
+    def append_text(self, text: str) -> None:
+        """Append a text block's text (consecutive text is one run)."""
+        last = self.items[-1] if self.items else None
+        if isinstance(last, TextRun):
+            last.append(text)
+        else:
+            self.items.append(TextRun(text))
 
     @property
     def text(self) -> str:
         """All text joined (non-text blocks left out)."""
         return "".join(item.text for item in self.items if isinstance(item, TextRun))
+
+    def text_from(self, start: int) -> str:
+        """``self.text[start:]``, without joining the text before ``start``."""
+        pieces: list[str] = []
+        for item in self.items:
+            if isinstance(item, TextRun):
+                length = item.length
+                if start >= length:
+                    start -= length
+                    continue
+                pieces.append(item.text_from(start))
+                start = 0
+        return "".join(pieces)
 
 
 @dataclass

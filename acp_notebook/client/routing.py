@@ -20,6 +20,7 @@ import anyio
 from ..protocol import models as m
 from ..protocol.errors import INVALID_PARAMS, RpcError
 from ..protocol.modelbase import AcpModel
+from ..protocol.text_chunk import text_chunk
 from .elicitation import ElicitationBroker, scope_of
 from .handlers import (
     SESSION_REQUESTS,
@@ -92,6 +93,13 @@ class Router:
     # ------------------------------------------------------------------ session/update
 
     def _on_session_update(self, params: Any) -> None:
+        # Most updates of a streamed reply are text chunks: read without the models.
+        chunk = text_chunk(params)
+        if chunk is not None:
+            session = self.connection.sessions.get(chunk.session_id)
+            if session is not None:
+                session.transcript.apply_text_chunk(chunk)
+                return
         try:
             notification = m.SessionNotification.parse(params)
         except Exception:

@@ -164,8 +164,7 @@ class TextPrinter:
     def _message(self, entry: MessageEntry, seen: _Seen) -> None:
         if entry.role == "user":
             return
-        text = entry.text
-        new = text[seen.text :]
+        new = entry.text_from(seen.text)
         if not new:
             return
         if seen.text == 0:
@@ -173,7 +172,7 @@ class TextPrinter:
                 self._write("\n")
             if entry.role == "thought":
                 self._write(self._style("faint", "💭 "))
-        seen.text = len(text)
+        seen.text += len(new)
         self._write(self._style("faint", new) if entry.role == "thought" else new)
 
     def _tool_call(self, entry: ToolCallEntry, seen: _Seen) -> None:

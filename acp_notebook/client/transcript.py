@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import models as m
+from ..protocol.text_chunk import TextChunk
 from .entries import (  # noqa: F401  (re-exported: the transcript's state types)
     COMPACTION_HEADINGS,
     KEPT_ENTRIES,
@@ -52,6 +53,13 @@ from .entries import (  # noqa: F401  (re-exported: the transcript's state types
     settled,
 )
 from .toolcall import CANCELLED, ToolCallState
+
+#: Whose message a chunk extends, by its `sessionUpdate`.
+_ROLES: dict[str, Role] = {
+    "agent_message_chunk": "agent",
+    "agent_thought_chunk": "thought",
+    "user_message_chunk": "user",
+}
 
 if TYPE_CHECKING:
     from .permissions import PermissionRequest
@@ -302,31 +310,38 @@ class Transcript:
             self.entries.append(UnknownEntry(turn, kind if isinstance(kind, str) else "?", raw))
         self.changed()
 
+    def apply_text_chunk(self, chunk: TextChunk) -> None:
+        """Apply a text chunk read without the models (:mod:`~acp_notebook.protocol.text_chunk`):
+        the same change as :meth:`apply` of the chunk's model."""
+        self._message(
+            _ROLES[chunk.session_update], chunk.message_id, self.current_turn
+        ).append_text(chunk.text)
+        self.changed()
+
     def _apply_chunk(
         self,
         update: m.AgentMessageChunk | m.AgentThoughtChunk | m.UserMessageChunk,
         turn: int | None,
     ) -> None:
-        role: Role = (
-            "agent"
-            if isinstance(update, m.AgentMessageChunk)
-            else "thought"
-            if isinstance(update, m.AgentThoughtChunk)
-            else "user"
+        self._message(_ROLES[update.session_update], update.message_id, turn).append(
+            update.content
         )
+
+    def _message(self, role: Role, message_id: str | None, turn: int | None) -> MessageEntry:
+        """The message a chunk of ``role`` extends: the last entry, or a new one."""
         last = self.entries[-1] if self.entries else None
         # spec: the same messageId is the same message; a changed id starts a new one.
         if not (
             isinstance(last, MessageEntry)
             and last.role == role
             and last.turn == turn
-            and (update.message_id is None or last.message_id in (None, update.message_id))
+            and (message_id is None or last.message_id in (None, message_id))
         ):
-            last = MessageEntry(role, update.message_id, turn)
+            last = MessageEntry(role, message_id, turn)
             self.entries.append(last)
-        elif update.message_id is not None:
-            last.message_id = update.message_id
-        last.append(update.content)
+        elif message_id is not None:
+            last.message_id = message_id
+        return last
 
     def _tool_call(self, tool_call_id: str, turn: int | None) -> ToolCallState:
         call = self.tool_calls.get(tool_call_id)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["CUT_NOTE", "MAX_DEPTH", "abridged", "bounded", "decode_line", "encode_message", "scrub"]
@@ -38,6 +39,10 @@ _OPEN = frozenset(b"[{")
 _QUOTE = ord('"')
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _DECODER = json.JSONDecoder()
+# The decoder's scanner (set in its __init__, which typeshed does not declare).
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
+#: JSON's whitespace (what may follow the value on its line).
+_JSON_SPACE = " \t\n\r"
 
 
 def scrub(text: str) -> str:
@@ -100,6 +105,19 @@ def _cut_text(line: bytes, depth: int) -> bytes:
     return b"".join(out)
 
 
+def _object(text: str) -> Any:
+    """``json.loads(text)`` for a ``text`` that starts with ``{``, with the same errors."""
+    try:
+        value, end = _SCAN(text, 0)
+    except StopIteration as exc:  # as json.JSONDecoder.raw_decode reports it
+        raise json.JSONDecodeError("Expecting value", text, exc.value) from None
+    if end != len(text):
+        rest = text[end:].lstrip(_JSON_SPACE)
+        if rest:
+            raise json.JSONDecodeError("Extra data", text, len(text) - len(rest))
+    return value
+
+
 def decode_line(line: bytes) -> Any:
     """The JSON value of one received line, bounded (see the module's docstring).
 
@@ -109,8 +127,9 @@ def decode_line(line: bytes) -> Any:
     try:
         if line[:1] == b"{" and line[1:2] != b"\x00":
             # What json.loads does with bytes it detects as UTF-8 (every object line is),
-            # without the detection: it costs as much as parsing a small message.
-            value = _DECODER.decode(line.decode("utf-8", "surrogatepass"))
+            # without the detection and the leading-whitespace match (there is none): each
+            # costs about as much as parsing a small message.
+            value = _object(line.decode("utf-8", "surrogatepass"))
         else:
             value = json.loads(line)
     except RecursionError:

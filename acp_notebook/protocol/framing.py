@@ -72,8 +72,11 @@ async def read_lines(
         size = 0
         lines = chunk[newline + 1 :].split(b"\n")
         rest = lines.pop()
-        for line in lines:
-            deliver(line)
+        for line in lines:  # deliver(line), inlined: this loop runs once per message
+            if len(line) > max_line_bytes:
+                on_too_long(line)
+            else:
+                on_line(line)
         if rest:
             pieces.append(rest)
             size = len(rest)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
+from acp_notebook.client import entries
+from acp_notebook.client import transcript as transcript_module
 from acp_notebook.client.toolcall import CANCELLED
 from acp_notebook.client.transcript import (
     MessageEntry,
@@ -18,6 +21,7 @@ from acp_notebook.client.transcript import (
     select_choices,
 )
 from acp_notebook.protocol import models as m
+from acp_notebook.protocol.text_chunk import CHUNK_UPDATES, text_chunk
 
 CWD = "/work/project"
 
@@ -108,6 +112,45 @@ def test_text_merges_and_other_blocks_keep_their_place() -> None:
     assert isinstance(entry, MessageEntry)
     assert [type(item) for item in entry.items] == [TextRun, m.ImageContentBlock, TextRun]
     assert entry.text == "before imageafter"
+
+
+def test_text_chunks_read_without_the_models_change_the_transcript_as_the_models_do() -> None:
+    # The connection reads plain text chunks without the models (protocol/text_chunk.py).
+    image = {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "image", "data": "", "mimeType": "image/png"},
+    }
+    stream = [
+        text("thinking", "agent_thought_chunk"),
+        text("Hel", message_id="m1"),
+        text("lo"),
+        image,
+        text(" again", message_id="m1"),
+        text("new", message_id="m2"),
+        text("quoted", "user_message_chunk"),
+        text("", message_id="m2"),
+    ]
+    by_models = apply(started(), *stream)
+    read_plainly = started()
+    for raw in stream:
+        chunk = text_chunk({"sessionId": "s", "update": raw})
+        assert (chunk is None) == (raw is image)
+        if chunk is None:
+            read_plainly.apply(update(raw))
+        else:
+            read_plainly.apply_text_chunk(chunk)
+    assert _messages_in_full(read_plainly) == _messages_in_full(by_models)
+    assert len(by_models.entries) == 6
+    assert read_plainly.version == by_models.version
+
+
+def _messages_in_full(transcript: Transcript) -> list[Any]:
+    return [
+        (e.role, e.message_id, e.turn, [i.text if isinstance(i, TextRun) else i for i in e.items])
+        if isinstance(e, MessageEntry)
+        else e
+        for e in transcript.entries
+    ]
 
 
 def test_a_user_message_replayed_by_load_is_a_user_message() -> None:
@@ -570,3 +613,33 @@ def test_other_stop_reasons_also_close_unfinished_tool_calls(stop: str) -> None:
     apply(transcript, {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "a"})
     transcript.end_turn(transcript.turns[0], stop_reason=stop)
     assert tool_call(transcript, "t").status == CANCELLED
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_the_text_from_an_offset_is_that_slice_of_the_whole_text(
+    bounded: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A printer following a reply reads only what arrived since (client/text_stream.py).
+    if bounded:  # small bounds, so the run drops its middle along the way
+        monkeypatch.setattr(entries, "TEXT_RUN_HEAD", 10)
+        monkeypatch.setattr(entries, "TEXT_RUN_TAIL", 8)
+    message = MessageEntry("agent", None, 0)
+    image = m.ImageContentBlock(data="", mime_type="image/png")
+    for n in range(40):
+        if n == 25:
+            message.append(image)
+        message.append_text(f"chunk{n} " if n % 7 else "")
+        whole = copy.deepcopy(message)  # joining its text must not join the parts read here
+        text = whole.text
+        for start in range(len(text) + 3):
+            assert message.text_from(start) == text[start:]
+        lengths = [i.length for i in message.items if isinstance(i, TextRun)]
+        assert lengths == [len(i.text) for i in whole.items if isinstance(i, TextRun)]
+    runs = [item for item in message.items if isinstance(item, TextRun)]
+    assert len(runs) == 2 and (runs[0].dropped > 0) == bounded
+    # unbounded, the parts stay as they arrived (bounded, each trim joins them)
+    assert (len(runs[1].parts) > 1) != bounded
+
+
+def test_every_chunk_update_read_without_the_models_has_a_role() -> None:
+    assert set(transcript_module._ROLES) == CHUNK_UPDATES

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from acp_notebook.cli.output import _SHOWN, terminal_safe
 from acp_notebook.protocol.bounds import CUT_NOTE
 
 from ..cli.test_cli import cli, read_trace
@@ -55,3 +56,20 @@ def test_terminal_escapes_in_agent_text_and_titles_are_shown_not_obeyed(tmp_path
         assert control not in result.stdout + result.stderr
     assert "text \u241b]52;c;cm0gLXJmIH4=\u2407\u241b[1A" in result.stdout
     assert "title \u241b]52" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain ascii\n\ttabbed",
+        "naïve — ✓ 🧑 text with nothing to replace",
+        "bell\a, escape \x1b]52;c;aGk=\x07 and \x1b[1A\x1b[2K, DEL\x7f",
+        "C1 \x85\x9b and bidi \u202e\u2066 next to — non-ASCII",
+        "colours pass: \x1b[1mbold\x1b[0m, \x1b[8mconceal\x1b[0m does not",
+    ],
+)
+def test_terminal_safe_text_is_the_text_with_each_obeyed_character_shown(text: str) -> None:
+    shown = "".join(_SHOWN.get(ord(c), c) for c in text)
+    if "\x1b[1m" in text:  # the command's own styling passes, conceal does not
+        shown = shown.replace("␛[1m", "\x1b[1m").replace("␛[0m", "\x1b[0m")
+    assert terminal_safe(text) == shown

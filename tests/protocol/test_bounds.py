@@ -67,6 +67,31 @@ def test_a_line_of_unbalanced_brackets_is_not_json():
         decode_line(b"[" * 1000 + b"]" * 1001)
 
 
+OBJECT_LINES = [
+    b'{"a":1}',
+    b'{"a":1} \t\r',
+    b'{"a":NaN,"b":[1,{"c":null}]}',
+    b'{"a":1} x',
+    b'{"a":1}{}',
+    b'{"a": }',
+    b"{",
+    b'{"a":1,}',
+    b'{"a":"\x01"}',
+    b'{"a":"\xff"}',
+]
+
+
+@pytest.mark.parametrize("line", OBJECT_LINES)
+def test_an_object_line_decodes_as_json_loads_decodes_it_or_is_not_json(line: bytes) -> None:
+    try:
+        expected = json.loads(line)
+    except ValueError:
+        with pytest.raises(ValueError):
+            decode_line(line)
+    else:
+        assert repr(decode_line(line)) == repr(expected)  # repr: NaN is not equal to itself
+
+
 def test_brackets_inside_strings_do_not_count_as_nesting():
     text = "[{" * 2000 + '\\"'
     line = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"text": text}}).encode()
