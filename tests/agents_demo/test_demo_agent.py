@@ -1048,8 +1048,12 @@ async def test_read_edge_cases(tmp_path: Path) -> None:
 async def test_cancel_stops_a_long_stream(tmp_path: Path) -> None:
     async with demo_client(tmp_path) as client:
         session = await client.new_session()
+        # Counted as chunks, as asserted: the session's other updates (its commands) may
+        # arrive during the turn too.
         stop, turn = await client.cancel_once(
-            session, "/long 100000", lambda: len(client.updates) >= 200
+            session,
+            "/long 100000",
+            lambda: len(of_kind(client.updates_since(0), "agent_message_chunk")) >= 200,
         )
     assert stop == "cancelled"
     assert 200 <= len(of_kind(turn, "agent_message_chunk")) < 100_000
