@@ -62,9 +62,11 @@ def test_the_review_bar_reverts_a_hunk_then_everything_and_is_not_saved(
     # The turn's saved form replaces its live view in the cell's outputs: wait for that
     # too (with real-time collaboration the server's save of it can come later).
     saved = live.saved_when(
-        lambda nb: nb.cells[1].source == FUNCTION
-        and nb.cells[2].outputs
-        and "widget-view" not in str(nb.cells[2].outputs),
+        lambda nb: (
+            nb.cells[1].source == FUNCTION
+            and nb.cells[2].outputs
+            and "widget-view" not in str(nb.cells[2].outputs)
+        ),
         "the turn, reverted, as its saved transcript",
     )
     assert "acp-live-review" not in str(saved), "the bar is not part of the notebook"
