@@ -35,3 +35,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     notebook._acp_state = state  # type: ignore[union-attr]
     os.environ["XDG_STATE_HOME"] = state
     item.config.add_cleanup(lambda: shutil.rmtree(state, ignore_errors=True))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    """A failed cell's report shows the streams it wrote: nbval names an unexpected
+    ``stderr`` output but not its text."""
+    outcome = yield
+    report = outcome.get_result()
+    outputs = getattr(item, "test_outputs", None)
+    if report.when != "call" or not report.failed or not outputs:
+        return
+    streams = [
+        f"[{output.get('name')}]\n{output.get('text', '')}"
+        for output in outputs
+        if output.get("output_type") == "stream"
+    ]
+    if streams:
+        report.sections.append(("cell streams", "\n".join(streams)))

@@ -186,6 +186,8 @@ class AgentRuntime:
                 # `%acp --stop` cancels this too (an agent that never answers `initialize`
                 # would otherwise keep --stop waiting): see stop().
                 with anyio.CancelScope() as self._starting:
+                    if stop.is_set():  # stopped while the process was being started
+                        self._starting.cancel()
                     await conn.initialize(
                         timeout=handshake_limit(self._turn_timeout, START_TIMEOUT)
                     )

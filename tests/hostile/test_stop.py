@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from acp_notebook.notebook.controls import agents as agent_controls
@@ -47,6 +48,35 @@ def test_stop_stops_an_agent_that_never_answers_initialize(agents: NotebookAgent
     assert starting.exception(SAFETY) is not None  # the start ended, without a connection
     deadline = time.monotonic() + SAFETY
     while any(alive(pid) for pid in pids):
+        assert time.monotonic() < deadline, "the agent outlived --stop"
+        time.sleep(0.05)
+
+
+def test_stop_before_the_process_is_up_still_stops_the_start(agents: NotebookAgents):
+    """`--stop` while the agent process is still being spawned (before `initialize` is
+    sent): the start ends at once instead of waiting out the handshake's limit."""
+    spec = hostile("--hang-initialize")
+    runtime = agents.runtime(spec)
+
+    async def start_then_stop() -> BaseException | None:
+        failed: list[BaseException] = []
+
+        async def start() -> None:
+            try:
+                await runtime.ensure_started()
+            except Exception as exc:
+                failed.append(exc)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(start)
+            await anyio.sleep(0)  # the start has begun, its process not yet spawned
+            await runtime.stop()
+        return failed[0] if failed else None
+
+    failure = agents.loop.run(start_then_stop, timeout=SAFETY)
+    assert failure is not None and runtime.status == "stopped"
+    deadline = time.monotonic() + SAFETY
+    while _agent_pids():
         assert time.monotonic() < deadline, "the agent outlived --stop"
         time.sleep(0.05)
 
