@@ -57,7 +57,7 @@ class Kernel:
 
     def iopub(self, timeout: float) -> dict[str, Any] | None:
         try:
-            return self.kc.get_iopub_msg(timeout=timeout)  # type: ignore[no-any-return]
+            return self.kc.get_iopub_msg(timeout=timeout)
         except queue.Empty:
             return None
 

@@ -38,7 +38,7 @@ def chunk_lines(session_id):
 
 
 def main():
-    prepared = {}
+    prepared: dict[str, list[bytes]] = {}
     for line in sys.stdin.buffer:
         if not line.strip():
             continue

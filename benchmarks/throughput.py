@@ -82,7 +82,8 @@ def run_bare(n: int) -> Run:
         bufsize=0,
     )
     assert proc.stdin is not None and proc.stdout is not None
-    reader = io.BufferedReader(proc.stdout, buffer_size=1 << 16)
+    # bufsize=0: stdout is a raw FileIO, which BufferedReader takes.
+    reader = io.BufferedReader(proc.stdout, buffer_size=1 << 16)  # type: ignore[type-var]
     count = 0
 
     def send(message: dict[str, Any]) -> None:

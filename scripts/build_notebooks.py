@@ -283,7 +283,7 @@ NOTEBOOK_BUILDERS = {
 def execute(path: Path) -> None:
     from nbclient import NotebookClient
 
-    class AsNbval(NotebookClient):  # type: ignore[misc]
+    class AsNbval(NotebookClient):
         """Runs every cell as nbval does, without storing history (no ``In``/``Out``, no
         new execution count): the stored outputs are what nbval's own run produces."""
 
