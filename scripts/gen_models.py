@@ -708,9 +708,7 @@ class Generator:
         if spec.tag is not None:
             header.append(f"    __acp_tag__ = {pystr(spec.tag)}")
         if always:
-            header += fmt(
-                Expr("", always, "{}"), "    ", "__acp_always__ = "
-            )
+            header += fmt(Expr("", always, "{}"), "    ", "__acp_always__ = ")
         for key, attr in (
             ("omit_none", "__acp_omit_none__"),
             ("skip", "__acp_skip_invalid__"),
@@ -719,9 +717,7 @@ class Generator:
         ):
             if flagged[key]:
                 items = Expr("", [pystr(w) for w in sorted(flagged[key])], "{}")
-                header += fmt(
-                    Expr("frozenset", [items]), "    ", f"{attr} = "
-                )
+                header += fmt(Expr("frozenset", [items]), "    ", f"{attr} = ")
         return lines + (["", *header] if header else []) + (["", *body] if body else [])
 
     def render_union(self, spec: UnionSpec) -> list[str]:
@@ -1077,9 +1073,7 @@ def main(argv: list[str]) -> int:
     for warning in gen.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if "--check" in argv:
-        stale = [
-            name for name, text in files.items() if not _current(OUT.with_name(name), text)
-        ]
+        stale = [name for name, text in files.items() if not _current(OUT.with_name(name), text)]
         for name in stale:
             print(
                 f"{OUT.with_name(name).relative_to(ROOT)} is out of date:"
@@ -1098,6 +1092,7 @@ def main(argv: list[str]) -> int:
 
 def _current(path: Path, text: str) -> bool:
     return path.exists() and path.read_text(encoding="utf-8") == text
+
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

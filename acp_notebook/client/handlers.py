@@ -77,7 +77,9 @@ def __getattr__(name: str) -> Any:
             | m.UnknownCreateElicitationRequest
         )
     if name == "ElicitationResponse":
-        return m.AcceptElicitationResponse | m.DeclineElicitationResponse | m.CancelElicitationResponse
+        return (
+            m.AcceptElicitationResponse | m.DeclineElicitationResponse | m.CancelElicitationResponse
+        )
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
