@@ -63,11 +63,12 @@ __all__ = [
     "connect",
 ]
 
-#: The request and response models of the three ways to open a session.
-_OPENERS: dict[str, tuple[type[AcpModel], type[AcpModel]]] = {
-    "session/new": (m.NewSessionRequest, m.NewSessionResponse),
-    "session/load": (m.LoadSessionRequest, m.LoadSessionResponse),
-    "session/resume": (m.ResumeSessionRequest, m.ResumeSessionResponse),
+#: The request and response models of the three ways to open a session, by name: a model
+#: is made when first looked up (protocol/lazy_names.py), and a turn uses one of the three.
+_OPENERS: dict[str, tuple[str, str]] = {
+    "session/new": ("NewSessionRequest", "NewSessionResponse"),
+    "session/load": ("LoadSessionRequest", "LoadSessionResponse"),
+    "session/resume": ("ResumeSessionRequest", "ResumeSessionResponse"),
 }
 
 
@@ -256,7 +257,9 @@ class ClientConnection(Handshake):
         """Send ``method`` (new, load or resume) and set up the session it opens."""
         cwd = os.path.abspath(cwd)
         directories = [os.path.abspath(d) for d in additional_directories]
-        request_type, response_type = _OPENERS[method]
+        request_name, response_name = _OPENERS[method]
+        request_type: type[AcpModel] = getattr(m, request_name)
+        response_type: type[AcpModel] = getattr(m, response_name)
         request = request_type.model_validate(
             {
                 "cwd": cwd,

@@ -72,10 +72,9 @@ class AuthRequired(RpcError):
 
 
 #: Words of an error that is about logging in (case-insensitive; "author" is not one).
-_AUTH_WORDS = re.compile(
+_AUTH_WORDS = (
     r"log ?in|/login|not logged|authenticat|unauthori[sz]|\bauth\b|auth[_ -]required|"
-    r"api[ _-]?key|credential|access token|\b401\b",
-    re.IGNORECASE,
+    r"api[ _-]?key|credential|access token|\b401\b"
 )
 
 
@@ -83,8 +82,10 @@ def looks_like_auth(error: RpcError) -> bool:
     """Whether ``error`` means "log in first": the `auth_required` code, or words about
     logging in, keys or credentials in its message or data (agents answer a missing login
     with -32603 "Internal error" and the reason in ``data``)."""
+    # Compiled on the first error (re caches it), not at import: case-insensitive, it
+    # takes milliseconds to compile, and most turns meet no error.
     return error.code == AUTH_REQUIRED or bool(
-        _AUTH_WORDS.search(f"{error.message} {error.detail}")
+        re.search(_AUTH_WORDS, f"{error.message} {error.detail}", re.IGNORECASE)
     )
 
 

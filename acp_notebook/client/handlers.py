@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkable
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
@@ -53,16 +53,35 @@ __all__ = [
 
 #: Params as they arrive on the wire: a decoded JSON object.
 Params = Mapping[str, Any]
-#: `elicitation/create` params once read: a known mode, or an unknown one kept raw (spec).
-ElicitationParams = (
-    m.CreateElicitationFormRequest
-    | m.CreateElicitationUrlRequest
-    | m.UnknownCreateElicitationRequest
-)
-#: What the client answers to `elicitation/create`.
-ElicitationResponse = (
-    m.AcceptElicitationResponse | m.DeclineElicitationResponse | m.CancelElicitationResponse
-)
+if TYPE_CHECKING:
+    #: `elicitation/create` params once read: a known mode, or an unknown one kept raw (spec).
+    ElicitationParams = (
+        m.CreateElicitationFormRequest
+        | m.CreateElicitationUrlRequest
+        | m.UnknownCreateElicitationRequest
+    )
+    #: What the client answers to `elicitation/create`.
+    ElicitationResponse = (
+        m.AcceptElicitationResponse | m.DeclineElicitationResponse | m.CancelElicitationResponse
+    )
+
+
+def __getattr__(name: str) -> Any:
+    # The two unions above, as values, are made on first use (PEP 562): the models are made
+    # when first looked up (protocol/lazy_names.py), and a turn without an elicitation
+    # should not pay for the elicitation models by importing this module.
+    if name == "ElicitationParams":
+        return (
+            m.CreateElicitationFormRequest
+            | m.CreateElicitationUrlRequest
+            | m.UnknownCreateElicitationRequest
+        )
+    if name == "ElicitationResponse":
+        return (
+            m.AcceptElicitationResponse | m.DeclineElicitationResponse | m.CancelElicitationResponse
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 M = TypeVar("M", bound=AcpModel)
 
@@ -137,9 +156,17 @@ class Route:
 
     method: str
     handler: str
-    params: type[AcpModel]
+    #: The params model's name in :mod:`~acp_notebook.protocol.models`: looked up on first
+    #: use, so importing the routes makes no model (a model is made when first looked up).
+    model: str
     #: Read as leniently as the schema allows (the request is shown, not acted on).
     lenient: bool = False
+
+    @property
+    def params(self) -> type[AcpModel]:
+        """The params model."""
+        params: type[AcpModel] = getattr(m, self.model)
+        return params
 
     def read(self, params: Any) -> SessionRequest:
         # Every params model in SESSION_REQUESTS has a required `sessionId`.
@@ -153,16 +180,16 @@ SESSION_REQUESTS: tuple[Route, ...] = (
     Route(
         "session/request_permission",
         "request_permission",
-        m.RequestPermissionRequest,
+        "RequestPermissionRequest",
         lenient=True,
     ),
-    Route("fs/read_text_file", "read_text_file", m.ReadTextFileRequest),
-    Route("fs/write_text_file", "write_text_file", m.WriteTextFileRequest),
-    Route("terminal/create", "create_terminal", m.CreateTerminalRequest),
-    Route("terminal/output", "terminal_output", m.TerminalOutputRequest),
-    Route("terminal/wait_for_exit", "wait_for_terminal_exit", m.WaitForTerminalExitRequest),
-    Route("terminal/kill", "kill_terminal", m.KillTerminalRequest),
-    Route("terminal/release", "release_terminal", m.ReleaseTerminalRequest),
+    Route("fs/read_text_file", "read_text_file", "ReadTextFileRequest"),
+    Route("fs/write_text_file", "write_text_file", "WriteTextFileRequest"),
+    Route("terminal/create", "create_terminal", "CreateTerminalRequest"),
+    Route("terminal/output", "terminal_output", "TerminalOutputRequest"),
+    Route("terminal/wait_for_exit", "wait_for_terminal_exit", "WaitForTerminalExitRequest"),
+    Route("terminal/kill", "kill_terminal", "KillTerminalRequest"),
+    Route("terminal/release", "release_terminal", "ReleaseTerminalRequest"),
 )
 
 #: The :class:`AgentRequests` methods, by name (what a ``handlers`` object may define).

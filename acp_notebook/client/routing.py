@@ -25,8 +25,6 @@ from .elicitation import ElicitationBroker, scope_of
 from .handlers import (
     SESSION_REQUESTS,
     AgentRequests,
-    ElicitationParams,
-    ElicitationResponse,
     Route,
     read_elicitation,
     read_params,
@@ -34,6 +32,7 @@ from .handlers import (
 
 if TYPE_CHECKING:
     from .connection import ClientConnection
+    from .handlers import ElicitationParams, ElicitationResponse
     from .session import Session
 
 __all__ = ["Router"]

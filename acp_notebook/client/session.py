@@ -32,7 +32,6 @@ from .elicitation import ElicitationBroker
 from .errors import PromptNotSupported, TurnTimeout
 from .fs import FileChange, FileSystem
 from .guard import Guard
-from .handlers import ElicitationParams, ElicitationResponse
 from .permissions import PermissionBroker, Policy
 from .render import transcript_bundle
 from .terminals import TerminalManager, TerminalSnapshot
@@ -40,6 +39,7 @@ from .transcript import Transcript, TurnRecord
 
 if TYPE_CHECKING:
     from .connection import ClientConnection
+    from .handlers import ElicitationParams, ElicitationResponse
 
 __all__ = [
     "DEFAULT_CANCEL_GRACE",

@@ -18,7 +18,17 @@ import copy
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, NamedTuple, TypeVar, Union, get_args, get_origin
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    ClassVar,
+    NamedTuple,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+)
 
 from pydantic import (
     BaseModel,
@@ -68,18 +78,31 @@ class AcpModel(BaseModel):
         extra="allow", populate_by_name=True, protected_namespaces=(), defer_build=True
     )
 
-    #: Tag of this class inside its discriminated union (variant classes only).
-    __acp_tag__: ClassVar[str | None] = None
-    #: Wire name -> value always emitted by to_wire() (discriminators with a default).
-    __acp_always__: ClassVar[dict[str, Any]] = {}
-    #: Wire names of optional fields that the schema does not allow to be null: None means "absent".
-    __acp_omit_none__: ClassVar[frozenset[str]] = frozenset()
-    #: Wire names of list fields marked ``x-deserialize-skip-invalid-items``.
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset()
-    #: Wire names of fields marked ``x-deserialize-default-on-error``.
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset()
-    #: Wire names of fields marked ``x-deserialize-default-on-null``: null reads as the default.
-    __acp_default_on_null__: ClassVar[frozenset[str]] = frozenset()
+    if TYPE_CHECKING:
+        # Typed for type checkers only: pydantic evaluates the annotations of a model's bases
+        # again for every subclass it makes (about 170 here), and these are never fields.
+
+        #: Tag of this class inside its discriminated union (variant classes only).
+        __acp_tag__: ClassVar[str | None]
+        #: Wire name -> value always emitted by to_wire() (discriminators with a default).
+        __acp_always__: ClassVar[dict[str, Any]]
+        #: Wire names of optional fields that the schema does not allow to be null: None
+        #: means "absent".
+        __acp_omit_none__: ClassVar[frozenset[str]]
+        #: Wire names of list fields marked ``x-deserialize-skip-invalid-items``.
+        __acp_skip_invalid__: ClassVar[frozenset[str]]
+        #: Wire names of fields marked ``x-deserialize-default-on-error``.
+        __acp_default_on_error__: ClassVar[frozenset[str]]
+        #: Wire names of fields marked ``x-deserialize-default-on-null``: null reads as the
+        #: default.
+        __acp_default_on_null__: ClassVar[frozenset[str]]
+
+    __acp_tag__ = None
+    __acp_always__ = {}
+    __acp_omit_none__ = frozenset()
+    __acp_skip_invalid__ = frozenset()
+    __acp_default_on_error__ = frozenset()
+    __acp_default_on_null__ = frozenset()
 
     @model_serializer(mode="wrap")
     def _acp_wire(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
@@ -117,9 +140,12 @@ class UnknownVariant(AcpModel):
     ``to_wire()`` returns ``raw`` unchanged, so forwarding or recording the message loses nothing.
     """
 
-    __acp_tag__: ClassVar[str | None] = UNKNOWN_TAG
-    #: Wire name of the union's discriminator property, if it has one.
-    __acp_discriminator__: ClassVar[str | None] = None
+    if TYPE_CHECKING:  # as in AcpModel
+        #: Wire name of the union's discriminator property, if it has one.
+        __acp_discriminator__: ClassVar[str | None]
+
+    __acp_tag__ = UNKNOWN_TAG
+    __acp_discriminator__ = None
 
     raw: dict[str, Any]
 

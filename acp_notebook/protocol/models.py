@@ -74,10 +74,11 @@ The JSON-RPC envelope types (``AgentRequest``, ``ClientResponse``, ...) are not 
 and result types instead.
 """
 
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import BeforeValidator, Discriminator, Field, Tag
 
+from acp_notebook.protocol.lazy_names import LazyNames
 from acp_notebook.protocol.modelbase import (
     UNKNOWN_TAG,
     AcpModel,
@@ -176,3568 +177,4182 @@ CompactionStatus = Literal["in_progress", "completed", "failed", "cancelled"]
 # --- models and unions (a missing or unknown discriminator selects the Unknown* member),
 # each after the types it uses: no forward references, so the annotations are plain
 # objects that pydantic does not have to evaluate (models are built on first use).
-
-
-class WriteTextFileRequest(AcpModel):
-    """Request to write content to a text file. ACP ``fs/write_text_file`` request params (agent →
-    client).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
-    path: str = Field(alias="path", description="Absolute path to the file to write.")
-    content: str = Field(alias="content", description="The text content to write to the file.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ReadTextFileRequest(AcpModel):
-    """Request to read content from a text file. ACP ``fs/read_text_file`` request params (agent →
-    client).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
-    path: str = Field(alias="path", description="Absolute path to the file to read.")
-    line: int | None = Field(
-        default=None, alias="line", description="Line number to start reading from (1-based)."
-    )
-    limit: int | None = Field(
-        default=None, alias="limit", description="Maximum number of lines to read."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class Annotations(AcpModel):
-    """Optional annotations for the client. The client can use annotations to inform how objects are
-    used or displayed
-    """
-
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"audience"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "audience", "lastModified", "priority"}
-    )
-
-    audience: list[Role | str] | None = Field(
-        default=None,
-        alias="audience",
-        description="Intended recipients for this content, such as the user or assistant.",
-    )
-    last_modified: str | None = Field(
-        default=None,
-        alias="lastModified",
-        description="Timestamp indicating when the underlying resource was last modified.",
-    )
-    priority: float | None = Field(
-        default=None,
-        alias="priority",
-        description="Relative importance of this content when clients choose what to surface.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class TextContent(AcpModel):
-    """Text provided to or from an LLM."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations"})
-
-    annotations: Annotations | None = Field(
-        default=None,
-        alias="annotations",
-        description="Optional annotations that help clients decide how to display or route this content.",
-    )
-    text: str = Field(alias="text", description="Text payload carried by this content block.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class TextContentBlock(TextContent):
-    """Text content. May be plain text or formatted with Markdown."""
-
-    __acp_tag__: ClassVar[str | None] = "text"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "text"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations"})
-
-    type: Literal["text"] = Field(
-        default="text", alias="type", description='Discriminator, always "text".'
-    )
-
-
-class ImageContent(AcpModel):
-    """An image provided to or from an LLM."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations", "uri"})
-
-    annotations: Annotations | None = Field(
-        default=None,
-        alias="annotations",
-        description="Optional annotations that help clients decide how to display or route this content.",
-    )
-    data: str = Field(alias="data", description="Base64-encoded media payload.")
-    mime_type: str = Field(
-        alias="mimeType", description="MIME type describing the encoded media payload."
-    )
-    uri: str | None = Field(
-        default=None, alias="uri", description="URI associated with this resource or media payload."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ImageContentBlock(ImageContent):
-    """Images for visual context or analysis."""
-
-    __acp_tag__: ClassVar[str | None] = "image"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "image"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations", "uri"})
-
-    type: Literal["image"] = Field(
-        default="image", alias="type", description='Discriminator, always "image".'
-    )
-
-
-class AudioContent(AcpModel):
-    """Audio provided to or from an LLM."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations"})
-
-    annotations: Annotations | None = Field(
-        default=None,
-        alias="annotations",
-        description="Optional annotations that help clients decide how to display or route this content.",
-    )
-    data: str = Field(alias="data", description="Base64-encoded media payload.")
-    mime_type: str = Field(
-        alias="mimeType", description="MIME type describing the encoded media payload."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class AudioContentBlock(AudioContent):
-    """Audio data for transcription or analysis."""
-
-    __acp_tag__: ClassVar[str | None] = "audio"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "audio"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations"})
-
-    type: Literal["audio"] = Field(
-        default="audio", alias="type", description='Discriminator, always "audio".'
-    )
-
-
-class ResourceLink(AcpModel):
-    """A resource that the server is capable of reading, included in a prompt or tool call result."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "annotations", "description", "mimeType", "size", "title"}
-    )
-
-    annotations: Annotations | None = Field(
-        default=None,
-        alias="annotations",
-        description="Optional annotations that help clients decide how to display or route this content.",
-    )
-    description: str | None = Field(
-        default=None,
-        alias="description",
-        description="Optional human-readable details shown with this protocol object.",
-    )
-    mime_type: str | None = Field(
-        default=None,
-        alias="mimeType",
-        description="MIME type describing the encoded media payload.",
-    )
-    name: str = Field(
-        alias="name", description="Human-readable name shown for this protocol object."
-    )
-    size: int | None = Field(
-        default=None,
-        alias="size",
-        description="Optional size of the linked resource in bytes, if known.",
-    )
-    title: str | None = Field(
-        default=None, alias="title", description="Optional display title for end-user UI."
-    )
-    uri: str = Field(alias="uri", description="URI associated with this resource or media payload.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ResourceLinkContentBlock(ResourceLink):
-    """References to resources that the agent can access."""
-
-    __acp_tag__: ClassVar[str | None] = "resource_link"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "resource_link"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "annotations", "description", "mimeType", "size", "title"}
-    )
-
-    type: Literal["resource_link"] = Field(
-        default="resource_link", alias="type", description='Discriminator, always "resource_link".'
-    )
-
-
-class TextResourceContents(AcpModel):
-    """Text-based resource contents."""
-
-    __acp_tag__: ClassVar[str | None] = "TextResourceContents"
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "mimeType"})
-
-    mime_type: str | None = Field(
-        default=None,
-        alias="mimeType",
-        description="MIME type describing the encoded media payload.",
-    )
-    text: str = Field(alias="text", description="Text payload carried by this content block.")
-    uri: str = Field(alias="uri", description="URI associated with this resource or media payload.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class BlobResourceContents(AcpModel):
-    """Binary resource contents."""
-
-    __acp_tag__: ClassVar[str | None] = "BlobResourceContents"
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "mimeType"})
-
-    blob: str = Field(
-        alias="blob", description="Base64-encoded bytes for a binary resource payload."
-    )
-    mime_type: str | None = Field(
-        default=None,
-        alias="mimeType",
-        description="MIME type describing the encoded media payload.",
-    )
-    uri: str = Field(alias="uri", description="URI associated with this resource or media payload.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class UnknownEmbeddedResourceResource(UnknownVariant):
-    """A ``EmbeddedResourceResource`` of a shape this schema version does not know; ``raw`` keeps it
-    as received.
-    """
-
-
-EmbeddedResourceResource = Annotated[
-    Union[
-        Annotated[TextResourceContents, Tag("TextResourceContents")],
-        Annotated[BlobResourceContents, Tag("BlobResourceContents")],
-        Annotated[UnknownEmbeddedResourceResource, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
-    ],
-    Discriminator(
-        tag_by_keys((("text", "TextResourceContents"), ("blob", "BlobResourceContents")))
-    ),
-]
-"""Resource content that can be embedded in a message."""
-
-
-class EmbeddedResource(AcpModel):
-    """The contents of a resource, embedded into a prompt or tool call result."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations"})
-
-    annotations: Annotations | None = Field(
-        default=None,
-        alias="annotations",
-        description="Optional annotations that help clients decide how to display or route this content.",
-    )
-    resource: EmbeddedResourceResource = Field(
-        alias="resource", description="Embedded resource payload, either text or binary data."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class EmbeddedResourceContentBlock(EmbeddedResource):
-    """Complete resource contents embedded directly in the message."""
-
-    __acp_tag__: ClassVar[str | None] = "resource"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "resource"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations"})
-
-    type: Literal["resource"] = Field(
-        default="resource", alias="type", description='Discriminator, always "resource".'
-    )
-
-
-class UnknownContentBlock(UnknownVariant):
-    """A ``ContentBlock`` whose ``type`` is missing or unknown to this schema version; ``raw`` keeps
-    it as received.
-    """
-
-    __acp_discriminator__: ClassVar[str | None] = "type"
-
-    @property
-    def type(self) -> str | None:
-        """The ``type`` value as received (None if missing)."""
-        return self.discriminator_value
-
-
-ContentBlock = Annotated[
-    Union[
-        Annotated[TextContentBlock, Tag("text")],
-        Annotated[ImageContentBlock, Tag("image")],
-        Annotated[AudioContentBlock, Tag("audio")],
-        Annotated[ResourceLinkContentBlock, Tag("resource_link")],
-        Annotated[EmbeddedResourceContentBlock, Tag("resource")],
-        Annotated[UnknownContentBlock, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
-    ],
-    Discriminator(tag_by_field("type", ("text", "image", "audio", "resource_link", "resource"))),
-]
-"""Content blocks represent displayable information in the Agent Client Protocol."""
-
-
-class Content(AcpModel):
-    """Standard content block (text, images, resources)."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    content: ContentBlock = Field(alias="content", description="The actual content block.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ContentToolCallContent(Content):
-    """Standard content block (text, images, resources)."""
-
-    __acp_tag__: ClassVar[str | None] = "content"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "content"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    type: Literal["content"] = Field(
-        default="content", alias="type", description='Discriminator, always "content".'
-    )
-
-
-class Diff(AcpModel):
-    """A diff representing file modifications."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "oldText"})
-
-    path: str = Field(alias="path", description="The absolute file path being modified.")
-    old_text: str | None = Field(
-        default=None,
-        alias="oldText",
-        description="The original content (omitted or `null` for new files).",
-    )
-    new_text: str = Field(alias="newText", description="The new content after modification.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class DiffToolCallContent(Diff):
-    """File modification shown as a diff."""
-
-    __acp_tag__: ClassVar[str | None] = "diff"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "diff"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "oldText"})
-
-    type: Literal["diff"] = Field(
-        default="diff", alias="type", description='Discriminator, always "diff".'
-    )
-
-
-class Terminal(AcpModel):
-    """Embed a terminal created with `terminal/create` by its id."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    terminal_id: TerminalId = Field(
-        alias="terminalId",
-        description="Identifier of the terminal instance to embed in the content stream.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class TerminalToolCallContent(Terminal):
-    """Embed a terminal created with `terminal/create` by its id."""
-
-    __acp_tag__: ClassVar[str | None] = "terminal"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "terminal"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    type: Literal["terminal"] = Field(
-        default="terminal", alias="type", description='Discriminator, always "terminal".'
-    )
-
-
-class UnknownToolCallContent(UnknownVariant):
-    """A ``ToolCallContent`` whose ``type`` is missing or unknown to this schema version; ``raw``
-    keeps it as received.
-    """
-
-    __acp_discriminator__: ClassVar[str | None] = "type"
-
-    @property
-    def type(self) -> str | None:
-        """The ``type`` value as received (None if missing)."""
-        return self.discriminator_value
-
-
-ToolCallContent = Annotated[
-    Union[
-        Annotated[ContentToolCallContent, Tag("content")],
-        Annotated[DiffToolCallContent, Tag("diff")],
-        Annotated[TerminalToolCallContent, Tag("terminal")],
-        Annotated[UnknownToolCallContent, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
-    ],
-    Discriminator(tag_by_field("type", ("content", "diff", "terminal"))),
-]
-"""Content produced by a tool call."""
-
-
-class ToolCallLocation(AcpModel):
-    """A file location being accessed or modified by a tool."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "line"})
-
-    path: str = Field(
-        alias="path", description="The absolute file path being accessed or modified."
-    )
-    line: int | None = Field(
-        default=None, alias="line", description="Optional 1-based line number within the file."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ToolCallUpdate(AcpModel):
-    """An update to an existing tool call."""
-
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"content", "locations"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {
-            "_meta",
-            "content",
-            "kind",
-            "locations",
-            "name",
-            "rawInput",
-            "rawOutput",
-            "status",
-            "title",
-        },
-    )
-
-    tool_call_id: ToolCallId = Field(
-        alias="toolCallId", description="The ID of the tool call being updated."
-    )
-    kind: ToolKind | str | None = Field(
-        default=None, alias="kind", description="Update the tool kind."
-    )
-    status: ToolCallStatus | str | None = Field(
-        default=None, alias="status", description="Update the execution status."
-    )
-    title: str | None = Field(
-        default=None, alias="title", description="Update the human-readable title."
-    )
-    name: str | None = Field(
-        default=None,
-        alias="name",
-        description="Update the programmatic name of the tool being invoked.",
-    )
-    content: list[ToolCallContent] | None = Field(
-        default=None, alias="content", description="Replace the content collection."
-    )
-    locations: list[ToolCallLocation] | None = Field(
-        default=None, alias="locations", description="Replace the locations collection."
-    )
-    raw_input: Any = Field(default=None, alias="rawInput", description="Update the raw input.")
-    raw_output: Any = Field(default=None, alias="rawOutput", description="Update the raw output.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class PermissionOption(AcpModel):
-    """An option presented to the user when requesting permission."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    option_id: PermissionOptionId = Field(
-        alias="optionId", description="Unique identifier for this permission option."
-    )
-    name: str = Field(alias="name", description="Human-readable label to display to the user.")
-    kind: PermissionOptionKind | str = Field(
-        alias="kind", description="Hint about the nature of this permission option."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class RequestPermissionRequest(AcpModel):
-    """Request for user permission to execute a tool call. ACP ``session/request_permission``
-    request params (agent → client).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
-    tool_call: ToolCallUpdate = Field(
-        alias="toolCall", description="Details about the tool call requiring permission."
-    )
-    options: list[PermissionOption] = Field(
-        alias="options", description="Available permission options for the user to choose from."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ToolCallProgress(ToolCallUpdate):
-    """Update on the status or results of a tool call."""
-
-    __acp_tag__: ClassVar[str | None] = "tool_call_update"
-    __acp_always__: ClassVar[dict[str, Any]] = {"sessionUpdate": "tool_call_update"}
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"content", "locations"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {
-            "_meta",
-            "content",
-            "kind",
-            "locations",
-            "name",
-            "rawInput",
-            "rawOutput",
-            "status",
-            "title",
-        },
-    )
-
-    session_update: Literal["tool_call_update"] = Field(
-        default="tool_call_update",
-        alias="sessionUpdate",
-        description='Discriminator, always "tool_call_update".',
-    )
-
-
-class EnvVariable(AcpModel):
-    """An environment variable to set when launching an MCP server."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    name: str = Field(alias="name", description="The name of the environment variable.")
-    value: str = Field(alias="value", description="The value to set for the environment variable.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class CreateTerminalRequest(AcpModel):
-    """Request to create a new terminal and execute a command. ACP ``terminal/create`` request
-    params (agent → client).
-    """
-
-    __acp_omit_none__: ClassVar[frozenset[str]] = frozenset({"args", "env"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-    __acp_default_on_null__: ClassVar[frozenset[str]] = frozenset({"args", "env"})
-
-    session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
-    command: str = Field(alias="command", description="The command to execute.")
-    args: list[str] | None = Field(
-        default=None, alias="args", description="Array of command arguments."
-    )
-    env: list[EnvVariable] | None = Field(
-        default=None, alias="env", description="Environment variables for the command."
-    )
-    cwd: str | None = Field(
-        default=None,
-        alias="cwd",
-        description="Working directory for the command. Must be an absolute path.",
-    )
-    output_byte_limit: int | None = Field(
-        default=None,
-        alias="outputByteLimit",
-        description="Maximum number of output bytes to retain.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class TerminalOutputRequest(AcpModel):
-    """Request to get the current output and status of a terminal. ACP ``terminal/output`` request
-    params (agent → client).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
-    terminal_id: TerminalId = Field(
-        alias="terminalId", description="The ID of the terminal to get output from."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ReleaseTerminalRequest(AcpModel):
-    """Request to release a terminal and free its resources. ACP ``terminal/release`` request params
-    (agent → client).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
-    terminal_id: TerminalId = Field(
-        alias="terminalId", description="The ID of the terminal to release."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class WaitForTerminalExitRequest(AcpModel):
-    """Request to wait for a terminal command to exit. ACP ``terminal/wait_for_exit`` request params
-    (agent → client).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
-    terminal_id: TerminalId = Field(
-        alias="terminalId", description="The ID of the terminal to wait for."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class KillTerminalRequest(AcpModel):
-    """Request to kill a terminal without releasing it. ACP ``terminal/kill`` request params (agent
-    → client).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
-    terminal_id: TerminalId = Field(
-        alias="terminalId", description="The ID of the terminal to kill."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class EnumOption(AcpModel):
-    """A titled enum option with a const value, human-readable title, and optional description."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "description"})
-
-    const: str = Field(alias="const", description="The constant value for this option.")
-    title: str = Field(alias="title", description="Human-readable title for this option.")
-    description: str | None = Field(
-        default=None, alias="description", description="Human-readable description."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class StringPropertySchema(AcpModel):
-    """Schema for string properties in an elicitation form."""
-
-    __acp_tag__: ClassVar[str | None] = "string"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "string"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "default", "description", "title"}
-    )
-
-    type: Literal["string"] = Field(
-        default="string", alias="type", description='Discriminator, always "string".'
-    )
-    title: str | None = Field(
-        default=None, alias="title", description="Optional title for the property."
-    )
-    description: str | None = Field(
-        default=None, alias="description", description="Human-readable description."
-    )
-    min_length: int | None = Field(
-        default=None, alias="minLength", description="Minimum string length."
-    )
-    max_length: int | None = Field(
-        default=None, alias="maxLength", description="Maximum string length."
-    )
-    pattern: str | None = Field(
-        default=None, alias="pattern", description="Pattern the string must match."
-    )
-    format: StringFormat | str | None = Field(
-        default=None, alias="format", description="String format."
-    )
-    default: str | None = Field(default=None, alias="default", description="Default value.")
-    enum: list[str] | None = Field(
-        default=None,
-        alias="enum",
-        description="Enum values for untitled single-select enums. Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are declared by `enum`.",
-    )
-    one_of: list[EnumOption] | None = Field(
-        default=None,
-        alias="oneOf",
-        description="Titled enum options for titled single-select enums.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class NumberPropertySchema(AcpModel):
-    """Schema for number (floating-point) properties in an elicitation form."""
-
-    __acp_tag__: ClassVar[str | None] = "number"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "number"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "default", "description", "title"}
-    )
-
-    type: Literal["number"] = Field(
-        default="number", alias="type", description='Discriminator, always "number".'
-    )
-    title: str | None = Field(
-        default=None, alias="title", description="Optional title for the property."
-    )
-    description: str | None = Field(
-        default=None, alias="description", description="Human-readable description."
-    )
-    minimum: float | None = Field(
-        default=None, alias="minimum", description="Minimum value (inclusive)."
-    )
-    maximum: float | None = Field(
-        default=None, alias="maximum", description="Maximum value (inclusive)."
-    )
-    default: float | None = Field(default=None, alias="default", description="Default value.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class IntegerPropertySchema(AcpModel):
-    """Schema for integer properties in an elicitation form."""
-
-    __acp_tag__: ClassVar[str | None] = "integer"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "integer"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "default", "description", "title"}
-    )
-
-    type: Literal["integer"] = Field(
-        default="integer", alias="type", description='Discriminator, always "integer".'
-    )
-    title: str | None = Field(
-        default=None, alias="title", description="Optional title for the property."
-    )
-    description: str | None = Field(
-        default=None, alias="description", description="Human-readable description."
-    )
-    minimum: int | None = Field(
-        default=None, alias="minimum", description="Minimum value (inclusive)."
-    )
-    maximum: int | None = Field(
-        default=None, alias="maximum", description="Maximum value (inclusive)."
-    )
-    default: int | None = Field(default=None, alias="default", description="Default value.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class BooleanPropertySchema(AcpModel):
-    """Schema for boolean properties in an elicitation form."""
-
-    __acp_tag__: ClassVar[str | None] = "boolean"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "boolean"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "default", "description", "title"}
-    )
-
-    type: Literal["boolean"] = Field(
-        default="boolean", alias="type", description='Discriminator, always "boolean".'
-    )
-    title: str | None = Field(
-        default=None, alias="title", description="Optional title for the property."
-    )
-    description: str | None = Field(
-        default=None, alias="description", description="Human-readable description."
-    )
-    default: bool | None = Field(default=None, alias="default", description="Default value.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class StringMultiSelectItems(AcpModel):
-    """String item schema for multi-select enum properties."""
-
-    __acp_tag__: ClassVar[str | None] = "string"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "string"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    type: Literal["string"] = Field(
-        default="string", alias="type", description='Discriminator, always "string".'
-    )
-    enum: list[str] = Field(alias="enum", description="Allowed enum values.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class TitledMultiSelectItems(AcpModel):
-    """Items definition for titled multi-select enum properties."""
-
-    __acp_tag__: ClassVar[str | None] = "titled"
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    any_of: list[EnumOption] = Field(alias="anyOf", description="Titled enum options.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class UnknownMultiSelectItems(UnknownVariant):
-    """A ``MultiSelectItems`` whose ``type`` is missing or unknown to this schema version (the
-    schema's open "other" variant included); ``raw`` keeps it as received.
-    """
-
-    __acp_discriminator__: ClassVar[str | None] = "type"
-
-    @property
-    def type(self) -> str | None:
-        """The ``type`` value as received (None if missing)."""
-        return self.discriminator_value
-
-
-MultiSelectItems = Annotated[
-    Union[
-        Annotated[StringMultiSelectItems, Tag("string")],
-        Annotated[TitledMultiSelectItems, Tag("titled")],
-        Annotated[UnknownMultiSelectItems, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
-    ],
-    Discriminator(tag_by_field("type", ("string",), absent="titled")),
-]
-"""Items for a multi-select (array) property schema."""
-
-
-class MultiSelectPropertySchema(AcpModel):
-    """Schema for multi-select (array) properties in an elicitation form."""
-
-    __acp_tag__: ClassVar[str | None] = "array"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "array"}
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"default"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "default", "description", "title"}
-    )
-
-    type: Literal["array"] = Field(
-        default="array", alias="type", description='Discriminator, always "array".'
-    )
-    title: str | None = Field(
-        default=None, alias="title", description="Optional title for the property."
-    )
-    description: str | None = Field(
-        default=None, alias="description", description="Human-readable description."
-    )
-    min_items: int | None = Field(
-        default=None, alias="minItems", description="Minimum number of items to select."
-    )
-    max_items: int | None = Field(
-        default=None, alias="maxItems", description="Maximum number of items to select."
-    )
-    items: MultiSelectItems = Field(
-        alias="items", description="The items definition describing allowed values."
-    )
-    default: list[str] | None = Field(
-        default=None, alias="default", description="Default selected values."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class UnknownElicitationPropertySchema(UnknownVariant):
-    """A ``ElicitationPropertySchema`` whose ``type`` is missing or unknown to this schema version
-    (the schema's open "other" variant included); ``raw`` keeps it as received.
-    """
-
-    __acp_discriminator__: ClassVar[str | None] = "type"
-
-    @property
-    def type(self) -> str | None:
-        """The ``type`` value as received (None if missing)."""
-        return self.discriminator_value
-
-
-ElicitationPropertySchema = Annotated[
-    Union[
-        Annotated[StringPropertySchema, Tag("string")],
-        Annotated[NumberPropertySchema, Tag("number")],
-        Annotated[IntegerPropertySchema, Tag("integer")],
-        Annotated[BooleanPropertySchema, Tag("boolean")],
-        Annotated[MultiSelectPropertySchema, Tag("array")],
-        Annotated[
-            UnknownElicitationPropertySchema, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)
+# Each is made by its factory ``_Name`` the first time it is looked up (``_lazy``,
+# the module's __getattr__): the factory's parameters are the types it uses, made
+# first; a turn pays only for the classes it uses.
+
+_lazy = LazyNames(globals())
+
+
+@_lazy.factory
+def _WriteTextFileRequest():
+    class WriteTextFileRequest(AcpModel):
+        """Request to write content to a text file. ACP ``fs/write_text_file`` request params (agent →
+        client).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
+        path: str = Field(alias="path", description="Absolute path to the file to write.")
+        content: str = Field(alias="content", description="The text content to write to the file.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return WriteTextFileRequest
+
+
+@_lazy.factory
+def _ReadTextFileRequest():
+    class ReadTextFileRequest(AcpModel):
+        """Request to read content from a text file. ACP ``fs/read_text_file`` request params (agent →
+        client).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
+        path: str = Field(alias="path", description="Absolute path to the file to read.")
+        line: int | None = Field(
+            default=None, alias="line", description="Line number to start reading from (1-based)."
+        )
+        limit: int | None = Field(
+            default=None, alias="limit", description="Maximum number of lines to read."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ReadTextFileRequest
+
+
+@_lazy.factory
+def _Annotations():
+    class Annotations(AcpModel):
+        """Optional annotations for the client. The client can use annotations to inform how objects are
+        used or displayed
+        """
+
+        __acp_skip_invalid__ = frozenset({"audience"})
+        __acp_default_on_error__ = frozenset({"_meta", "audience", "lastModified", "priority"})
+
+        audience: list[Role | str] | None = Field(
+            default=None,
+            alias="audience",
+            description="Intended recipients for this content, such as the user or assistant.",
+        )
+        last_modified: str | None = Field(
+            default=None,
+            alias="lastModified",
+            description="Timestamp indicating when the underlying resource was last modified.",
+        )
+        priority: float | None = Field(
+            default=None,
+            alias="priority",
+            description="Relative importance of this content when clients choose what to surface.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return Annotations
+
+
+@_lazy.factory
+def _TextContent(Annotations):
+    class TextContent(AcpModel):
+        """Text provided to or from an LLM."""
+
+        __acp_default_on_error__ = frozenset({"_meta", "annotations"})
+
+        annotations: Annotations | None = Field(
+            default=None,
+            alias="annotations",
+            description="Optional annotations that help clients decide how to display or route this content.",
+        )
+        text: str = Field(alias="text", description="Text payload carried by this content block.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return TextContent
+
+
+@_lazy.factory
+def _TextContentBlock(TextContent, Annotations):
+    class TextContentBlock(TextContent):
+        """Text content. May be plain text or formatted with Markdown."""
+
+        __acp_tag__ = "text"
+        __acp_always__ = {"type": "text"}
+        __acp_default_on_error__ = frozenset({"_meta", "annotations"})
+
+        type: Literal["text"] = Field(
+            default="text", alias="type", description='Discriminator, always "text".'
+        )
+    return TextContentBlock
+
+
+@_lazy.factory
+def _ImageContent(Annotations):
+    class ImageContent(AcpModel):
+        """An image provided to or from an LLM."""
+
+        __acp_default_on_error__ = frozenset({"_meta", "annotations", "uri"})
+
+        annotations: Annotations | None = Field(
+            default=None,
+            alias="annotations",
+            description="Optional annotations that help clients decide how to display or route this content.",
+        )
+        data: str = Field(alias="data", description="Base64-encoded media payload.")
+        mime_type: str = Field(
+            alias="mimeType", description="MIME type describing the encoded media payload."
+        )
+        uri: str | None = Field(
+            default=None, alias="uri", description="URI associated with this resource or media payload."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ImageContent
+
+
+@_lazy.factory
+def _ImageContentBlock(ImageContent, Annotations):
+    class ImageContentBlock(ImageContent):
+        """Images for visual context or analysis."""
+
+        __acp_tag__ = "image"
+        __acp_always__ = {"type": "image"}
+        __acp_default_on_error__ = frozenset({"_meta", "annotations", "uri"})
+
+        type: Literal["image"] = Field(
+            default="image", alias="type", description='Discriminator, always "image".'
+        )
+    return ImageContentBlock
+
+
+@_lazy.factory
+def _AudioContent(Annotations):
+    class AudioContent(AcpModel):
+        """Audio provided to or from an LLM."""
+
+        __acp_default_on_error__ = frozenset({"_meta", "annotations"})
+
+        annotations: Annotations | None = Field(
+            default=None,
+            alias="annotations",
+            description="Optional annotations that help clients decide how to display or route this content.",
+        )
+        data: str = Field(alias="data", description="Base64-encoded media payload.")
+        mime_type: str = Field(
+            alias="mimeType", description="MIME type describing the encoded media payload."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return AudioContent
+
+
+@_lazy.factory
+def _AudioContentBlock(AudioContent, Annotations):
+    class AudioContentBlock(AudioContent):
+        """Audio data for transcription or analysis."""
+
+        __acp_tag__ = "audio"
+        __acp_always__ = {"type": "audio"}
+        __acp_default_on_error__ = frozenset({"_meta", "annotations"})
+
+        type: Literal["audio"] = Field(
+            default="audio", alias="type", description='Discriminator, always "audio".'
+        )
+    return AudioContentBlock
+
+
+@_lazy.factory
+def _ResourceLink(Annotations):
+    class ResourceLink(AcpModel):
+        """A resource that the server is capable of reading, included in a prompt or tool call result."""
+
+        __acp_default_on_error__ = frozenset(
+            {"_meta", "annotations", "description", "mimeType", "size", "title"}
+        )
+
+        annotations: Annotations | None = Field(
+            default=None,
+            alias="annotations",
+            description="Optional annotations that help clients decide how to display or route this content.",
+        )
+        description: str | None = Field(
+            default=None,
+            alias="description",
+            description="Optional human-readable details shown with this protocol object.",
+        )
+        mime_type: str | None = Field(
+            default=None,
+            alias="mimeType",
+            description="MIME type describing the encoded media payload.",
+        )
+        name: str = Field(
+            alias="name", description="Human-readable name shown for this protocol object."
+        )
+        size: int | None = Field(
+            default=None,
+            alias="size",
+            description="Optional size of the linked resource in bytes, if known.",
+        )
+        title: str | None = Field(
+            default=None, alias="title", description="Optional display title for end-user UI."
+        )
+        uri: str = Field(alias="uri", description="URI associated with this resource or media payload.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ResourceLink
+
+
+@_lazy.factory
+def _ResourceLinkContentBlock(ResourceLink, Annotations):
+    class ResourceLinkContentBlock(ResourceLink):
+        """References to resources that the agent can access."""
+
+        __acp_tag__ = "resource_link"
+        __acp_always__ = {"type": "resource_link"}
+        __acp_default_on_error__ = frozenset(
+            {"_meta", "annotations", "description", "mimeType", "size", "title"}
+        )
+
+        type: Literal["resource_link"] = Field(
+            default="resource_link", alias="type", description='Discriminator, always "resource_link".'
+        )
+    return ResourceLinkContentBlock
+
+
+@_lazy.factory
+def _TextResourceContents():
+    class TextResourceContents(AcpModel):
+        """Text-based resource contents."""
+
+        __acp_tag__ = "TextResourceContents"
+        __acp_default_on_error__ = frozenset({"_meta", "mimeType"})
+
+        mime_type: str | None = Field(
+            default=None,
+            alias="mimeType",
+            description="MIME type describing the encoded media payload.",
+        )
+        text: str = Field(alias="text", description="Text payload carried by this content block.")
+        uri: str = Field(alias="uri", description="URI associated with this resource or media payload.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return TextResourceContents
+
+
+@_lazy.factory
+def _BlobResourceContents():
+    class BlobResourceContents(AcpModel):
+        """Binary resource contents."""
+
+        __acp_tag__ = "BlobResourceContents"
+        __acp_default_on_error__ = frozenset({"_meta", "mimeType"})
+
+        blob: str = Field(
+            alias="blob", description="Base64-encoded bytes for a binary resource payload."
+        )
+        mime_type: str | None = Field(
+            default=None,
+            alias="mimeType",
+            description="MIME type describing the encoded media payload.",
+        )
+        uri: str = Field(alias="uri", description="URI associated with this resource or media payload.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return BlobResourceContents
+
+
+@_lazy.factory
+def _UnknownEmbeddedResourceResource():
+    class UnknownEmbeddedResourceResource(UnknownVariant):
+        """A ``EmbeddedResourceResource`` of a shape this schema version does not know; ``raw`` keeps it
+        as received.
+        """
+    return UnknownEmbeddedResourceResource
+
+
+@_lazy.factory
+def _EmbeddedResourceResource(
+    TextResourceContents, BlobResourceContents, UnknownEmbeddedResourceResource
+):
+    EmbeddedResourceResource = Annotated[
+        Union[
+            Annotated[TextResourceContents, Tag("TextResourceContents")],
+            Annotated[BlobResourceContents, Tag("BlobResourceContents")],
+            Annotated[UnknownEmbeddedResourceResource, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
         ],
-    ],
-    Discriminator(tag_by_field("type", ("string", "number", "integer", "boolean", "array"))),
-]
-"""Property schema for elicitation form fields."""
-
-
-class ElicitationSchema(AcpModel):
-    """Type-safe elicitation schema for requesting structured user input."""
-
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "object"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "description", "title", "type"}
-    )
-
-    type: ElicitationSchemaType | str = Field(
-        default="object", alias="type", description='Type discriminator. Always `"object"`.'
-    )
-    title: str | None = Field(
-        default=None, alias="title", description="Optional title for the schema."
-    )
-    properties: dict[str, ElicitationPropertySchema] = Field(
-        default_factory=dict,
-        alias="properties",
-        description="Property definitions (must be primitive types).",
-    )
-    required: list[str] | None = Field(
-        default=None, alias="required", description="List of required property names."
-    )
-    description: str | None = Field(
-        default=None,
-        alias="description",
-        description="Optional description of what this schema represents.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class CreateElicitationFormRequest(AcpModel):
-    """Form-based elicitation where the client renders a form from the provided schema. Variant
-    ``mode: "form"`` of :data:`CreateElicitationRequest`.
-    """
-
-    __acp_tag__: ClassVar[str | None] = "form"
-    __acp_always__: ClassVar[dict[str, Any]] = {"mode": "form"}
-    __acp_omit_none__: ClassVar[frozenset[str]] = frozenset({"sessionId"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "toolCallId"})
-
-    mode: Literal["form"] = Field(
-        default="form", alias="mode", description='Discriminator, always "form".'
-    )
-    message: str = Field(
-        alias="message", description="A human-readable message describing what input is needed."
-    )
-    requested_schema: ElicitationSchema = Field(
-        alias="requestedSchema",
-        description="A JSON Schema describing the form fields to present to the user.",
-    )
-    session_id: SessionId | None = Field(
-        default=None, alias="sessionId", description="The session this elicitation is tied to."
-    )
-    tool_call_id: ToolCallId | None = Field(
-        default=None, alias="toolCallId", description="Optional tool call within the session."
-    )
-    request_id: RequestId | None = Field(
-        default=None, alias="requestId", description="The request this elicitation is tied to."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class CreateElicitationUrlRequest(AcpModel):
-    """URL-based elicitation where the client directs the user to a URL. Variant ``mode: "url"`` of
-    :data:`CreateElicitationRequest`.
-    """
-
-    __acp_tag__: ClassVar[str | None] = "url"
-    __acp_always__: ClassVar[dict[str, Any]] = {"mode": "url"}
-    __acp_omit_none__: ClassVar[frozenset[str]] = frozenset({"sessionId"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "toolCallId"})
-
-    mode: Literal["url"] = Field(
-        default="url", alias="mode", description='Discriminator, always "url".'
-    )
-    message: str = Field(
-        alias="message", description="A human-readable message describing what input is needed."
-    )
-    elicitation_id: ElicitationId = Field(
-        alias="elicitationId", description="The unique identifier for this elicitation."
-    )
-    url: str = Field(alias="url", description="The URL to direct the user to.")
-    session_id: SessionId | None = Field(
-        default=None, alias="sessionId", description="The session this elicitation is tied to."
-    )
-    tool_call_id: ToolCallId | None = Field(
-        default=None, alias="toolCallId", description="Optional tool call within the session."
-    )
-    request_id: RequestId | None = Field(
-        default=None, alias="requestId", description="The request this elicitation is tied to."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class UnknownCreateElicitationRequest(UnknownVariant):
-    """A ``CreateElicitationRequest`` whose ``mode`` is missing or unknown to this schema version
-    (the schema's open "other" variant included); ``raw`` keeps it as received.
-    """
-
-    __acp_discriminator__: ClassVar[str | None] = "mode"
-
-    @property
-    def mode(self) -> str | None:
-        """The ``mode`` value as received (None if missing)."""
-        return self.discriminator_value
-
-
-CreateElicitationRequest = Annotated[
-    Union[
-        Annotated[CreateElicitationFormRequest, Tag("form")],
-        Annotated[CreateElicitationUrlRequest, Tag("url")],
-        Annotated[UnknownCreateElicitationRequest, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
-    ],
-    Discriminator(tag_by_field("mode", ("form", "url"))),
-]
-"""Request from the agent to elicit structured user input. ACP ``elicitation/create`` request params
-(agent → client).
-"""
-
-
-class ElicitationSessionScope(AcpModel):
-    """Session-scoped elicitation, optionally tied to a specific tool call."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"toolCallId"})
-
-    session_id: SessionId = Field(
-        alias="sessionId", description="The session this elicitation is tied to."
-    )
-    tool_call_id: ToolCallId | None = Field(
-        default=None, alias="toolCallId", description="Optional tool call within the session."
-    )
-
-
-class ElicitationRequestScope(AcpModel):
-    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session (e.g.,
-    during auth/configuration phases before any session is started).
-    """
-
-    request_id: RequestId | None = Field(
-        alias="requestId", description="The request this elicitation is tied to."
-    )
-
-
-class ElicitationFormMode(AcpModel):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    __acp_omit_none__: ClassVar[frozenset[str]] = frozenset({"sessionId"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"toolCallId"})
-
-    requested_schema: ElicitationSchema = Field(
-        alias="requestedSchema",
-        description="A JSON Schema describing the form fields to present to the user.",
-    )
-    session_id: SessionId | None = Field(
-        default=None, alias="sessionId", description="The session this elicitation is tied to."
-    )
-    tool_call_id: ToolCallId | None = Field(
-        default=None, alias="toolCallId", description="Optional tool call within the session."
-    )
-    request_id: RequestId | None = Field(
-        default=None, alias="requestId", description="The request this elicitation is tied to."
-    )
-
-
-class ElicitationUrlMode(AcpModel):
-    """URL-based elicitation mode where the client directs the user to a URL."""
-
-    __acp_omit_none__: ClassVar[frozenset[str]] = frozenset({"sessionId"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"toolCallId"})
-
-    elicitation_id: ElicitationId = Field(
-        alias="elicitationId", description="The unique identifier for this elicitation."
-    )
-    url: str = Field(alias="url", description="The URL to direct the user to.")
-    session_id: SessionId | None = Field(
-        default=None, alias="sessionId", description="The session this elicitation is tied to."
-    )
-    tool_call_id: ToolCallId | None = Field(
-        default=None, alias="toolCallId", description="Optional tool call within the session."
-    )
-    request_id: RequestId | None = Field(
-        default=None, alias="requestId", description="The request this elicitation is tied to."
-    )
-
-
-class PromptCapabilities(AcpModel):
-    """Prompt capabilities supported by the agent in `session/prompt` requests."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "audio", "embeddedContext", "image"}
-    )
-
-    image: bool = Field(
-        default=False, alias="image", description="Agent supports `image` content blocks."
-    )
-    audio: bool = Field(
-        default=False, alias="audio", description="Agent supports `audio` content blocks."
-    )
-    embedded_context: bool = Field(
-        default=False,
-        alias="embeddedContext",
-        description="Agent supports embedded context in `session/prompt` requests.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class McpCapabilities(AcpModel):
-    """MCP capabilities supported by the agent"""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "http", "sse"})
-
-    http: bool = Field(
-        default=False, alias="http", description="Agent supports `http` MCP servers."
-    )
-    sse: bool = Field(default=False, alias="sse", description="Agent supports `sse` MCP servers.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SessionListCapabilities(AcpModel):
-    """Capabilities for the `session/list` method."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SessionDeleteCapabilities(AcpModel):
-    """Capabilities for the `session/delete` method."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SessionAdditionalDirectoriesCapabilities(AcpModel):
-    """Capabilities for additional session directories support."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SessionResumeCapabilities(AcpModel):
-    """Capabilities for the `session/resume` method."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SessionCloseCapabilities(AcpModel):
-    """Capabilities for the `session/close` method."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SessionCapabilities(AcpModel):
-    """Session capabilities supported by the agent."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "additionalDirectories", "close", "delete", "list", "resume"}
-    )
-
-    list: SessionListCapabilities | None = Field(
-        default=None, alias="list", description="Whether the agent supports `session/list`."
-    )
-    delete: SessionDeleteCapabilities | None = Field(
-        default=None, alias="delete", description="Whether the agent supports `session/delete`."
-    )
-    additional_directories: SessionAdditionalDirectoriesCapabilities | None = Field(
-        default=None,
-        alias="additionalDirectories",
-        description="Whether the agent supports `additionalDirectories` on supported session lifecycle requests.",
-    )
-    resume: SessionResumeCapabilities | None = Field(
-        default=None, alias="resume", description="Whether the agent supports `session/resume`."
-    )
-    close: SessionCloseCapabilities | None = Field(
-        default=None, alias="close", description="Whether the agent supports `session/close`."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class LogoutCapabilities(AcpModel):
-    """Logout capabilities supported by the agent."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class AgentAuthCapabilities(AcpModel):
-    """Authentication-related capabilities supported by the agent."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "logout"})
-
-    logout: LogoutCapabilities | None = Field(
-        default=None, alias="logout", description="Whether the agent supports the logout method."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class AgentCapabilities(AcpModel):
-    """Capabilities supported by the agent."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {
-            "_meta",
-            "auth",
-            "loadSession",
-            "mcpCapabilities",
-            "promptCapabilities",
-            "sessionCapabilities",
-        },
-    )
-
-    load_session: bool = Field(
-        default=False, alias="loadSession", description="Whether the agent supports `session/load`."
-    )
-    prompt_capabilities: PromptCapabilities = Field(
-        default_factory=PromptCapabilities,
-        alias="promptCapabilities",
-        description="Prompt capabilities supported by the agent.",
-    )
-    mcp_capabilities: McpCapabilities = Field(
-        default_factory=McpCapabilities,
-        alias="mcpCapabilities",
-        description="MCP capabilities supported by the agent.",
-    )
-    session_capabilities: SessionCapabilities = Field(
-        default_factory=SessionCapabilities,
-        alias="sessionCapabilities",
-        description="Session lifecycle and prompt capabilities advertised by the agent.",
-    )
-    auth: AgentAuthCapabilities = Field(
-        default_factory=AgentAuthCapabilities,
-        alias="auth",
-        description="Authentication-related capabilities supported by the agent.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class AuthMethodTerminal(AcpModel):
-    """Terminal-based authentication method."""
-
-    __acp_tag__: ClassVar[str | None] = "terminal"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "terminal"}
-    __acp_omit_none__: ClassVar[frozenset[str]] = frozenset({"args", "env"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "description"})
-    __acp_default_on_null__: ClassVar[frozenset[str]] = frozenset({"args", "env"})
-
-    type: Literal["terminal"] = Field(
-        default="terminal", alias="type", description='Discriminator, always "terminal".'
-    )
-    id: AuthMethodId = Field(
-        alias="id", description="Unique identifier for this authentication method."
-    )
-    name: str = Field(alias="name", description="Human-readable name of the authentication method.")
-    description: str | None = Field(
-        default=None,
-        alias="description",
-        description="Optional human-readable description of this authentication method.",
-    )
-    args: list[str] | None = Field(
-        default=None,
-        alias="args",
-        description="Additional arguments to append to the configured agent invocation for terminal auth.",
-    )
-    env: dict[str, str] | None = Field(
-        default=None,
-        alias="env",
-        description="Additional environment variables to set on the configured agent invocation for terminal auth.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class AuthMethodAgent(AcpModel):
-    """Agent handles authentication itself through `authenticate`."""
-
-    __acp_tag__: ClassVar[str | None] = "agent"
-    __acp_omit_none__: ClassVar[frozenset[str]] = frozenset({"type"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "description"})
-
-    type: Literal["agent"] | None = Field(
-        default=None, alias="type", description='Discriminator: "agent", or absent (same variant).'
-    )
-    id: AuthMethodId = Field(
-        alias="id", description="Unique identifier for this authentication method."
-    )
-    name: str = Field(alias="name", description="Human-readable name of the authentication method.")
-    description: str | None = Field(
-        default=None,
-        alias="description",
-        description="Optional human-readable description of this authentication method.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class UnknownAuthMethod(UnknownVariant):
-    """A ``AuthMethod`` whose ``type`` is missing or unknown to this schema version; ``raw`` keeps
-    it as received.
-    """
-
-    __acp_discriminator__: ClassVar[str | None] = "type"
-
-    @property
-    def type(self) -> str | None:
-        """The ``type`` value as received (None if missing)."""
-        return self.discriminator_value
-
-
-AuthMethod = Annotated[
-    Union[
-        Annotated[AuthMethodTerminal, Tag("terminal")],
-        Annotated[AuthMethodAgent, Tag("agent")],
-        Annotated[UnknownAuthMethod, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
-    ],
-    Discriminator(tag_by_field("type", ("terminal", "agent"), absent="agent")),
-]
-"""Describes an available authentication method."""
-
-
-class Implementation(AcpModel):
-    """Metadata about the implementation of the client or agent. Describes the name and version of
-    an ACP implementation, with an optional title for UI representation.
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "title"})
-
-    name: str = Field(
-        alias="name",
-        description="Intended for programmatic or logical use, but can be used as a display name fallback if title isn't present.",
-    )
-    title: str | None = Field(
-        default=None,
-        alias="title",
-        description="Intended for UI and end-user contexts and optimized to be human-readable and easily understood.",
-    )
-    version: str = Field(
-        alias="version",
-        description='Version of the implementation. Can be displayed to the user or used for debugging or metrics purposes. (e.g. "1.0.0").',
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class InitializeResponse(AcpModel):
-    """Response to the `initialize` method. ACP ``initialize`` result (agent → client)."""
-
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"authMethods"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "agentCapabilities", "agentInfo", "authMethods"}
-    )
-
-    protocol_version: ProtocolVersion = Field(
-        alias="protocolVersion",
-        description="The protocol version the client specified if supported by the agent, or the latest protocol version supported by the agent.",
-    )
-    agent_capabilities: AgentCapabilities = Field(
-        default_factory=AgentCapabilities,
-        alias="agentCapabilities",
-        description="Capabilities supported by the agent.",
-    )
-    auth_methods: list[AuthMethod] = Field(
-        default_factory=list,
-        alias="authMethods",
-        description="Authentication methods supported by the agent.",
-    )
-    agent_info: Implementation | None = Field(
-        default=None,
-        alias="agentInfo",
-        description="Information about the Agent name and version sent to the Client.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class AuthenticateResponse(AcpModel):
-    """Response to the `authenticate` method. ACP ``authenticate`` result (agent → client)."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class LogoutResponse(AcpModel):
-    """Response to the `logout` method. ACP ``logout`` result (agent → client)."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SessionMode(AcpModel):
-    """A mode the agent can operate in."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "description"})
-
-    id: SessionModeId = Field(
-        alias="id",
-        description="Stable identifier used to refer to this protocol object in later messages.",
-    )
-    name: str = Field(
-        alias="name", description="Human-readable name shown for this protocol object."
-    )
-    description: str | None = Field(
-        default=None,
-        alias="description",
-        description="Optional human-readable details shown with this protocol object.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SessionModeState(AcpModel):
-    """The set of modes and the one currently active."""
-
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"availableModes"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "availableModes"})
-
-    current_mode_id: SessionModeId = Field(
-        alias="currentModeId", description="The current mode the Agent is in."
-    )
-    available_modes: list[SessionMode] = Field(
-        alias="availableModes", description="The set of modes that the Agent can operate in"
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SessionConfigSelectOption(AcpModel):
-    """A possible value for a session configuration option."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "description"})
-
-    value: SessionConfigValueId = Field(
-        alias="value", description="Unique identifier for this option value."
-    )
-    name: str = Field(alias="name", description="Human-readable label for this option value.")
-    description: str | None = Field(
-        default=None, alias="description", description="Optional description for this option value."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SessionConfigSelectGroup(AcpModel):
-    """A group of possible values for a session configuration option."""
-
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"options"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "options"})
-
-    group: SessionConfigGroupId = Field(
-        alias="group", description="Unique identifier for this group."
-    )
-    name: str = Field(alias="name", description="Human-readable label for this group.")
-    options: list[SessionConfigSelectOption] = Field(
-        alias="options", description="The set of option values in this group."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-SessionConfigSelectOptions = Annotated[
-    Union[
-        Annotated[list[SessionConfigSelectOption], Tag("ungrouped")],
-        Annotated[list[SessionConfigSelectGroup], Tag("grouped")],
-    ],
-    Discriminator(
-        tag_list_by_keys(
-            (("value", "value", "ungrouped"), ("group", "group", "grouped")), fallback="ungrouped"
+        Discriminator(
+            tag_by_keys((("text", "TextResourceContents"), ("blob", "BlobResourceContents")))
         ),
-    ),
-]
-"""Possible values for a session configuration option."""
+    ]
+    """Resource content that can be embedded in a message."""
+    return EmbeddedResourceResource
 
 
-class SessionConfigOptionSelect(AcpModel):
-    """Single-value selector (dropdown). Variant ``type: "select"`` of :data:`SessionConfigOption`."""
+@_lazy.factory
+def _EmbeddedResource(Annotations, EmbeddedResourceResource):
+    class EmbeddedResource(AcpModel):
+        """The contents of a resource, embedded into a prompt or tool call result."""
 
-    __acp_tag__: ClassVar[str | None] = "select"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "select"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "category", "description"}
-    )
+        __acp_default_on_error__ = frozenset({"_meta", "annotations"})
 
-    type: Literal["select"] = Field(
-        default="select", alias="type", description='Discriminator, always "select".'
-    )
-    id: SessionConfigId = Field(
-        alias="id", description="Unique identifier for the configuration option."
-    )
-    name: str = Field(alias="name", description="Human-readable label for the option.")
-    description: str | None = Field(
-        default=None,
-        alias="description",
-        description="Optional description for the Client to display to the user.",
-    )
-    category: SessionConfigOptionCategory | str | None = Field(
-        default=None,
-        alias="category",
-        description="Optional semantic category for this option (UX only).",
-    )
-    current_value: SessionConfigValueId = Field(
-        alias="currentValue", description="The currently selected value."
-    )
-    options: SessionConfigSelectOptions = Field(
-        alias="options", description="The set of selectable options."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
+        annotations: Annotations | None = Field(
+            default=None,
+            alias="annotations",
+            description="Optional annotations that help clients decide how to display or route this content.",
+        )
+        resource: EmbeddedResourceResource = Field(
+            alias="resource", description="Embedded resource payload, either text or binary data."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return EmbeddedResource
 
 
-class SessionConfigOptionBoolean(AcpModel):
-    """Boolean on/off toggle. Variant ``type: "boolean"`` of :data:`SessionConfigOption`."""
+@_lazy.factory
+def _EmbeddedResourceContentBlock(EmbeddedResource, Annotations, EmbeddedResourceResource):
+    class EmbeddedResourceContentBlock(EmbeddedResource):
+        """Complete resource contents embedded directly in the message."""
 
-    __acp_tag__: ClassVar[str | None] = "boolean"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "boolean"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "category", "description"}
-    )
+        __acp_tag__ = "resource"
+        __acp_always__ = {"type": "resource"}
+        __acp_default_on_error__ = frozenset({"_meta", "annotations"})
 
-    type: Literal["boolean"] = Field(
-        default="boolean", alias="type", description='Discriminator, always "boolean".'
-    )
-    id: SessionConfigId = Field(
-        alias="id", description="Unique identifier for the configuration option."
-    )
-    name: str = Field(alias="name", description="Human-readable label for the option.")
-    description: str | None = Field(
-        default=None,
-        alias="description",
-        description="Optional description for the Client to display to the user.",
-    )
-    category: SessionConfigOptionCategory | str | None = Field(
-        default=None,
-        alias="category",
-        description="Optional semantic category for this option (UX only).",
-    )
-    current_value: bool = Field(
-        alias="currentValue", description="The current value of the boolean option."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
+        type: Literal["resource"] = Field(
+            default="resource", alias="type", description='Discriminator, always "resource".'
+        )
+    return EmbeddedResourceContentBlock
 
 
-class UnknownSessionConfigOption(UnknownVariant):
-    """A ``SessionConfigOption`` whose ``type`` is missing or unknown to this schema version;
-    ``raw`` keeps it as received.
-    """
+@_lazy.factory
+def _UnknownContentBlock():
+    class UnknownContentBlock(UnknownVariant):
+        """A ``ContentBlock`` whose ``type`` is missing or unknown to this schema version; ``raw`` keeps
+        it as received.
+        """
 
-    __acp_discriminator__: ClassVar[str | None] = "type"
+        __acp_discriminator__ = "type"
 
-    @property
-    def type(self) -> str | None:
-        """The ``type`` value as received (None if missing)."""
-        return self.discriminator_value
-
-
-SessionConfigOption = Annotated[
-    Union[
-        Annotated[SessionConfigOptionSelect, Tag("select")],
-        Annotated[SessionConfigOptionBoolean, Tag("boolean")],
-        Annotated[UnknownSessionConfigOption, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
-    ],
-    Discriminator(tag_by_field("type", ("select", "boolean"))),
-]
-"""A session configuration option selector and its current state."""
+        @property
+        def type(self) -> str | None:
+            """The ``type`` value as received (None if missing)."""
+            return self.discriminator_value
+    return UnknownContentBlock
 
 
-class NewSessionResponse(AcpModel):
-    """Response from creating a new session. ACP ``session/new`` result (agent → client)."""
-
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"configOptions"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "configOptions", "modes"}
-    )
-
-    session_id: SessionId = Field(
-        alias="sessionId", description="Unique identifier for the created session."
-    )
-    modes: SessionModeState | None = Field(
-        default=None, alias="modes", description="Initial mode state if supported by the Agent"
-    )
-    config_options: list[SessionConfigOption] | None = Field(
-        default=None,
-        alias="configOptions",
-        description="Initial session configuration options if supported by the Agent.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
+@_lazy.factory
+def _ContentBlock(
+    TextContentBlock,
+    ImageContentBlock,
+    AudioContentBlock,
+    ResourceLinkContentBlock,
+    EmbeddedResourceContentBlock,
+    UnknownContentBlock,
+):
+    ContentBlock = Annotated[
+        Union[
+            Annotated[TextContentBlock, Tag("text")],
+            Annotated[ImageContentBlock, Tag("image")],
+            Annotated[AudioContentBlock, Tag("audio")],
+            Annotated[ResourceLinkContentBlock, Tag("resource_link")],
+            Annotated[EmbeddedResourceContentBlock, Tag("resource")],
+            Annotated[UnknownContentBlock, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
+        ],
+        Discriminator(tag_by_field("type", ("text", "image", "audio", "resource_link", "resource"))),
+    ]
+    """Content blocks represent displayable information in the Agent Client Protocol."""
+    return ContentBlock
 
 
-class SessionConfigSelect(AcpModel):
-    """A single-value selector (dropdown) session configuration option payload."""
+@_lazy.factory
+def _Content(ContentBlock):
+    class Content(AcpModel):
+        """Standard content block (text, images, resources)."""
 
-    current_value: SessionConfigValueId = Field(
-        alias="currentValue", description="The currently selected value."
-    )
-    options: SessionConfigSelectOptions = Field(
-        alias="options", description="The set of selectable options."
-    )
+        __acp_default_on_error__ = frozenset({"_meta"})
 
-
-class SessionConfigBoolean(AcpModel):
-    """A boolean on/off toggle session configuration option payload."""
-
-    current_value: bool = Field(
-        alias="currentValue", description="The current value of the boolean option."
-    )
+        content: ContentBlock = Field(alias="content", description="The actual content block.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return Content
 
 
-class LoadSessionResponse(AcpModel):
-    """Response from loading an existing session. ACP ``session/load`` result (agent → client)."""
+@_lazy.factory
+def _ContentToolCallContent(Content, ContentBlock):
+    class ContentToolCallContent(Content):
+        """Standard content block (text, images, resources)."""
 
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"configOptions"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "configOptions", "modes"}
-    )
+        __acp_tag__ = "content"
+        __acp_always__ = {"type": "content"}
+        __acp_default_on_error__ = frozenset({"_meta"})
 
-    modes: SessionModeState | None = Field(
-        default=None, alias="modes", description="Initial mode state if supported by the Agent"
-    )
-    config_options: list[SessionConfigOption] | None = Field(
-        default=None,
-        alias="configOptions",
-        description="Initial session configuration options if supported by the Agent.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
+        type: Literal["content"] = Field(
+            default="content", alias="type", description='Discriminator, always "content".'
+        )
+    return ContentToolCallContent
 
 
-class SessionInfo(AcpModel):
-    """Information about a session returned by session/list"""
+@_lazy.factory
+def _Diff():
+    class Diff(AcpModel):
+        """A diff representing file modifications."""
 
-    __acp_omit_none__: ClassVar[frozenset[str]] = frozenset({"additionalDirectories"})
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"additionalDirectories"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "additionalDirectories", "title", "updatedAt"}
-    )
+        __acp_default_on_error__ = frozenset({"_meta", "oldText"})
 
-    session_id: SessionId = Field(
-        alias="sessionId", description="Unique identifier for the session"
-    )
-    cwd: str = Field(
-        alias="cwd", description="The working directory for this session. Must be an absolute path."
-    )
-    additional_directories: list[str] | None = Field(
-        default=None,
-        alias="additionalDirectories",
-        description="Additional workspace roots reported for this session. Each path must be absolute.",
-    )
-    title: str | None = Field(
-        default=None, alias="title", description="Human-readable title for the session"
-    )
-    updated_at: str | None = Field(
-        default=None, alias="updatedAt", description="ISO 8601 timestamp of last activity"
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
+        path: str = Field(alias="path", description="The absolute file path being modified.")
+        old_text: str | None = Field(
+            default=None,
+            alias="oldText",
+            description="The original content (omitted or `null` for new files).",
+        )
+        new_text: str = Field(alias="newText", description="The new content after modification.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return Diff
 
 
-class ListSessionsResponse(AcpModel):
-    """Response from listing sessions. ACP ``session/list`` result (agent → client)."""
+@_lazy.factory
+def _DiffToolCallContent(Diff):
+    class DiffToolCallContent(Diff):
+        """File modification shown as a diff."""
 
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"sessions"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "nextCursor", "sessions"}
-    )
+        __acp_tag__ = "diff"
+        __acp_always__ = {"type": "diff"}
+        __acp_default_on_error__ = frozenset({"_meta", "oldText"})
 
-    sessions: list[SessionInfo] = Field(
-        alias="sessions", description="Array of session information objects"
-    )
-    next_cursor: str | None = Field(
-        default=None,
-        alias="nextCursor",
-        description="Opaque cursor token. If present, pass this in the next request's cursor parameter to fetch the next page. If absent, there are no more results.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
+        type: Literal["diff"] = Field(
+            default="diff", alias="type", description='Discriminator, always "diff".'
+        )
+    return DiffToolCallContent
 
 
-class DeleteSessionResponse(AcpModel):
-    """Response from deleting a session. ACP ``session/delete`` result (agent → client)."""
+@_lazy.factory
+def _Terminal():
+    class Terminal(AcpModel):
+        """Embed a terminal created with `terminal/create` by its id."""
 
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
+        __acp_default_on_error__ = frozenset({"_meta"})
 
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ResumeSessionResponse(AcpModel):
-    """Response from resuming an existing session. ACP ``session/resume`` result (agent → client)."""
-
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"configOptions"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "configOptions", "modes"}
-    )
-
-    modes: SessionModeState | None = Field(
-        default=None, alias="modes", description="Initial mode state if supported by the Agent"
-    )
-    config_options: list[SessionConfigOption] | None = Field(
-        default=None,
-        alias="configOptions",
-        description="Initial session configuration options if supported by the Agent.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
+        terminal_id: TerminalId = Field(
+            alias="terminalId",
+            description="Identifier of the terminal instance to embed in the content stream.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return Terminal
 
 
-class CloseSessionResponse(AcpModel):
-    """Response from closing a session. ACP ``session/close`` result (agent → client)."""
+@_lazy.factory
+def _TerminalToolCallContent(Terminal):
+    class TerminalToolCallContent(Terminal):
+        """Embed a terminal created with `terminal/create` by its id."""
 
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
+        __acp_tag__ = "terminal"
+        __acp_always__ = {"type": "terminal"}
+        __acp_default_on_error__ = frozenset({"_meta"})
 
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SetSessionModeResponse(AcpModel):
-    """Response to `session/set_mode` method. ACP ``session/set_mode`` result (agent → client)."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
+        type: Literal["terminal"] = Field(
+            default="terminal", alias="type", description='Discriminator, always "terminal".'
+        )
+    return TerminalToolCallContent
 
 
-class SetSessionConfigOptionResponse(AcpModel):
-    """Response to `session/set_config_option` method. ACP ``session/set_config_option`` result
+@_lazy.factory
+def _UnknownToolCallContent():
+    class UnknownToolCallContent(UnknownVariant):
+        """A ``ToolCallContent`` whose ``type`` is missing or unknown to this schema version; ``raw``
+        keeps it as received.
+        """
+
+        __acp_discriminator__ = "type"
+
+        @property
+        def type(self) -> str | None:
+            """The ``type`` value as received (None if missing)."""
+            return self.discriminator_value
+    return UnknownToolCallContent
+
+
+@_lazy.factory
+def _ToolCallContent(
+    ContentToolCallContent, DiffToolCallContent, TerminalToolCallContent, UnknownToolCallContent
+):
+    ToolCallContent = Annotated[
+        Union[
+            Annotated[ContentToolCallContent, Tag("content")],
+            Annotated[DiffToolCallContent, Tag("diff")],
+            Annotated[TerminalToolCallContent, Tag("terminal")],
+            Annotated[UnknownToolCallContent, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
+        ],
+        Discriminator(tag_by_field("type", ("content", "diff", "terminal"))),
+    ]
+    """Content produced by a tool call."""
+    return ToolCallContent
+
+
+@_lazy.factory
+def _ToolCallLocation():
+    class ToolCallLocation(AcpModel):
+        """A file location being accessed or modified by a tool."""
+
+        __acp_default_on_error__ = frozenset({"_meta", "line"})
+
+        path: str = Field(
+            alias="path", description="The absolute file path being accessed or modified."
+        )
+        line: int | None = Field(
+            default=None, alias="line", description="Optional 1-based line number within the file."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ToolCallLocation
+
+
+@_lazy.factory
+def _ToolCallUpdate(ToolCallContent, ToolCallLocation):
+    class ToolCallUpdate(AcpModel):
+        """An update to an existing tool call."""
+
+        __acp_skip_invalid__ = frozenset({"content", "locations"})
+        __acp_default_on_error__ = frozenset(
+            {
+                "_meta",
+                "content",
+                "kind",
+                "locations",
+                "name",
+                "rawInput",
+                "rawOutput",
+                "status",
+                "title",
+            },
+        )
+
+        tool_call_id: ToolCallId = Field(
+            alias="toolCallId", description="The ID of the tool call being updated."
+        )
+        kind: ToolKind | str | None = Field(
+            default=None, alias="kind", description="Update the tool kind."
+        )
+        status: ToolCallStatus | str | None = Field(
+            default=None, alias="status", description="Update the execution status."
+        )
+        title: str | None = Field(
+            default=None, alias="title", description="Update the human-readable title."
+        )
+        name: str | None = Field(
+            default=None,
+            alias="name",
+            description="Update the programmatic name of the tool being invoked.",
+        )
+        content: list[ToolCallContent] | None = Field(
+            default=None, alias="content", description="Replace the content collection."
+        )
+        locations: list[ToolCallLocation] | None = Field(
+            default=None, alias="locations", description="Replace the locations collection."
+        )
+        raw_input: Any = Field(default=None, alias="rawInput", description="Update the raw input.")
+        raw_output: Any = Field(default=None, alias="rawOutput", description="Update the raw output.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ToolCallUpdate
+
+
+@_lazy.factory
+def _PermissionOption():
+    class PermissionOption(AcpModel):
+        """An option presented to the user when requesting permission."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        option_id: PermissionOptionId = Field(
+            alias="optionId", description="Unique identifier for this permission option."
+        )
+        name: str = Field(alias="name", description="Human-readable label to display to the user.")
+        kind: PermissionOptionKind | str = Field(
+            alias="kind", description="Hint about the nature of this permission option."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return PermissionOption
+
+
+@_lazy.factory
+def _RequestPermissionRequest(ToolCallUpdate, PermissionOption):
+    class RequestPermissionRequest(AcpModel):
+        """Request for user permission to execute a tool call. ACP ``session/request_permission``
+        request params (agent → client).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
+        tool_call: ToolCallUpdate = Field(
+            alias="toolCall", description="Details about the tool call requiring permission."
+        )
+        options: list[PermissionOption] = Field(
+            alias="options", description="Available permission options for the user to choose from."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return RequestPermissionRequest
+
+
+@_lazy.factory
+def _ToolCallProgress(ToolCallUpdate, ToolCallContent, ToolCallLocation):
+    class ToolCallProgress(ToolCallUpdate):
+        """Update on the status or results of a tool call."""
+
+        __acp_tag__ = "tool_call_update"
+        __acp_always__ = {"sessionUpdate": "tool_call_update"}
+        __acp_skip_invalid__ = frozenset({"content", "locations"})
+        __acp_default_on_error__ = frozenset(
+            {
+                "_meta",
+                "content",
+                "kind",
+                "locations",
+                "name",
+                "rawInput",
+                "rawOutput",
+                "status",
+                "title",
+            },
+        )
+
+        session_update: Literal["tool_call_update"] = Field(
+            default="tool_call_update",
+            alias="sessionUpdate",
+            description='Discriminator, always "tool_call_update".',
+        )
+    return ToolCallProgress
+
+
+@_lazy.factory
+def _EnvVariable():
+    class EnvVariable(AcpModel):
+        """An environment variable to set when launching an MCP server."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        name: str = Field(alias="name", description="The name of the environment variable.")
+        value: str = Field(alias="value", description="The value to set for the environment variable.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return EnvVariable
+
+
+@_lazy.factory
+def _CreateTerminalRequest(EnvVariable):
+    class CreateTerminalRequest(AcpModel):
+        """Request to create a new terminal and execute a command. ACP ``terminal/create`` request
+        params (agent → client).
+        """
+
+        __acp_omit_none__ = frozenset({"args", "env"})
+        __acp_default_on_error__ = frozenset({"_meta"})
+        __acp_default_on_null__ = frozenset({"args", "env"})
+
+        session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
+        command: str = Field(alias="command", description="The command to execute.")
+        args: list[str] | None = Field(
+            default=None, alias="args", description="Array of command arguments."
+        )
+        env: list[EnvVariable] | None = Field(
+            default=None, alias="env", description="Environment variables for the command."
+        )
+        cwd: str | None = Field(
+            default=None,
+            alias="cwd",
+            description="Working directory for the command. Must be an absolute path.",
+        )
+        output_byte_limit: int | None = Field(
+            default=None,
+            alias="outputByteLimit",
+            description="Maximum number of output bytes to retain.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return CreateTerminalRequest
+
+
+@_lazy.factory
+def _TerminalOutputRequest():
+    class TerminalOutputRequest(AcpModel):
+        """Request to get the current output and status of a terminal. ACP ``terminal/output`` request
+        params (agent → client).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
+        terminal_id: TerminalId = Field(
+            alias="terminalId", description="The ID of the terminal to get output from."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return TerminalOutputRequest
+
+
+@_lazy.factory
+def _ReleaseTerminalRequest():
+    class ReleaseTerminalRequest(AcpModel):
+        """Request to release a terminal and free its resources. ACP ``terminal/release`` request params
+        (agent → client).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
+        terminal_id: TerminalId = Field(
+            alias="terminalId", description="The ID of the terminal to release."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ReleaseTerminalRequest
+
+
+@_lazy.factory
+def _WaitForTerminalExitRequest():
+    class WaitForTerminalExitRequest(AcpModel):
+        """Request to wait for a terminal command to exit. ACP ``terminal/wait_for_exit`` request params
+        (agent → client).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
+        terminal_id: TerminalId = Field(
+            alias="terminalId", description="The ID of the terminal to wait for."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return WaitForTerminalExitRequest
+
+
+@_lazy.factory
+def _KillTerminalRequest():
+    class KillTerminalRequest(AcpModel):
+        """Request to kill a terminal without releasing it. ACP ``terminal/kill`` request params (agent
+        → client).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_id: SessionId = Field(alias="sessionId", description="The session ID for this request.")
+        terminal_id: TerminalId = Field(
+            alias="terminalId", description="The ID of the terminal to kill."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return KillTerminalRequest
+
+
+@_lazy.factory
+def _EnumOption():
+    class EnumOption(AcpModel):
+        """A titled enum option with a const value, human-readable title, and optional description."""
+
+        __acp_default_on_error__ = frozenset({"_meta", "description"})
+
+        const: str = Field(alias="const", description="The constant value for this option.")
+        title: str = Field(alias="title", description="Human-readable title for this option.")
+        description: str | None = Field(
+            default=None, alias="description", description="Human-readable description."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return EnumOption
+
+
+@_lazy.factory
+def _StringPropertySchema(EnumOption):
+    class StringPropertySchema(AcpModel):
+        """Schema for string properties in an elicitation form."""
+
+        __acp_tag__ = "string"
+        __acp_always__ = {"type": "string"}
+        __acp_default_on_error__ = frozenset({"_meta", "default", "description", "title"})
+
+        type: Literal["string"] = Field(
+            default="string", alias="type", description='Discriminator, always "string".'
+        )
+        title: str | None = Field(
+            default=None, alias="title", description="Optional title for the property."
+        )
+        description: str | None = Field(
+            default=None, alias="description", description="Human-readable description."
+        )
+        min_length: int | None = Field(
+            default=None, alias="minLength", description="Minimum string length."
+        )
+        max_length: int | None = Field(
+            default=None, alias="maxLength", description="Maximum string length."
+        )
+        pattern: str | None = Field(
+            default=None, alias="pattern", description="Pattern the string must match."
+        )
+        format: StringFormat | str | None = Field(
+            default=None, alias="format", description="String format."
+        )
+        default: str | None = Field(default=None, alias="default", description="Default value.")
+        enum: list[str] | None = Field(
+            default=None,
+            alias="enum",
+            description="Enum values for untitled single-select enums. Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are declared by `enum`.",
+        )
+        one_of: list[EnumOption] | None = Field(
+            default=None,
+            alias="oneOf",
+            description="Titled enum options for titled single-select enums.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return StringPropertySchema
+
+
+@_lazy.factory
+def _NumberPropertySchema():
+    class NumberPropertySchema(AcpModel):
+        """Schema for number (floating-point) properties in an elicitation form."""
+
+        __acp_tag__ = "number"
+        __acp_always__ = {"type": "number"}
+        __acp_default_on_error__ = frozenset({"_meta", "default", "description", "title"})
+
+        type: Literal["number"] = Field(
+            default="number", alias="type", description='Discriminator, always "number".'
+        )
+        title: str | None = Field(
+            default=None, alias="title", description="Optional title for the property."
+        )
+        description: str | None = Field(
+            default=None, alias="description", description="Human-readable description."
+        )
+        minimum: float | None = Field(
+            default=None, alias="minimum", description="Minimum value (inclusive)."
+        )
+        maximum: float | None = Field(
+            default=None, alias="maximum", description="Maximum value (inclusive)."
+        )
+        default: float | None = Field(default=None, alias="default", description="Default value.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return NumberPropertySchema
+
+
+@_lazy.factory
+def _IntegerPropertySchema():
+    class IntegerPropertySchema(AcpModel):
+        """Schema for integer properties in an elicitation form."""
+
+        __acp_tag__ = "integer"
+        __acp_always__ = {"type": "integer"}
+        __acp_default_on_error__ = frozenset({"_meta", "default", "description", "title"})
+
+        type: Literal["integer"] = Field(
+            default="integer", alias="type", description='Discriminator, always "integer".'
+        )
+        title: str | None = Field(
+            default=None, alias="title", description="Optional title for the property."
+        )
+        description: str | None = Field(
+            default=None, alias="description", description="Human-readable description."
+        )
+        minimum: int | None = Field(
+            default=None, alias="minimum", description="Minimum value (inclusive)."
+        )
+        maximum: int | None = Field(
+            default=None, alias="maximum", description="Maximum value (inclusive)."
+        )
+        default: int | None = Field(default=None, alias="default", description="Default value.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return IntegerPropertySchema
+
+
+@_lazy.factory
+def _BooleanPropertySchema():
+    class BooleanPropertySchema(AcpModel):
+        """Schema for boolean properties in an elicitation form."""
+
+        __acp_tag__ = "boolean"
+        __acp_always__ = {"type": "boolean"}
+        __acp_default_on_error__ = frozenset({"_meta", "default", "description", "title"})
+
+        type: Literal["boolean"] = Field(
+            default="boolean", alias="type", description='Discriminator, always "boolean".'
+        )
+        title: str | None = Field(
+            default=None, alias="title", description="Optional title for the property."
+        )
+        description: str | None = Field(
+            default=None, alias="description", description="Human-readable description."
+        )
+        default: bool | None = Field(default=None, alias="default", description="Default value.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return BooleanPropertySchema
+
+
+@_lazy.factory
+def _StringMultiSelectItems():
+    class StringMultiSelectItems(AcpModel):
+        """String item schema for multi-select enum properties."""
+
+        __acp_tag__ = "string"
+        __acp_always__ = {"type": "string"}
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        type: Literal["string"] = Field(
+            default="string", alias="type", description='Discriminator, always "string".'
+        )
+        enum: list[str] = Field(alias="enum", description="Allowed enum values.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return StringMultiSelectItems
+
+
+@_lazy.factory
+def _TitledMultiSelectItems(EnumOption):
+    class TitledMultiSelectItems(AcpModel):
+        """Items definition for titled multi-select enum properties."""
+
+        __acp_tag__ = "titled"
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        any_of: list[EnumOption] = Field(alias="anyOf", description="Titled enum options.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return TitledMultiSelectItems
+
+
+@_lazy.factory
+def _UnknownMultiSelectItems():
+    class UnknownMultiSelectItems(UnknownVariant):
+        """A ``MultiSelectItems`` whose ``type`` is missing or unknown to this schema version (the
+        schema's open "other" variant included); ``raw`` keeps it as received.
+        """
+
+        __acp_discriminator__ = "type"
+
+        @property
+        def type(self) -> str | None:
+            """The ``type`` value as received (None if missing)."""
+            return self.discriminator_value
+    return UnknownMultiSelectItems
+
+
+@_lazy.factory
+def _MultiSelectItems(StringMultiSelectItems, TitledMultiSelectItems, UnknownMultiSelectItems):
+    MultiSelectItems = Annotated[
+        Union[
+            Annotated[StringMultiSelectItems, Tag("string")],
+            Annotated[TitledMultiSelectItems, Tag("titled")],
+            Annotated[UnknownMultiSelectItems, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
+        ],
+        Discriminator(tag_by_field("type", ("string",), absent="titled")),
+    ]
+    """Items for a multi-select (array) property schema."""
+    return MultiSelectItems
+
+
+@_lazy.factory
+def _MultiSelectPropertySchema(MultiSelectItems):
+    class MultiSelectPropertySchema(AcpModel):
+        """Schema for multi-select (array) properties in an elicitation form."""
+
+        __acp_tag__ = "array"
+        __acp_always__ = {"type": "array"}
+        __acp_skip_invalid__ = frozenset({"default"})
+        __acp_default_on_error__ = frozenset({"_meta", "default", "description", "title"})
+
+        type: Literal["array"] = Field(
+            default="array", alias="type", description='Discriminator, always "array".'
+        )
+        title: str | None = Field(
+            default=None, alias="title", description="Optional title for the property."
+        )
+        description: str | None = Field(
+            default=None, alias="description", description="Human-readable description."
+        )
+        min_items: int | None = Field(
+            default=None, alias="minItems", description="Minimum number of items to select."
+        )
+        max_items: int | None = Field(
+            default=None, alias="maxItems", description="Maximum number of items to select."
+        )
+        items: MultiSelectItems = Field(
+            alias="items", description="The items definition describing allowed values."
+        )
+        default: list[str] | None = Field(
+            default=None, alias="default", description="Default selected values."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return MultiSelectPropertySchema
+
+
+@_lazy.factory
+def _UnknownElicitationPropertySchema():
+    class UnknownElicitationPropertySchema(UnknownVariant):
+        """A ``ElicitationPropertySchema`` whose ``type`` is missing or unknown to this schema version
+        (the schema's open "other" variant included); ``raw`` keeps it as received.
+        """
+
+        __acp_discriminator__ = "type"
+
+        @property
+        def type(self) -> str | None:
+            """The ``type`` value as received (None if missing)."""
+            return self.discriminator_value
+    return UnknownElicitationPropertySchema
+
+
+@_lazy.factory
+def _ElicitationPropertySchema(
+    StringPropertySchema,
+    NumberPropertySchema,
+    IntegerPropertySchema,
+    BooleanPropertySchema,
+    MultiSelectPropertySchema,
+    UnknownElicitationPropertySchema,
+):
+    ElicitationPropertySchema = Annotated[
+        Union[
+            Annotated[StringPropertySchema, Tag("string")],
+            Annotated[NumberPropertySchema, Tag("number")],
+            Annotated[IntegerPropertySchema, Tag("integer")],
+            Annotated[BooleanPropertySchema, Tag("boolean")],
+            Annotated[MultiSelectPropertySchema, Tag("array")],
+            Annotated[
+                UnknownElicitationPropertySchema, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)
+            ],
+        ],
+        Discriminator(tag_by_field("type", ("string", "number", "integer", "boolean", "array"))),
+    ]
+    """Property schema for elicitation form fields."""
+    return ElicitationPropertySchema
+
+
+@_lazy.factory
+def _ElicitationSchema(ElicitationPropertySchema):
+    class ElicitationSchema(AcpModel):
+        """Type-safe elicitation schema for requesting structured user input."""
+
+        __acp_always__ = {"type": "object"}
+        __acp_default_on_error__ = frozenset({"_meta", "description", "title", "type"})
+
+        type: ElicitationSchemaType | str = Field(
+            default="object", alias="type", description='Type discriminator. Always `"object"`.'
+        )
+        title: str | None = Field(
+            default=None, alias="title", description="Optional title for the schema."
+        )
+        properties: dict[str, ElicitationPropertySchema] = Field(
+            default_factory=dict,
+            alias="properties",
+            description="Property definitions (must be primitive types).",
+        )
+        required: list[str] | None = Field(
+            default=None, alias="required", description="List of required property names."
+        )
+        description: str | None = Field(
+            default=None,
+            alias="description",
+            description="Optional description of what this schema represents.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ElicitationSchema
+
+
+@_lazy.factory
+def _CreateElicitationFormRequest(ElicitationSchema):
+    class CreateElicitationFormRequest(AcpModel):
+        """Form-based elicitation where the client renders a form from the provided schema. Variant
+        ``mode: "form"`` of :data:`CreateElicitationRequest`.
+        """
+
+        __acp_tag__ = "form"
+        __acp_always__ = {"mode": "form"}
+        __acp_omit_none__ = frozenset({"sessionId"})
+        __acp_default_on_error__ = frozenset({"_meta", "toolCallId"})
+
+        mode: Literal["form"] = Field(
+            default="form", alias="mode", description='Discriminator, always "form".'
+        )
+        message: str = Field(
+            alias="message", description="A human-readable message describing what input is needed."
+        )
+        requested_schema: ElicitationSchema = Field(
+            alias="requestedSchema",
+            description="A JSON Schema describing the form fields to present to the user.",
+        )
+        session_id: SessionId | None = Field(
+            default=None, alias="sessionId", description="The session this elicitation is tied to."
+        )
+        tool_call_id: ToolCallId | None = Field(
+            default=None, alias="toolCallId", description="Optional tool call within the session."
+        )
+        request_id: RequestId | None = Field(
+            default=None, alias="requestId", description="The request this elicitation is tied to."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return CreateElicitationFormRequest
+
+
+@_lazy.factory
+def _CreateElicitationUrlRequest():
+    class CreateElicitationUrlRequest(AcpModel):
+        """URL-based elicitation where the client directs the user to a URL. Variant ``mode: "url"`` of
+        :data:`CreateElicitationRequest`.
+        """
+
+        __acp_tag__ = "url"
+        __acp_always__ = {"mode": "url"}
+        __acp_omit_none__ = frozenset({"sessionId"})
+        __acp_default_on_error__ = frozenset({"_meta", "toolCallId"})
+
+        mode: Literal["url"] = Field(
+            default="url", alias="mode", description='Discriminator, always "url".'
+        )
+        message: str = Field(
+            alias="message", description="A human-readable message describing what input is needed."
+        )
+        elicitation_id: ElicitationId = Field(
+            alias="elicitationId", description="The unique identifier for this elicitation."
+        )
+        url: str = Field(alias="url", description="The URL to direct the user to.")
+        session_id: SessionId | None = Field(
+            default=None, alias="sessionId", description="The session this elicitation is tied to."
+        )
+        tool_call_id: ToolCallId | None = Field(
+            default=None, alias="toolCallId", description="Optional tool call within the session."
+        )
+        request_id: RequestId | None = Field(
+            default=None, alias="requestId", description="The request this elicitation is tied to."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return CreateElicitationUrlRequest
+
+
+@_lazy.factory
+def _UnknownCreateElicitationRequest():
+    class UnknownCreateElicitationRequest(UnknownVariant):
+        """A ``CreateElicitationRequest`` whose ``mode`` is missing or unknown to this schema version
+        (the schema's open "other" variant included); ``raw`` keeps it as received.
+        """
+
+        __acp_discriminator__ = "mode"
+
+        @property
+        def mode(self) -> str | None:
+            """The ``mode`` value as received (None if missing)."""
+            return self.discriminator_value
+    return UnknownCreateElicitationRequest
+
+
+@_lazy.factory
+def _CreateElicitationRequest(
+    CreateElicitationFormRequest, CreateElicitationUrlRequest, UnknownCreateElicitationRequest
+):
+    CreateElicitationRequest = Annotated[
+        Union[
+            Annotated[CreateElicitationFormRequest, Tag("form")],
+            Annotated[CreateElicitationUrlRequest, Tag("url")],
+            Annotated[UnknownCreateElicitationRequest, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
+        ],
+        Discriminator(tag_by_field("mode", ("form", "url"))),
+    ]
+    """Request from the agent to elicit structured user input. ACP ``elicitation/create`` request params
     (agent → client).
     """
+    return CreateElicitationRequest
+
+
+@_lazy.factory
+def _ElicitationSessionScope():
+    class ElicitationSessionScope(AcpModel):
+        """Session-scoped elicitation, optionally tied to a specific tool call."""
+
+        __acp_default_on_error__ = frozenset({"toolCallId"})
+
+        session_id: SessionId = Field(
+            alias="sessionId", description="The session this elicitation is tied to."
+        )
+        tool_call_id: ToolCallId | None = Field(
+            default=None, alias="toolCallId", description="Optional tool call within the session."
+        )
+    return ElicitationSessionScope
+
+
+@_lazy.factory
+def _ElicitationRequestScope():
+    class ElicitationRequestScope(AcpModel):
+        """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session (e.g.,
+        during auth/configuration phases before any session is started).
+        """
+
+        request_id: RequestId | None = Field(
+            alias="requestId", description="The request this elicitation is tied to."
+        )
+    return ElicitationRequestScope
+
+
+@_lazy.factory
+def _ElicitationFormMode(ElicitationSchema):
+    class ElicitationFormMode(AcpModel):
+        """Form-based elicitation mode where the client renders a form from the provided schema."""
+
+        __acp_omit_none__ = frozenset({"sessionId"})
+        __acp_default_on_error__ = frozenset({"toolCallId"})
+
+        requested_schema: ElicitationSchema = Field(
+            alias="requestedSchema",
+            description="A JSON Schema describing the form fields to present to the user.",
+        )
+        session_id: SessionId | None = Field(
+            default=None, alias="sessionId", description="The session this elicitation is tied to."
+        )
+        tool_call_id: ToolCallId | None = Field(
+            default=None, alias="toolCallId", description="Optional tool call within the session."
+        )
+        request_id: RequestId | None = Field(
+            default=None, alias="requestId", description="The request this elicitation is tied to."
+        )
+    return ElicitationFormMode
+
+
+@_lazy.factory
+def _ElicitationUrlMode():
+    class ElicitationUrlMode(AcpModel):
+        """URL-based elicitation mode where the client directs the user to a URL."""
+
+        __acp_omit_none__ = frozenset({"sessionId"})
+        __acp_default_on_error__ = frozenset({"toolCallId"})
+
+        elicitation_id: ElicitationId = Field(
+            alias="elicitationId", description="The unique identifier for this elicitation."
+        )
+        url: str = Field(alias="url", description="The URL to direct the user to.")
+        session_id: SessionId | None = Field(
+            default=None, alias="sessionId", description="The session this elicitation is tied to."
+        )
+        tool_call_id: ToolCallId | None = Field(
+            default=None, alias="toolCallId", description="Optional tool call within the session."
+        )
+        request_id: RequestId | None = Field(
+            default=None, alias="requestId", description="The request this elicitation is tied to."
+        )
+    return ElicitationUrlMode
+
+
+@_lazy.factory
+def _PromptCapabilities():
+    class PromptCapabilities(AcpModel):
+        """Prompt capabilities supported by the agent in `session/prompt` requests."""
+
+        __acp_default_on_error__ = frozenset({"_meta", "audio", "embeddedContext", "image"})
+
+        image: bool = Field(
+            default=False, alias="image", description="Agent supports `image` content blocks."
+        )
+        audio: bool = Field(
+            default=False, alias="audio", description="Agent supports `audio` content blocks."
+        )
+        embedded_context: bool = Field(
+            default=False,
+            alias="embeddedContext",
+            description="Agent supports embedded context in `session/prompt` requests.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return PromptCapabilities
 
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"configOptions"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "configOptions"})
-
-    config_options: list[SessionConfigOption] = Field(
-        alias="configOptions",
-        description="The full set of configuration options and their current values.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class PromptResponse(AcpModel):
-    """Response from processing a user prompt. ACP ``session/prompt`` result (agent → client)."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    stop_reason: StopReason | str = Field(
-        alias="stopReason", description="Indicates why the agent stopped processing the turn."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class Error(AcpModel):
-    """JSON-RPC error object."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"data"})
-
-    code: ErrorCode = Field(
-        alias="code",
-        description="A number indicating the error type that occurred. This must be an integer as defined in the JSON-RPC specification.",
-    )
-    message: str = Field(
-        alias="message",
-        description="A string providing a short description of the error. The message should be limited to a concise single sentence.",
-    )
-    data: Any = Field(
-        default=None,
-        alias="data",
-        description="Optional primitive or structured value that contains additional information about the error. This may include debugging information or context-specific details.",
-    )
-
-
-class ContentChunk(AcpModel):
-    """A streamed item of content"""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "messageId"})
-
-    content: ContentBlock = Field(alias="content", description="A single item of content")
-    message_id: MessageId | None = Field(
-        default=None,
-        alias="messageId",
-        description="A unique identifier for the message this chunk belongs to.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class UserMessageChunk(ContentChunk):
-    """A chunk of the user's message being streamed."""
-
-    __acp_tag__: ClassVar[str | None] = "user_message_chunk"
-    __acp_always__: ClassVar[dict[str, Any]] = {"sessionUpdate": "user_message_chunk"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "messageId"})
-
-    session_update: Literal["user_message_chunk"] = Field(
-        default="user_message_chunk",
-        alias="sessionUpdate",
-        description='Discriminator, always "user_message_chunk".',
-    )
-
-
-class AgentMessageChunk(ContentChunk):
-    """A chunk of the agent's response being streamed."""
-
-    __acp_tag__: ClassVar[str | None] = "agent_message_chunk"
-    __acp_always__: ClassVar[dict[str, Any]] = {"sessionUpdate": "agent_message_chunk"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "messageId"})
-
-    session_update: Literal["agent_message_chunk"] = Field(
-        default="agent_message_chunk",
-        alias="sessionUpdate",
-        description='Discriminator, always "agent_message_chunk".',
-    )
-
-
-class AgentThoughtChunk(ContentChunk):
-    """A chunk of the agent's internal reasoning being streamed."""
-
-    __acp_tag__: ClassVar[str | None] = "agent_thought_chunk"
-    __acp_always__: ClassVar[dict[str, Any]] = {"sessionUpdate": "agent_thought_chunk"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "messageId"})
-
-    session_update: Literal["agent_thought_chunk"] = Field(
-        default="agent_thought_chunk",
-        alias="sessionUpdate",
-        description='Discriminator, always "agent_thought_chunk".',
-    )
-
-
-class ToolCall(AcpModel):
-    """Represents a tool call that the language model has requested."""
-
-    __acp_omit_none__: ClassVar[frozenset[str]] = frozenset(
-        {"content", "kind", "locations", "status"}
-    )
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"content", "locations"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "content", "kind", "locations", "name", "rawInput", "rawOutput", "status"}
-    )
-
-    tool_call_id: ToolCallId = Field(
-        alias="toolCallId", description="Unique identifier for this tool call within the session."
-    )
-    title: str = Field(
-        alias="title", description="Human-readable title describing what the tool is doing."
-    )
-    name: str | None = Field(
-        default=None, alias="name", description="Programmatic name of the tool being invoked."
-    )
-    kind: ToolKind | str | None = Field(
-        default=None,
-        alias="kind",
-        description="The category of tool being invoked. Helps clients choose appropriate icons and UI treatment.",
-    )
-    status: ToolCallStatus | str | None = Field(
-        default=None, alias="status", description="Current execution status of the tool call."
-    )
-    content: list[ToolCallContent] | None = Field(
-        default=None, alias="content", description="Content produced by the tool call."
-    )
-    locations: list[ToolCallLocation] | None = Field(
-        default=None,
-        alias="locations",
-        description='File locations affected by this tool call. Enables "follow-along" features in clients.',
-    )
-    raw_input: Any = Field(
-        default=None, alias="rawInput", description="Raw input parameters sent to the tool."
-    )
-    raw_output: Any = Field(
-        default=None, alias="rawOutput", description="Raw output returned by the tool."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ToolCallStart(ToolCall):
-    """Notification that a new tool call has been initiated."""
-
-    __acp_tag__: ClassVar[str | None] = "tool_call"
-    __acp_always__: ClassVar[dict[str, Any]] = {"sessionUpdate": "tool_call"}
-    __acp_omit_none__: ClassVar[frozenset[str]] = frozenset(
-        {"content", "kind", "locations", "status"}
-    )
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"content", "locations"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "content", "kind", "locations", "name", "rawInput", "rawOutput", "status"}
-    )
-
-    session_update: Literal["tool_call"] = Field(
-        default="tool_call", alias="sessionUpdate", description='Discriminator, always "tool_call".'
-    )
-
-
-class PlanEntry(AcpModel):
-    """A single entry in the execution plan."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    content: str = Field(
-        alias="content",
-        description="Human-readable description of what this task aims to accomplish.",
-    )
-    priority: PlanEntryPriority | str = Field(
-        alias="priority",
-        description="The relative importance of this task. Used to indicate which tasks are most critical to the overall goal.",
-    )
-    status: PlanEntryStatus | str = Field(
-        alias="status", description="Current execution status of this task."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class Plan(AcpModel):
-    """An execution plan for accomplishing complex tasks."""
-
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"entries"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "entries"})
-
-    entries: list[PlanEntry] = Field(
-        alias="entries", description="The list of tasks to be accomplished."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class AgentPlanUpdate(Plan):
-    """The agent's execution plan for complex tasks. See protocol docs: [Agent
-    Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
-    """
-
-    __acp_tag__: ClassVar[str | None] = "plan"
-    __acp_always__: ClassVar[dict[str, Any]] = {"sessionUpdate": "plan"}
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"entries"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "entries"})
-
-    session_update: Literal["plan"] = Field(
-        default="plan", alias="sessionUpdate", description='Discriminator, always "plan".'
-    )
-
-
-class UnstructuredCommandInput(AcpModel):
-    """All text that was typed after the command name is provided as input."""
-
-    __acp_tag__: ClassVar[str | None] = "unstructured"
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    hint: str = Field(
-        alias="hint", description="A hint to display when the input hasn't been provided yet"
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class UnknownAvailableCommandInput(UnknownVariant):
-    """A ``AvailableCommandInput`` of a shape this schema version does not know; ``raw`` keeps it as
-    received.
-    """
-
-
-AvailableCommandInput = Annotated[
-    Union[
-        Annotated[UnstructuredCommandInput, Tag("unstructured")],
-        Annotated[UnknownAvailableCommandInput, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
-    ],
-    Discriminator(tag_by_keys((("hint", "unstructured"),))),
-]
-"""The input specification for a command."""
-
-
-class AvailableCommand(AcpModel):
-    """Information about a command."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "input"})
-
-    name: str = Field(
-        alias="name", description="Command name (e.g., `create_plan`, `research_codebase`)."
-    )
-    description: str = Field(
-        alias="description", description="Human-readable description of what the command does."
-    )
-    input: AvailableCommandInput | None = Field(
-        default=None, alias="input", description="Input for the command if required"
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class AvailableCommandsUpdate(AcpModel):
-    """Available commands are ready or have changed"""
-
-    __acp_tag__: ClassVar[str | None] = "available_commands_update"
-    __acp_always__: ClassVar[dict[str, Any]] = {"sessionUpdate": "available_commands_update"}
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"availableCommands"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "availableCommands"})
-
-    session_update: Literal["available_commands_update"] = Field(
-        default="available_commands_update",
-        alias="sessionUpdate",
-        description='Discriminator, always "available_commands_update".',
-    )
-    available_commands: list[AvailableCommand] = Field(
-        alias="availableCommands", description="Commands the agent can execute"
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class CurrentModeUpdate(AcpModel):
-    """The current mode of the session has changed"""
-
-    __acp_tag__: ClassVar[str | None] = "current_mode_update"
-    __acp_always__: ClassVar[dict[str, Any]] = {"sessionUpdate": "current_mode_update"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_update: Literal["current_mode_update"] = Field(
-        default="current_mode_update",
-        alias="sessionUpdate",
-        description='Discriminator, always "current_mode_update".',
-    )
-    current_mode_id: SessionModeId = Field(
-        alias="currentModeId", description="The ID of the current mode"
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ConfigOptionUpdate(AcpModel):
-    """Session configuration options have been updated."""
-
-    __acp_tag__: ClassVar[str | None] = "config_option_update"
-    __acp_always__: ClassVar[dict[str, Any]] = {"sessionUpdate": "config_option_update"}
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"configOptions"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "configOptions"})
-
-    session_update: Literal["config_option_update"] = Field(
-        default="config_option_update",
-        alias="sessionUpdate",
-        description='Discriminator, always "config_option_update".',
-    )
-    config_options: list[SessionConfigOption] = Field(
-        alias="configOptions",
-        description="The full set of configuration options and their current values.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SessionInfoUpdate(AcpModel):
-    """Update to session metadata. All fields are optional to support partial updates."""
-
-    __acp_tag__: ClassVar[str | None] = "session_info_update"
-    __acp_always__: ClassVar[dict[str, Any]] = {"sessionUpdate": "session_info_update"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "title", "updatedAt"})
-
-    session_update: Literal["session_info_update"] = Field(
-        default="session_info_update",
-        alias="sessionUpdate",
-        description='Discriminator, always "session_info_update".',
-    )
-    title: str | None = Field(
-        default=None,
-        alias="title",
-        description="Human-readable title for the session. Set to null to clear.",
-    )
-    updated_at: str | None = Field(
-        default=None,
-        alias="updatedAt",
-        description="ISO 8601 timestamp of last activity. Set to null to clear.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class Cost(AcpModel):
-    """Cost information for a session."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    amount: float = Field(alias="amount", description="Total cumulative cost for session.")
-    currency: str = Field(
-        alias="currency",
-        description='Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another unit such as "credits".',
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class UsageUpdate(AcpModel):
-    """Context window and cost update for a session. Deviation from the schema: ``used`` may be None
-    (claude-agent-acp 0.23.1 sends "used": null). Deviation from the schema: ``size`` may be None
-    (same shape as used, so null is tolerated too).
-    """
-
-    __acp_tag__: ClassVar[str | None] = "usage_update"
-    __acp_always__: ClassVar[dict[str, Any]] = {"sessionUpdate": "usage_update"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "cost"})
-
-    session_update: Literal["usage_update"] = Field(
-        default="usage_update",
-        alias="sessionUpdate",
-        description='Discriminator, always "usage_update".',
-    )
-    used: int | None = Field(alias="used", description="Tokens currently in context.")
-    size: int | None = Field(alias="size", description="Total context window size in tokens.")
-    cost: Cost | None = Field(
-        default=None, alias="cost", description="Cumulative session cost (optional)."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class Notice(AcpModel):
-    """Fire-and-forget information for the user."""
-
-    __acp_tag__: ClassVar[str | None] = "notice"
-    __acp_always__: ClassVar[dict[str, Any]] = {"sessionUpdate": "notice"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "description"})
-
-    session_update: Literal["notice"] = Field(
-        default="notice", alias="sessionUpdate", description='Discriminator, always "notice".'
-    )
-    severity: NoticeSeverity | str = Field(
-        alias="severity", description="Presentation severity hint."
-    )
-    title: str = Field(
-        alias="title", description="Required non-empty plain-text title that can stand alone."
-    )
-    description: str | None = Field(
-        default=None, alias="description", description="Optional plain-text detail or guidance."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None, alias="_meta", description="Metadata scoped to this notice."
-    )
-
-
-class CompactionUpdate(AcpModel):
-    """A context compaction upsert. The first notification fixes the compaction's timeline position.
-    Later updates with the same ID patch that entity in place. Agents MUST only send this update
-    when the Client advertised the `session.compaction` Client capability.
-    """
-
-    __acp_tag__: ClassVar[str | None] = "compaction_update"
-    __acp_always__: ClassVar[dict[str, Any]] = {"sessionUpdate": "compaction_update"}
-    __acp_skip_invalid__: ClassVar[frozenset[str]] = frozenset({"summary"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "error", "summary"})
-
-    session_update: Literal["compaction_update"] = Field(
-        default="compaction_update",
-        alias="sessionUpdate",
-        description='Discriminator, always "compaction_update".',
-    )
-    compaction_id: CompactionId = Field(
-        alias="compactionId",
-        description="The Agent-owned ID of this compaction, unique within the session.",
-    )
-    status: CompactionStatus | str = Field(alias="status", description="Current lifecycle status.")
-    summary: list[ContentBlock] | None = Field(
-        default=None,
-        alias="summary",
-        description="Complete replacement user-displayable summary content for the compaction.",
-    )
-    error: str | None = Field(
-        default=None, alias="error", description="Human-readable error details for the compaction."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None, alias="_meta", description="Extensible metadata patch for this compaction."
-    )
-
-
-class CompactionSummaryChunk(AcpModel):
-    """A content block appended to a compaction's summary. A first-seen ID creates an in-progress
-    compaction. Chunks append in receive order. Agents MUST only send this update when the Client
-    advertised the `session.compaction` Client capability.
-    """
-
-    __acp_tag__: ClassVar[str | None] = "compaction_summary_chunk"
-    __acp_always__: ClassVar[dict[str, Any]] = {"sessionUpdate": "compaction_summary_chunk"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_update: Literal["compaction_summary_chunk"] = Field(
-        default="compaction_summary_chunk",
-        alias="sessionUpdate",
-        description='Discriminator, always "compaction_summary_chunk".',
-    )
-    compaction_id: CompactionId = Field(
-        alias="compactionId",
-        description="ID of the compaction whose summary receives this content.",
-    )
-    content: ContentBlock = Field(alias="content", description="One content block to append.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="Metadata scoped to this chunk. Omission and `null` both mean absent.",
-    )
-
-
-class UnknownSessionUpdate(UnknownVariant):
-    """A ``SessionUpdate`` whose ``sessionUpdate`` is missing or unknown to this schema version;
-    ``raw`` keeps it as received.
-    """
-
-    __acp_discriminator__: ClassVar[str | None] = "sessionUpdate"
-
-    @property
-    def session_update(self) -> str | None:
-        """The ``sessionUpdate`` value as received (None if missing)."""
-        return self.discriminator_value
-
-
-SessionUpdate = Annotated[
-    Union[
-        Annotated[UserMessageChunk, Tag("user_message_chunk")],
-        Annotated[AgentMessageChunk, Tag("agent_message_chunk")],
-        Annotated[AgentThoughtChunk, Tag("agent_thought_chunk")],
-        Annotated[ToolCallStart, Tag("tool_call")],
-        Annotated[ToolCallProgress, Tag("tool_call_update")],
-        Annotated[AgentPlanUpdate, Tag("plan")],
-        Annotated[AvailableCommandsUpdate, Tag("available_commands_update")],
-        Annotated[CurrentModeUpdate, Tag("current_mode_update")],
-        Annotated[ConfigOptionUpdate, Tag("config_option_update")],
-        Annotated[SessionInfoUpdate, Tag("session_info_update")],
-        Annotated[UsageUpdate, Tag("usage_update")],
-        Annotated[Notice, Tag("notice")],
-        Annotated[CompactionUpdate, Tag("compaction_update")],
-        Annotated[CompactionSummaryChunk, Tag("compaction_summary_chunk")],
-        Annotated[UnknownSessionUpdate, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
-    ],
-    Discriminator(
-        tag_by_field(
-            "sessionUpdate",
-            (
-                "user_message_chunk",
-                "agent_message_chunk",
-                "agent_thought_chunk",
-                "tool_call",
-                "tool_call_update",
-                "plan",
-                "available_commands_update",
-                "current_mode_update",
-                "config_option_update",
-                "session_info_update",
-                "usage_update",
-                "notice",
-                "compaction_update",
-                "compaction_summary_chunk",
+
+@_lazy.factory
+def _McpCapabilities():
+    class McpCapabilities(AcpModel):
+        """MCP capabilities supported by the agent"""
+
+        __acp_default_on_error__ = frozenset({"_meta", "http", "sse"})
+
+        http: bool = Field(
+            default=False, alias="http", description="Agent supports `http` MCP servers."
+        )
+        sse: bool = Field(default=False, alias="sse", description="Agent supports `sse` MCP servers.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return McpCapabilities
+
+
+@_lazy.factory
+def _SessionListCapabilities():
+    class SessionListCapabilities(AcpModel):
+        """Capabilities for the `session/list` method."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionListCapabilities
+
+
+@_lazy.factory
+def _SessionDeleteCapabilities():
+    class SessionDeleteCapabilities(AcpModel):
+        """Capabilities for the `session/delete` method."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionDeleteCapabilities
+
+
+@_lazy.factory
+def _SessionAdditionalDirectoriesCapabilities():
+    class SessionAdditionalDirectoriesCapabilities(AcpModel):
+        """Capabilities for additional session directories support."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionAdditionalDirectoriesCapabilities
+
+
+@_lazy.factory
+def _SessionResumeCapabilities():
+    class SessionResumeCapabilities(AcpModel):
+        """Capabilities for the `session/resume` method."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionResumeCapabilities
+
+
+@_lazy.factory
+def _SessionCloseCapabilities():
+    class SessionCloseCapabilities(AcpModel):
+        """Capabilities for the `session/close` method."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionCloseCapabilities
+
+
+@_lazy.factory
+def _SessionCapabilities(
+    SessionListCapabilities,
+    SessionDeleteCapabilities,
+    SessionAdditionalDirectoriesCapabilities,
+    SessionResumeCapabilities,
+    SessionCloseCapabilities,
+):
+    class SessionCapabilities(AcpModel):
+        """Session capabilities supported by the agent."""
+
+        __acp_default_on_error__ = frozenset(
+            {"_meta", "additionalDirectories", "close", "delete", "list", "resume"}
+        )
+
+        list: SessionListCapabilities | None = Field(
+            default=None, alias="list", description="Whether the agent supports `session/list`."
+        )
+        delete: SessionDeleteCapabilities | None = Field(
+            default=None, alias="delete", description="Whether the agent supports `session/delete`."
+        )
+        additional_directories: SessionAdditionalDirectoriesCapabilities | None = Field(
+            default=None,
+            alias="additionalDirectories",
+            description="Whether the agent supports `additionalDirectories` on supported session lifecycle requests.",
+        )
+        resume: SessionResumeCapabilities | None = Field(
+            default=None, alias="resume", description="Whether the agent supports `session/resume`."
+        )
+        close: SessionCloseCapabilities | None = Field(
+            default=None, alias="close", description="Whether the agent supports `session/close`."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionCapabilities
+
+
+@_lazy.factory
+def _LogoutCapabilities():
+    class LogoutCapabilities(AcpModel):
+        """Logout capabilities supported by the agent."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return LogoutCapabilities
+
+
+@_lazy.factory
+def _AgentAuthCapabilities(LogoutCapabilities):
+    class AgentAuthCapabilities(AcpModel):
+        """Authentication-related capabilities supported by the agent."""
+
+        __acp_default_on_error__ = frozenset({"_meta", "logout"})
+
+        logout: LogoutCapabilities | None = Field(
+            default=None, alias="logout", description="Whether the agent supports the logout method."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return AgentAuthCapabilities
+
+
+@_lazy.factory
+def _AgentCapabilities(
+    PromptCapabilities, McpCapabilities, SessionCapabilities, AgentAuthCapabilities
+):
+    class AgentCapabilities(AcpModel):
+        """Capabilities supported by the agent."""
+
+        __acp_default_on_error__ = frozenset(
+            {
+                "_meta",
+                "auth",
+                "loadSession",
+                "mcpCapabilities",
+                "promptCapabilities",
+                "sessionCapabilities",
+            },
+        )
+
+        load_session: bool = Field(
+            default=False, alias="loadSession", description="Whether the agent supports `session/load`."
+        )
+        prompt_capabilities: PromptCapabilities = Field(
+            default_factory=PromptCapabilities,
+            alias="promptCapabilities",
+            description="Prompt capabilities supported by the agent.",
+        )
+        mcp_capabilities: McpCapabilities = Field(
+            default_factory=McpCapabilities,
+            alias="mcpCapabilities",
+            description="MCP capabilities supported by the agent.",
+        )
+        session_capabilities: SessionCapabilities = Field(
+            default_factory=SessionCapabilities,
+            alias="sessionCapabilities",
+            description="Session lifecycle and prompt capabilities advertised by the agent.",
+        )
+        auth: AgentAuthCapabilities = Field(
+            default_factory=AgentAuthCapabilities,
+            alias="auth",
+            description="Authentication-related capabilities supported by the agent.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return AgentCapabilities
+
+
+@_lazy.factory
+def _AuthMethodTerminal():
+    class AuthMethodTerminal(AcpModel):
+        """Terminal-based authentication method."""
+
+        __acp_tag__ = "terminal"
+        __acp_always__ = {"type": "terminal"}
+        __acp_omit_none__ = frozenset({"args", "env"})
+        __acp_default_on_error__ = frozenset({"_meta", "description"})
+        __acp_default_on_null__ = frozenset({"args", "env"})
+
+        type: Literal["terminal"] = Field(
+            default="terminal", alias="type", description='Discriminator, always "terminal".'
+        )
+        id: AuthMethodId = Field(
+            alias="id", description="Unique identifier for this authentication method."
+        )
+        name: str = Field(alias="name", description="Human-readable name of the authentication method.")
+        description: str | None = Field(
+            default=None,
+            alias="description",
+            description="Optional human-readable description of this authentication method.",
+        )
+        args: list[str] | None = Field(
+            default=None,
+            alias="args",
+            description="Additional arguments to append to the configured agent invocation for terminal auth.",
+        )
+        env: dict[str, str] | None = Field(
+            default=None,
+            alias="env",
+            description="Additional environment variables to set on the configured agent invocation for terminal auth.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return AuthMethodTerminal
+
+
+@_lazy.factory
+def _AuthMethodAgent():
+    class AuthMethodAgent(AcpModel):
+        """Agent handles authentication itself through `authenticate`."""
+
+        __acp_tag__ = "agent"
+        __acp_omit_none__ = frozenset({"type"})
+        __acp_default_on_error__ = frozenset({"_meta", "description"})
+
+        type: Literal["agent"] | None = Field(
+            default=None, alias="type", description='Discriminator: "agent", or absent (same variant).'
+        )
+        id: AuthMethodId = Field(
+            alias="id", description="Unique identifier for this authentication method."
+        )
+        name: str = Field(alias="name", description="Human-readable name of the authentication method.")
+        description: str | None = Field(
+            default=None,
+            alias="description",
+            description="Optional human-readable description of this authentication method.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return AuthMethodAgent
+
+
+@_lazy.factory
+def _UnknownAuthMethod():
+    class UnknownAuthMethod(UnknownVariant):
+        """A ``AuthMethod`` whose ``type`` is missing or unknown to this schema version; ``raw`` keeps
+        it as received.
+        """
+
+        __acp_discriminator__ = "type"
+
+        @property
+        def type(self) -> str | None:
+            """The ``type`` value as received (None if missing)."""
+            return self.discriminator_value
+    return UnknownAuthMethod
+
+
+@_lazy.factory
+def _AuthMethod(AuthMethodTerminal, AuthMethodAgent, UnknownAuthMethod):
+    AuthMethod = Annotated[
+        Union[
+            Annotated[AuthMethodTerminal, Tag("terminal")],
+            Annotated[AuthMethodAgent, Tag("agent")],
+            Annotated[UnknownAuthMethod, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
+        ],
+        Discriminator(tag_by_field("type", ("terminal", "agent"), absent="agent")),
+    ]
+    """Describes an available authentication method."""
+    return AuthMethod
+
+
+@_lazy.factory
+def _Implementation():
+    class Implementation(AcpModel):
+        """Metadata about the implementation of the client or agent. Describes the name and version of
+        an ACP implementation, with an optional title for UI representation.
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta", "title"})
+
+        name: str = Field(
+            alias="name",
+            description="Intended for programmatic or logical use, but can be used as a display name fallback if title isn't present.",
+        )
+        title: str | None = Field(
+            default=None,
+            alias="title",
+            description="Intended for UI and end-user contexts and optimized to be human-readable and easily understood.",
+        )
+        version: str = Field(
+            alias="version",
+            description='Version of the implementation. Can be displayed to the user or used for debugging or metrics purposes. (e.g. "1.0.0").',
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return Implementation
+
+
+@_lazy.factory
+def _InitializeResponse(AgentCapabilities, AuthMethod, Implementation):
+    class InitializeResponse(AcpModel):
+        """Response to the `initialize` method. ACP ``initialize`` result (agent → client)."""
+
+        __acp_skip_invalid__ = frozenset({"authMethods"})
+        __acp_default_on_error__ = frozenset({"_meta", "agentCapabilities", "agentInfo", "authMethods"})
+
+        protocol_version: ProtocolVersion = Field(
+            alias="protocolVersion",
+            description="The protocol version the client specified if supported by the agent, or the latest protocol version supported by the agent.",
+        )
+        agent_capabilities: AgentCapabilities = Field(
+            default_factory=AgentCapabilities,
+            alias="agentCapabilities",
+            description="Capabilities supported by the agent.",
+        )
+        auth_methods: list[AuthMethod] = Field(
+            default_factory=list,
+            alias="authMethods",
+            description="Authentication methods supported by the agent.",
+        )
+        agent_info: Implementation | None = Field(
+            default=None,
+            alias="agentInfo",
+            description="Information about the Agent name and version sent to the Client.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return InitializeResponse
+
+
+@_lazy.factory
+def _AuthenticateResponse():
+    class AuthenticateResponse(AcpModel):
+        """Response to the `authenticate` method. ACP ``authenticate`` result (agent → client)."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return AuthenticateResponse
+
+
+@_lazy.factory
+def _LogoutResponse():
+    class LogoutResponse(AcpModel):
+        """Response to the `logout` method. ACP ``logout`` result (agent → client)."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return LogoutResponse
+
+
+@_lazy.factory
+def _SessionMode():
+    class SessionMode(AcpModel):
+        """A mode the agent can operate in."""
+
+        __acp_default_on_error__ = frozenset({"_meta", "description"})
+
+        id: SessionModeId = Field(
+            alias="id",
+            description="Stable identifier used to refer to this protocol object in later messages.",
+        )
+        name: str = Field(
+            alias="name", description="Human-readable name shown for this protocol object."
+        )
+        description: str | None = Field(
+            default=None,
+            alias="description",
+            description="Optional human-readable details shown with this protocol object.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionMode
+
+
+@_lazy.factory
+def _SessionModeState(SessionMode):
+    class SessionModeState(AcpModel):
+        """The set of modes and the one currently active."""
+
+        __acp_skip_invalid__ = frozenset({"availableModes"})
+        __acp_default_on_error__ = frozenset({"_meta", "availableModes"})
+
+        current_mode_id: SessionModeId = Field(
+            alias="currentModeId", description="The current mode the Agent is in."
+        )
+        available_modes: list[SessionMode] = Field(
+            alias="availableModes", description="The set of modes that the Agent can operate in"
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionModeState
+
+
+@_lazy.factory
+def _SessionConfigSelectOption():
+    class SessionConfigSelectOption(AcpModel):
+        """A possible value for a session configuration option."""
+
+        __acp_default_on_error__ = frozenset({"_meta", "description"})
+
+        value: SessionConfigValueId = Field(
+            alias="value", description="Unique identifier for this option value."
+        )
+        name: str = Field(alias="name", description="Human-readable label for this option value.")
+        description: str | None = Field(
+            default=None, alias="description", description="Optional description for this option value."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionConfigSelectOption
+
+
+@_lazy.factory
+def _SessionConfigSelectGroup(SessionConfigSelectOption):
+    class SessionConfigSelectGroup(AcpModel):
+        """A group of possible values for a session configuration option."""
+
+        __acp_skip_invalid__ = frozenset({"options"})
+        __acp_default_on_error__ = frozenset({"_meta", "options"})
+
+        group: SessionConfigGroupId = Field(
+            alias="group", description="Unique identifier for this group."
+        )
+        name: str = Field(alias="name", description="Human-readable label for this group.")
+        options: list[SessionConfigSelectOption] = Field(
+            alias="options", description="The set of option values in this group."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionConfigSelectGroup
+
+
+@_lazy.factory
+def _SessionConfigSelectOptions(SessionConfigSelectOption, SessionConfigSelectGroup):
+    SessionConfigSelectOptions = Annotated[
+        Union[
+            Annotated[list[SessionConfigSelectOption], Tag("ungrouped")],
+            Annotated[list[SessionConfigSelectGroup], Tag("grouped")],
+        ],
+        Discriminator(
+            tag_list_by_keys(
+                (("value", "value", "ungrouped"), ("group", "group", "grouped")), fallback="ungrouped"
             ),
         ),
-    ),
-]
-"""Different types of updates that can be sent during session processing."""
-
-
-class SessionNotification(AcpModel):
-    """Notification containing a session update from the agent. ACP ``session/update`` notification
-    params (agent → client).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_id: SessionId = Field(
-        alias="sessionId", description="The ID of the session this update pertains to."
-    )
-    update: SessionUpdate = Field(alias="update", description="The actual update content.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class CompleteElicitationNotification(AcpModel):
-    """Notification sent by the agent when a URL-based elicitation is complete. ACP
-    ``elicitation/complete`` notification params (agent → client).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    elicitation_id: ElicitationId = Field(
-        alias="elicitationId", description="The ID of the elicitation that completed."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class FileSystemCapabilities(AcpModel):
-    """File system capabilities that a client may support."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "readTextFile", "writeTextFile"}
-    )
-
-    read_text_file: bool = Field(
-        default=False,
-        alias="readTextFile",
-        description="Whether the Client supports `fs/read_text_file` requests.",
-    )
-    write_text_file: bool = Field(
-        default=False,
-        alias="writeTextFile",
-        description="Whether the Client supports `fs/write_text_file` requests.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class CompactionCapabilities(AcpModel):
-    """Client support for ID-addressed context compaction updates."""
-
-
-class BooleanConfigOptionCapabilities(AcpModel):
-    """Capabilities for boolean session configuration options."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SessionConfigOptionsCapabilities(AcpModel):
-    """Session configuration option capabilities supported by the client."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "boolean"})
-
-    boolean: BooleanConfigOptionCapabilities | None = Field(
-        default=None,
-        alias="boolean",
-        description="Whether the client supports boolean session configuration options.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class NoticeCapabilities(AcpModel):
-    """Client support for presenting live notices to the user."""
-
-
-class ClientSessionCapabilities(AcpModel):
-    """Session-related capabilities supported by the client."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "compaction", "configOptions", "notices"}
-    )
-
-    compaction: CompactionCapabilities | None = Field(
-        default=None,
-        alias="compaction",
-        description="Support for ID-addressed context compaction updates. Omitted or `null` means unsupported. `{}` advertises the complete compaction contract.",
-    )
-    config_options: SessionConfigOptionsCapabilities | None = Field(
-        default=None,
-        alias="configOptions",
-        description="Config option capabilities supported by the client.",
-    )
-    notices: NoticeCapabilities | None = Field(
-        default=None,
-        alias="notices",
-        description="Support for live user-facing `notice` session updates.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class AuthCapabilities(AcpModel):
-    """Authentication capabilities supported by the client."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "terminal"})
-
-    terminal: bool = Field(
-        default=False,
-        alias="terminal",
-        description="Whether the client supports `terminal` authentication methods.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ElicitationFormCapabilities(AcpModel):
-    """Form-based elicitation capabilities."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ElicitationUrlCapabilities(AcpModel):
-    """URL-based elicitation capabilities."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ElicitationCapabilities(AcpModel):
-    """Elicitation capabilities supported by the client."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "form", "url"})
-
-    form: ElicitationFormCapabilities | None = Field(
-        default=None,
-        alias="form",
-        description="Whether the client supports form-based elicitation.",
-    )
-    url: ElicitationUrlCapabilities | None = Field(
-        default=None, alias="url", description="Whether the client supports URL-based elicitation."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ClientCapabilities(AcpModel):
-    """Capabilities supported by the client."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "auth", "elicitation", "fs", "session", "terminal"}
-    )
-
-    fs: FileSystemCapabilities = Field(
-        default_factory=FileSystemCapabilities,
-        alias="fs",
-        description="File system capabilities supported by the client. Determines which file operations the agent can request.",
-    )
-    terminal: bool = Field(
-        default=False,
-        alias="terminal",
-        description="Whether the Client support all `terminal/*` methods.",
-    )
-    session: ClientSessionCapabilities | None = Field(
-        default=None,
-        alias="session",
-        description="Session-related capabilities supported by the client.",
-    )
-    auth: AuthCapabilities = Field(
-        default_factory=AuthCapabilities,
-        alias="auth",
-        description="Authentication capabilities supported by the client. Determines which authentication method types the agent may include in its `InitializeResponse`.",
-    )
-    elicitation: ElicitationCapabilities | None = Field(
-        default=None,
-        alias="elicitation",
-        description="Elicitation capabilities supported by the client. Determines which elicitation modes the agent may use.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class InitializeRequest(AcpModel):
-    """Request parameters for the initialize method. ACP ``initialize`` request params (client →
-    agent).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset(
-        {"_meta", "clientCapabilities", "clientInfo"}
-    )
-
-    protocol_version: ProtocolVersion = Field(
-        alias="protocolVersion", description="The latest protocol version supported by the client."
-    )
-    client_capabilities: ClientCapabilities = Field(
-        default_factory=ClientCapabilities,
-        alias="clientCapabilities",
-        description="Capabilities supported by the client.",
-    )
-    client_info: Implementation | None = Field(
-        default=None,
-        alias="clientInfo",
-        description="Information about the Client name and version sent to the Agent.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class AuthenticateRequest(AcpModel):
-    """Request parameters for the authenticate method. ACP ``authenticate`` request params (client →
-    agent).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    method_id: AuthMethodId = Field(
-        alias="methodId",
-        description="The ID of the authentication method to use. Must be one of the methods advertised in the initialize response.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class LogoutRequest(AcpModel):
-    """Request parameters for the logout method. ACP ``logout`` request params (client → agent)."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class HttpHeader(AcpModel):
-    """An HTTP header to set when making requests to the MCP server."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    name: str = Field(alias="name", description="The name of the HTTP header.")
-    value: str = Field(alias="value", description="The value to set for the HTTP header.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class McpServerHttp(AcpModel):
-    """HTTP transport configuration for MCP."""
-
-    __acp_tag__: ClassVar[str | None] = "http"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "http"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-    __acp_default_on_null__: ClassVar[frozenset[str]] = frozenset({"headers"})
-
-    type: Literal["http"] = Field(
-        default="http", alias="type", description='Discriminator, always "http".'
-    )
-    name: str = Field(alias="name", description="Human-readable name identifying this MCP server.")
-    url: str = Field(alias="url", description="URL to the MCP server.")
-    headers: list[HttpHeader] = Field(
-        alias="headers", description="HTTP headers to set when making requests to the MCP server."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class McpServerSse(AcpModel):
-    """SSE transport configuration for MCP."""
-
-    __acp_tag__: ClassVar[str | None] = "sse"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "sse"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-    __acp_default_on_null__: ClassVar[frozenset[str]] = frozenset({"headers"})
-
-    type: Literal["sse"] = Field(
-        default="sse", alias="type", description='Discriminator, always "sse".'
-    )
-    name: str = Field(alias="name", description="Human-readable name identifying this MCP server.")
-    url: str = Field(alias="url", description="URL to the MCP server.")
-    headers: list[HttpHeader] = Field(
-        alias="headers", description="HTTP headers to set when making requests to the MCP server."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class McpServerStdio(AcpModel):
-    """Stdio transport configuration for MCP."""
-
-    __acp_tag__: ClassVar[str | None] = "stdio"
-    __acp_omit_none__: ClassVar[frozenset[str]] = frozenset({"type"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-    __acp_default_on_null__: ClassVar[frozenset[str]] = frozenset({"args", "env"})
-
-    type: Literal["stdio"] | None = Field(
-        default=None, alias="type", description='Discriminator: "stdio", or absent (same variant).'
-    )
-    name: str = Field(alias="name", description="Human-readable name identifying this MCP server.")
-    command: str = Field(alias="command", description="Absolute path to the MCP server executable.")
-    args: list[str] = Field(
-        alias="args", description="Command-line arguments to pass to the MCP server."
-    )
-    env: list[EnvVariable] = Field(
-        alias="env", description="Environment variables to set when launching the MCP server."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class UnknownMcpServer(UnknownVariant):
-    """A ``McpServer`` whose ``type`` is missing or unknown to this schema version; ``raw`` keeps it
-    as received.
-    """
-
-    __acp_discriminator__: ClassVar[str | None] = "type"
-
-    @property
-    def type(self) -> str | None:
-        """The ``type`` value as received (None if missing)."""
-        return self.discriminator_value
-
-
-McpServer = Annotated[
-    Union[
-        Annotated[McpServerHttp, Tag("http")],
-        Annotated[McpServerSse, Tag("sse")],
-        Annotated[McpServerStdio, Tag("stdio")],
-        Annotated[UnknownMcpServer, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
-    ],
-    Discriminator(tag_by_field("type", ("http", "sse", "stdio"), absent="stdio")),
-]
-"""Configuration for connecting to an MCP (Model Context Protocol) server."""
-
-
-class NewSessionRequest(AcpModel):
-    """Request parameters for creating a new session. ACP ``session/new`` request params (client →
-    agent).
-    """
-
-    __acp_omit_none__: ClassVar[frozenset[str]] = frozenset({"additionalDirectories"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-    __acp_default_on_null__: ClassVar[frozenset[str]] = frozenset(
-        {"additionalDirectories", "mcpServers"}
-    )
-
-    cwd: str = Field(
-        alias="cwd", description="The working directory for this session. Must be an absolute path."
-    )
-    additional_directories: list[str] | None = Field(
-        default=None,
-        alias="additionalDirectories",
-        description="Additional workspace roots for this session. Each path must be absolute.",
-    )
-    mcp_servers: list[McpServer] = Field(
-        alias="mcpServers",
-        description="List of MCP (Model Context Protocol) servers the agent should connect to.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class LoadSessionRequest(AcpModel):
-    """Request parameters for loading an existing session. ACP ``session/load`` request params
-    (client → agent).
-    """
-
-    __acp_omit_none__: ClassVar[frozenset[str]] = frozenset({"additionalDirectories"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-    __acp_default_on_null__: ClassVar[frozenset[str]] = frozenset(
-        {"additionalDirectories", "mcpServers"}
-    )
-
-    mcp_servers: list[McpServer] = Field(
-        alias="mcpServers", description="List of MCP servers to connect to for this session."
-    )
-    cwd: str = Field(
-        alias="cwd", description="The working directory for this session. Must be an absolute path."
-    )
-    additional_directories: list[str] | None = Field(
-        default=None,
-        alias="additionalDirectories",
-        description="Additional workspace roots to activate for this session. Each path must be absolute.",
-    )
-    session_id: SessionId = Field(alias="sessionId", description="The ID of the session to load.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ListSessionsRequest(AcpModel):
-    """Request parameters for listing existing sessions. ACP ``session/list`` request params (client
-    → agent).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    cwd: str | None = Field(
-        default=None,
-        alias="cwd",
-        description="Filter sessions by working directory. Must be an absolute path.",
-    )
-    cursor: str | None = Field(
-        default=None,
-        alias="cursor",
-        description="Opaque cursor token from a previous response's nextCursor field for cursor-based pagination",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class DeleteSessionRequest(AcpModel):
-    """Request parameters for deleting an existing session from `session/list`. ACP
-    ``session/delete`` request params (client → agent).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_id: SessionId = Field(alias="sessionId", description="The ID of the session to delete.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ResumeSessionRequest(AcpModel):
-    """Request parameters for resuming an existing session. ACP ``session/resume`` request params
-    (client → agent).
-    """
-
-    __acp_omit_none__: ClassVar[frozenset[str]] = frozenset({"additionalDirectories", "mcpServers"})
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-    __acp_default_on_null__: ClassVar[frozenset[str]] = frozenset(
-        {"additionalDirectories", "mcpServers"}
-    )
-
-    session_id: SessionId = Field(alias="sessionId", description="The ID of the session to resume.")
-    cwd: str = Field(
-        alias="cwd", description="The working directory for this session. Must be an absolute path."
-    )
-    additional_directories: list[str] | None = Field(
-        default=None,
-        alias="additionalDirectories",
-        description="Additional workspace roots to activate for this session. Each path must be absolute.",
-    )
-    mcp_servers: list[McpServer] | None = Field(
-        default=None,
-        alias="mcpServers",
-        description="List of MCP servers to connect to for this session.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class CloseSessionRequest(AcpModel):
-    """Request parameters for closing an active session. ACP ``session/close`` request params
-    (client → agent).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_id: SessionId = Field(alias="sessionId", description="The ID of the session to close.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SetSessionModeRequest(AcpModel):
-    """Request parameters for setting a session mode. ACP ``session/set_mode`` request params
-    (client → agent).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_id: SessionId = Field(
-        alias="sessionId", description="The ID of the session to set the mode for."
-    )
-    mode_id: SessionModeId = Field(alias="modeId", description="The ID of the mode to set.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SetSessionConfigOptionBooleanRequest(AcpModel):
-    """A boolean value (`type: "boolean"`). Variant ``type: "boolean"`` of
-    :data:`SetSessionConfigOptionRequest`.
-    """
-
-    __acp_tag__: ClassVar[str | None] = "boolean"
-    __acp_always__: ClassVar[dict[str, Any]] = {"type": "boolean"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    type: Literal["boolean"] = Field(
-        default="boolean", alias="type", description='Discriminator, always "boolean".'
-    )
-    session_id: SessionId = Field(
-        alias="sessionId", description="The ID of the session to set the configuration option for."
-    )
-    config_id: SessionConfigId = Field(
-        alias="configId", description="The ID of the configuration option to set."
-    )
-    value: bool = Field(alias="value", description="The boolean value.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class SetSessionConfigOptionSelectRequest(AcpModel):
-    """A `SessionConfigValueId` string value. Variant of :data:`SetSessionConfigOptionRequest` used
-    when ``type`` is absent.
-    """
-
-    __acp_tag__: ClassVar[str | None] = "value_id"
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_id: SessionId = Field(
-        alias="sessionId", description="The ID of the session to set the configuration option for."
-    )
-    config_id: SessionConfigId = Field(
-        alias="configId", description="The ID of the configuration option to set."
-    )
-    value: SessionConfigValueId = Field(alias="value", description="The value ID.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class UnknownSetSessionConfigOptionRequest(UnknownVariant):
-    """A ``SetSessionConfigOptionRequest`` whose ``type`` is missing or unknown to this schema
-    version; ``raw`` keeps it as received.
-    """
-
-    __acp_discriminator__: ClassVar[str | None] = "type"
-
-    @property
-    def type(self) -> str | None:
-        """The ``type`` value as received (None if missing)."""
-        return self.discriminator_value
-
-
-SetSessionConfigOptionRequest = Annotated[
-    Union[
-        Annotated[SetSessionConfigOptionBooleanRequest, Tag("boolean")],
-        Annotated[SetSessionConfigOptionSelectRequest, Tag("value_id")],
-        Annotated[
-            UnknownSetSessionConfigOptionRequest, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)
+    ]
+    """Possible values for a session configuration option."""
+    return SessionConfigSelectOptions
+
+
+@_lazy.factory
+def _SessionConfigOptionSelect(SessionConfigSelectOptions):
+    class SessionConfigOptionSelect(AcpModel):
+        """Single-value selector (dropdown). Variant ``type: "select"`` of :data:`SessionConfigOption`."""
+
+        __acp_tag__ = "select"
+        __acp_always__ = {"type": "select"}
+        __acp_default_on_error__ = frozenset({"_meta", "category", "description"})
+
+        type: Literal["select"] = Field(
+            default="select", alias="type", description='Discriminator, always "select".'
+        )
+        id: SessionConfigId = Field(
+            alias="id", description="Unique identifier for the configuration option."
+        )
+        name: str = Field(alias="name", description="Human-readable label for the option.")
+        description: str | None = Field(
+            default=None,
+            alias="description",
+            description="Optional description for the Client to display to the user.",
+        )
+        category: SessionConfigOptionCategory | str | None = Field(
+            default=None,
+            alias="category",
+            description="Optional semantic category for this option (UX only).",
+        )
+        current_value: SessionConfigValueId = Field(
+            alias="currentValue", description="The currently selected value."
+        )
+        options: SessionConfigSelectOptions = Field(
+            alias="options", description="The set of selectable options."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionConfigOptionSelect
+
+
+@_lazy.factory
+def _SessionConfigOptionBoolean():
+    class SessionConfigOptionBoolean(AcpModel):
+        """Boolean on/off toggle. Variant ``type: "boolean"`` of :data:`SessionConfigOption`."""
+
+        __acp_tag__ = "boolean"
+        __acp_always__ = {"type": "boolean"}
+        __acp_default_on_error__ = frozenset({"_meta", "category", "description"})
+
+        type: Literal["boolean"] = Field(
+            default="boolean", alias="type", description='Discriminator, always "boolean".'
+        )
+        id: SessionConfigId = Field(
+            alias="id", description="Unique identifier for the configuration option."
+        )
+        name: str = Field(alias="name", description="Human-readable label for the option.")
+        description: str | None = Field(
+            default=None,
+            alias="description",
+            description="Optional description for the Client to display to the user.",
+        )
+        category: SessionConfigOptionCategory | str | None = Field(
+            default=None,
+            alias="category",
+            description="Optional semantic category for this option (UX only).",
+        )
+        current_value: bool = Field(
+            alias="currentValue", description="The current value of the boolean option."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionConfigOptionBoolean
+
+
+@_lazy.factory
+def _UnknownSessionConfigOption():
+    class UnknownSessionConfigOption(UnknownVariant):
+        """A ``SessionConfigOption`` whose ``type`` is missing or unknown to this schema version;
+        ``raw`` keeps it as received.
+        """
+
+        __acp_discriminator__ = "type"
+
+        @property
+        def type(self) -> str | None:
+            """The ``type`` value as received (None if missing)."""
+            return self.discriminator_value
+    return UnknownSessionConfigOption
+
+
+@_lazy.factory
+def _SessionConfigOption(
+    SessionConfigOptionSelect, SessionConfigOptionBoolean, UnknownSessionConfigOption
+):
+    SessionConfigOption = Annotated[
+        Union[
+            Annotated[SessionConfigOptionSelect, Tag("select")],
+            Annotated[SessionConfigOptionBoolean, Tag("boolean")],
+            Annotated[UnknownSessionConfigOption, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
         ],
-    ],
-    Discriminator(tag_by_field("type", ("boolean",), absent="value_id")),
-]
-"""Request parameters for setting a session configuration option. ACP ``session/set_config_option``
-request params (client → agent).
-"""
-
-
-class PromptRequest(AcpModel):
-    """Request parameters for sending a user prompt to the agent. ACP ``session/prompt`` request
-    params (client → agent).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_id: SessionId = Field(
-        alias="sessionId", description="The ID of the session to send this user message to"
-    )
-    prompt: list[ContentBlock] = Field(
-        alias="prompt", description="The blocks of content that compose the user's message."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class WriteTextFileResponse(AcpModel):
-    """Response to `fs/write_text_file` ACP ``fs/write_text_file`` result (client → agent)."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ReadTextFileResponse(AcpModel):
-    """Response containing the contents of a text file. ACP ``fs/read_text_file`` result (client →
-    agent).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    content: str = Field(alias="content", description="Content payload returned by this response.")
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class CancelledPermissionOutcome(AcpModel):
-    """The prompt turn was cancelled before the user responded. Variant ``outcome: "cancelled"`` of
-    :data:`RequestPermissionOutcome`.
-    """
-
-    __acp_tag__: ClassVar[str | None] = "cancelled"
-    __acp_always__: ClassVar[dict[str, Any]] = {"outcome": "cancelled"}
-
-    outcome: Literal["cancelled"] = Field(
-        default="cancelled", alias="outcome", description='Discriminator, always "cancelled".'
-    )
-
-
-class SelectedPermissionOutcome(AcpModel):
-    """The user selected one of the provided options."""
-
-    __acp_tag__: ClassVar[str | None] = "selected"
-    __acp_always__: ClassVar[dict[str, Any]] = {"outcome": "selected"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    outcome: Literal["selected"] = Field(
-        default="selected", alias="outcome", description='Discriminator, always "selected".'
-    )
-    option_id: PermissionOptionId = Field(
-        alias="optionId", description="The ID of the option the user selected."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class UnknownRequestPermissionOutcome(UnknownVariant):
-    """A ``RequestPermissionOutcome`` whose ``outcome`` is missing or unknown to this schema
-    version; ``raw`` keeps it as received.
-    """
-
-    __acp_discriminator__: ClassVar[str | None] = "outcome"
-
-    @property
-    def outcome(self) -> str | None:
-        """The ``outcome`` value as received (None if missing)."""
-        return self.discriminator_value
-
-
-RequestPermissionOutcome = Annotated[
-    Union[
-        Annotated[CancelledPermissionOutcome, Tag("cancelled")],
-        Annotated[SelectedPermissionOutcome, Tag("selected")],
-        Annotated[UnknownRequestPermissionOutcome, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
-    ],
-    Discriminator(tag_by_field("outcome", ("cancelled", "selected"))),
-]
-"""The outcome of a permission request."""
-
-
-class RequestPermissionResponse(AcpModel):
-    """Response to a permission request. ACP ``session/request_permission`` result (client → agent)."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    outcome: RequestPermissionOutcome = Field(
-        alias="outcome", description="The user's decision on the permission request."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class CreateTerminalResponse(AcpModel):
-    """Response containing the ID of the created terminal. ACP ``terminal/create`` result (client →
-    agent).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    terminal_id: TerminalId = Field(
-        alias="terminalId", description="The unique identifier for the created terminal."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class TerminalExitStatus(AcpModel):
-    """Exit status of a terminal command."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "exitCode", "signal"})
-
-    exit_code: int | None = Field(
-        default=None,
-        alias="exitCode",
-        description="The process exit code (may be null if terminated by signal).",
-    )
-    signal: str | None = Field(
-        default=None,
-        alias="signal",
-        description="The signal that terminated the process (may be null if exited normally).",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class TerminalOutputResponse(AcpModel):
-    """Response containing the terminal output and exit status. ACP ``terminal/output`` result
-    (client → agent).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "exitStatus"})
-
-    output: str = Field(alias="output", description="The terminal output captured so far.")
-    truncated: bool = Field(
-        alias="truncated", description="Whether the output was truncated due to byte limits."
-    )
-    exit_status: TerminalExitStatus | None = Field(
-        default=None, alias="exitStatus", description="Exit status if the command has completed."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class ReleaseTerminalResponse(AcpModel):
-    """Response to terminal/release method ACP ``terminal/release`` result (client → agent)."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class WaitForTerminalExitResponse(AcpModel):
-    """Response containing the exit status of a terminal command. ACP ``terminal/wait_for_exit``
-    result (client → agent).
-    """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta", "exitCode", "signal"})
-
-    exit_code: int | None = Field(
-        default=None,
-        alias="exitCode",
-        description="The process exit code (may be null if terminated by signal).",
-    )
-    signal: str | None = Field(
-        default=None,
-        alias="signal",
-        description="The signal that terminated the process (may be null if exited normally).",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class KillTerminalResponse(AcpModel):
-    """Response to `terminal/kill` method ACP ``terminal/kill`` result (client → agent)."""
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class AcceptElicitationResponse(AcpModel):
-    """The user accepted and provided content. Variant ``action: "accept"`` of
-    :data:`CreateElicitationResponse`.
-    """
-
-    __acp_tag__: ClassVar[str | None] = "accept"
-    __acp_always__: ClassVar[dict[str, Any]] = {"action": "accept"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    action: Literal["accept"] = Field(
-        default="accept", alias="action", description='Discriminator, always "accept".'
-    )
-    content: dict[str, ElicitationContentValue] | None = Field(
-        default=None,
-        alias="content",
-        description="The user-provided content, if any, as an object matching the requested schema.",
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class DeclineElicitationResponse(AcpModel):
-    """The user declined the elicitation. Variant ``action: "decline"`` of
-    :data:`CreateElicitationResponse`.
-    """
-
-    __acp_tag__: ClassVar[str | None] = "decline"
-    __acp_always__: ClassVar[dict[str, Any]] = {"action": "decline"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    action: Literal["decline"] = Field(
-        default="decline", alias="action", description='Discriminator, always "decline".'
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class CancelElicitationResponse(AcpModel):
-    """The elicitation was cancelled. Variant ``action: "cancel"`` of
-    :data:`CreateElicitationResponse`.
-    """
-
-    __acp_tag__: ClassVar[str | None] = "cancel"
-    __acp_always__: ClassVar[dict[str, Any]] = {"action": "cancel"}
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    action: Literal["cancel"] = Field(
-        default="cancel", alias="action", description='Discriminator, always "cancel".'
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
-
-
-class UnknownCreateElicitationResponse(UnknownVariant):
-    """A ``CreateElicitationResponse`` whose ``action`` is missing or unknown to this schema version
-    (the schema's open "other" variant included); ``raw`` keeps it as received.
-    """
-
-    __acp_discriminator__: ClassVar[str | None] = "action"
-
-    @property
-    def action(self) -> str | None:
-        """The ``action`` value as received (None if missing)."""
-        return self.discriminator_value
-
-
-CreateElicitationResponse = Annotated[
-    Union[
-        Annotated[AcceptElicitationResponse, Tag("accept")],
-        Annotated[DeclineElicitationResponse, Tag("decline")],
-        Annotated[CancelElicitationResponse, Tag("cancel")],
-        Annotated[
-            UnknownCreateElicitationResponse, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)
+        Discriminator(tag_by_field("type", ("select", "boolean"))),
+    ]
+    """A session configuration option selector and its current state."""
+    return SessionConfigOption
+
+
+@_lazy.factory
+def _NewSessionResponse(SessionModeState, SessionConfigOption):
+    class NewSessionResponse(AcpModel):
+        """Response from creating a new session. ACP ``session/new`` result (agent → client)."""
+
+        __acp_skip_invalid__ = frozenset({"configOptions"})
+        __acp_default_on_error__ = frozenset({"_meta", "configOptions", "modes"})
+
+        session_id: SessionId = Field(
+            alias="sessionId", description="Unique identifier for the created session."
+        )
+        modes: SessionModeState | None = Field(
+            default=None, alias="modes", description="Initial mode state if supported by the Agent"
+        )
+        config_options: list[SessionConfigOption] | None = Field(
+            default=None,
+            alias="configOptions",
+            description="Initial session configuration options if supported by the Agent.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return NewSessionResponse
+
+
+@_lazy.factory
+def _SessionConfigSelect(SessionConfigSelectOptions):
+    class SessionConfigSelect(AcpModel):
+        """A single-value selector (dropdown) session configuration option payload."""
+
+        current_value: SessionConfigValueId = Field(
+            alias="currentValue", description="The currently selected value."
+        )
+        options: SessionConfigSelectOptions = Field(
+            alias="options", description="The set of selectable options."
+        )
+    return SessionConfigSelect
+
+
+@_lazy.factory
+def _SessionConfigBoolean():
+    class SessionConfigBoolean(AcpModel):
+        """A boolean on/off toggle session configuration option payload."""
+
+        current_value: bool = Field(
+            alias="currentValue", description="The current value of the boolean option."
+        )
+    return SessionConfigBoolean
+
+
+@_lazy.factory
+def _LoadSessionResponse(SessionModeState, SessionConfigOption):
+    class LoadSessionResponse(AcpModel):
+        """Response from loading an existing session. ACP ``session/load`` result (agent → client)."""
+
+        __acp_skip_invalid__ = frozenset({"configOptions"})
+        __acp_default_on_error__ = frozenset({"_meta", "configOptions", "modes"})
+
+        modes: SessionModeState | None = Field(
+            default=None, alias="modes", description="Initial mode state if supported by the Agent"
+        )
+        config_options: list[SessionConfigOption] | None = Field(
+            default=None,
+            alias="configOptions",
+            description="Initial session configuration options if supported by the Agent.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return LoadSessionResponse
+
+
+@_lazy.factory
+def _SessionInfo():
+    class SessionInfo(AcpModel):
+        """Information about a session returned by session/list"""
+
+        __acp_omit_none__ = frozenset({"additionalDirectories"})
+        __acp_skip_invalid__ = frozenset({"additionalDirectories"})
+        __acp_default_on_error__ = frozenset({"_meta", "additionalDirectories", "title", "updatedAt"})
+
+        session_id: SessionId = Field(
+            alias="sessionId", description="Unique identifier for the session"
+        )
+        cwd: str = Field(
+            alias="cwd", description="The working directory for this session. Must be an absolute path."
+        )
+        additional_directories: list[str] | None = Field(
+            default=None,
+            alias="additionalDirectories",
+            description="Additional workspace roots reported for this session. Each path must be absolute.",
+        )
+        title: str | None = Field(
+            default=None, alias="title", description="Human-readable title for the session"
+        )
+        updated_at: str | None = Field(
+            default=None, alias="updatedAt", description="ISO 8601 timestamp of last activity"
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionInfo
+
+
+@_lazy.factory
+def _ListSessionsResponse(SessionInfo):
+    class ListSessionsResponse(AcpModel):
+        """Response from listing sessions. ACP ``session/list`` result (agent → client)."""
+
+        __acp_skip_invalid__ = frozenset({"sessions"})
+        __acp_default_on_error__ = frozenset({"_meta", "nextCursor", "sessions"})
+
+        sessions: list[SessionInfo] = Field(
+            alias="sessions", description="Array of session information objects"
+        )
+        next_cursor: str | None = Field(
+            default=None,
+            alias="nextCursor",
+            description="Opaque cursor token. If present, pass this in the next request's cursor parameter to fetch the next page. If absent, there are no more results.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ListSessionsResponse
+
+
+@_lazy.factory
+def _DeleteSessionResponse():
+    class DeleteSessionResponse(AcpModel):
+        """Response from deleting a session. ACP ``session/delete`` result (agent → client)."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return DeleteSessionResponse
+
+
+@_lazy.factory
+def _ResumeSessionResponse(SessionModeState, SessionConfigOption):
+    class ResumeSessionResponse(AcpModel):
+        """Response from resuming an existing session. ACP ``session/resume`` result (agent → client)."""
+
+        __acp_skip_invalid__ = frozenset({"configOptions"})
+        __acp_default_on_error__ = frozenset({"_meta", "configOptions", "modes"})
+
+        modes: SessionModeState | None = Field(
+            default=None, alias="modes", description="Initial mode state if supported by the Agent"
+        )
+        config_options: list[SessionConfigOption] | None = Field(
+            default=None,
+            alias="configOptions",
+            description="Initial session configuration options if supported by the Agent.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ResumeSessionResponse
+
+
+@_lazy.factory
+def _CloseSessionResponse():
+    class CloseSessionResponse(AcpModel):
+        """Response from closing a session. ACP ``session/close`` result (agent → client)."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return CloseSessionResponse
+
+
+@_lazy.factory
+def _SetSessionModeResponse():
+    class SetSessionModeResponse(AcpModel):
+        """Response to `session/set_mode` method. ACP ``session/set_mode`` result (agent → client)."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SetSessionModeResponse
+
+
+@_lazy.factory
+def _SetSessionConfigOptionResponse(SessionConfigOption):
+    class SetSessionConfigOptionResponse(AcpModel):
+        """Response to `session/set_config_option` method. ACP ``session/set_config_option`` result
+        (agent → client).
+        """
+
+        __acp_skip_invalid__ = frozenset({"configOptions"})
+        __acp_default_on_error__ = frozenset({"_meta", "configOptions"})
+
+        config_options: list[SessionConfigOption] = Field(
+            alias="configOptions",
+            description="The full set of configuration options and their current values.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SetSessionConfigOptionResponse
+
+
+@_lazy.factory
+def _PromptResponse():
+    class PromptResponse(AcpModel):
+        """Response from processing a user prompt. ACP ``session/prompt`` result (agent → client)."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        stop_reason: StopReason | str = Field(
+            alias="stopReason", description="Indicates why the agent stopped processing the turn."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return PromptResponse
+
+
+@_lazy.factory
+def _Error():
+    class Error(AcpModel):
+        """JSON-RPC error object."""
+
+        __acp_default_on_error__ = frozenset({"data"})
+
+        code: ErrorCode = Field(
+            alias="code",
+            description="A number indicating the error type that occurred. This must be an integer as defined in the JSON-RPC specification.",
+        )
+        message: str = Field(
+            alias="message",
+            description="A string providing a short description of the error. The message should be limited to a concise single sentence.",
+        )
+        data: Any = Field(
+            default=None,
+            alias="data",
+            description="Optional primitive or structured value that contains additional information about the error. This may include debugging information or context-specific details.",
+        )
+    return Error
+
+
+@_lazy.factory
+def _ContentChunk(ContentBlock):
+    class ContentChunk(AcpModel):
+        """A streamed item of content"""
+
+        __acp_default_on_error__ = frozenset({"_meta", "messageId"})
+
+        content: ContentBlock = Field(alias="content", description="A single item of content")
+        message_id: MessageId | None = Field(
+            default=None,
+            alias="messageId",
+            description="A unique identifier for the message this chunk belongs to.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ContentChunk
+
+
+@_lazy.factory
+def _UserMessageChunk(ContentChunk, ContentBlock):
+    class UserMessageChunk(ContentChunk):
+        """A chunk of the user's message being streamed."""
+
+        __acp_tag__ = "user_message_chunk"
+        __acp_always__ = {"sessionUpdate": "user_message_chunk"}
+        __acp_default_on_error__ = frozenset({"_meta", "messageId"})
+
+        session_update: Literal["user_message_chunk"] = Field(
+            default="user_message_chunk",
+            alias="sessionUpdate",
+            description='Discriminator, always "user_message_chunk".',
+        )
+    return UserMessageChunk
+
+
+@_lazy.factory
+def _AgentMessageChunk(ContentChunk, ContentBlock):
+    class AgentMessageChunk(ContentChunk):
+        """A chunk of the agent's response being streamed."""
+
+        __acp_tag__ = "agent_message_chunk"
+        __acp_always__ = {"sessionUpdate": "agent_message_chunk"}
+        __acp_default_on_error__ = frozenset({"_meta", "messageId"})
+
+        session_update: Literal["agent_message_chunk"] = Field(
+            default="agent_message_chunk",
+            alias="sessionUpdate",
+            description='Discriminator, always "agent_message_chunk".',
+        )
+    return AgentMessageChunk
+
+
+@_lazy.factory
+def _AgentThoughtChunk(ContentChunk, ContentBlock):
+    class AgentThoughtChunk(ContentChunk):
+        """A chunk of the agent's internal reasoning being streamed."""
+
+        __acp_tag__ = "agent_thought_chunk"
+        __acp_always__ = {"sessionUpdate": "agent_thought_chunk"}
+        __acp_default_on_error__ = frozenset({"_meta", "messageId"})
+
+        session_update: Literal["agent_thought_chunk"] = Field(
+            default="agent_thought_chunk",
+            alias="sessionUpdate",
+            description='Discriminator, always "agent_thought_chunk".',
+        )
+    return AgentThoughtChunk
+
+
+@_lazy.factory
+def _ToolCall(ToolCallContent, ToolCallLocation):
+    class ToolCall(AcpModel):
+        """Represents a tool call that the language model has requested."""
+
+        __acp_omit_none__ = frozenset({"content", "kind", "locations", "status"})
+        __acp_skip_invalid__ = frozenset({"content", "locations"})
+        __acp_default_on_error__ = frozenset(
+            {"_meta", "content", "kind", "locations", "name", "rawInput", "rawOutput", "status"}
+        )
+
+        tool_call_id: ToolCallId = Field(
+            alias="toolCallId", description="Unique identifier for this tool call within the session."
+        )
+        title: str = Field(
+            alias="title", description="Human-readable title describing what the tool is doing."
+        )
+        name: str | None = Field(
+            default=None, alias="name", description="Programmatic name of the tool being invoked."
+        )
+        kind: ToolKind | str | None = Field(
+            default=None,
+            alias="kind",
+            description="The category of tool being invoked. Helps clients choose appropriate icons and UI treatment.",
+        )
+        status: ToolCallStatus | str | None = Field(
+            default=None, alias="status", description="Current execution status of the tool call."
+        )
+        content: list[ToolCallContent] | None = Field(
+            default=None, alias="content", description="Content produced by the tool call."
+        )
+        locations: list[ToolCallLocation] | None = Field(
+            default=None,
+            alias="locations",
+            description='File locations affected by this tool call. Enables "follow-along" features in clients.',
+        )
+        raw_input: Any = Field(
+            default=None, alias="rawInput", description="Raw input parameters sent to the tool."
+        )
+        raw_output: Any = Field(
+            default=None, alias="rawOutput", description="Raw output returned by the tool."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ToolCall
+
+
+@_lazy.factory
+def _ToolCallStart(ToolCall, ToolCallContent, ToolCallLocation):
+    class ToolCallStart(ToolCall):
+        """Notification that a new tool call has been initiated."""
+
+        __acp_tag__ = "tool_call"
+        __acp_always__ = {"sessionUpdate": "tool_call"}
+        __acp_omit_none__ = frozenset({"content", "kind", "locations", "status"})
+        __acp_skip_invalid__ = frozenset({"content", "locations"})
+        __acp_default_on_error__ = frozenset(
+            {"_meta", "content", "kind", "locations", "name", "rawInput", "rawOutput", "status"}
+        )
+
+        session_update: Literal["tool_call"] = Field(
+            default="tool_call", alias="sessionUpdate", description='Discriminator, always "tool_call".'
+        )
+    return ToolCallStart
+
+
+@_lazy.factory
+def _PlanEntry():
+    class PlanEntry(AcpModel):
+        """A single entry in the execution plan."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        content: str = Field(
+            alias="content",
+            description="Human-readable description of what this task aims to accomplish.",
+        )
+        priority: PlanEntryPriority | str = Field(
+            alias="priority",
+            description="The relative importance of this task. Used to indicate which tasks are most critical to the overall goal.",
+        )
+        status: PlanEntryStatus | str = Field(
+            alias="status", description="Current execution status of this task."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return PlanEntry
+
+
+@_lazy.factory
+def _Plan(PlanEntry):
+    class Plan(AcpModel):
+        """An execution plan for accomplishing complex tasks."""
+
+        __acp_skip_invalid__ = frozenset({"entries"})
+        __acp_default_on_error__ = frozenset({"_meta", "entries"})
+
+        entries: list[PlanEntry] = Field(
+            alias="entries", description="The list of tasks to be accomplished."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return Plan
+
+
+@_lazy.factory
+def _AgentPlanUpdate(Plan, PlanEntry):
+    class AgentPlanUpdate(Plan):
+        """The agent's execution plan for complex tasks. See protocol docs: [Agent
+        Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
+        """
+
+        __acp_tag__ = "plan"
+        __acp_always__ = {"sessionUpdate": "plan"}
+        __acp_skip_invalid__ = frozenset({"entries"})
+        __acp_default_on_error__ = frozenset({"_meta", "entries"})
+
+        session_update: Literal["plan"] = Field(
+            default="plan", alias="sessionUpdate", description='Discriminator, always "plan".'
+        )
+    return AgentPlanUpdate
+
+
+@_lazy.factory
+def _UnstructuredCommandInput():
+    class UnstructuredCommandInput(AcpModel):
+        """All text that was typed after the command name is provided as input."""
+
+        __acp_tag__ = "unstructured"
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        hint: str = Field(
+            alias="hint", description="A hint to display when the input hasn't been provided yet"
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return UnstructuredCommandInput
+
+
+@_lazy.factory
+def _UnknownAvailableCommandInput():
+    class UnknownAvailableCommandInput(UnknownVariant):
+        """A ``AvailableCommandInput`` of a shape this schema version does not know; ``raw`` keeps it as
+        received.
+        """
+    return UnknownAvailableCommandInput
+
+
+@_lazy.factory
+def _AvailableCommandInput(UnstructuredCommandInput, UnknownAvailableCommandInput):
+    AvailableCommandInput = Annotated[
+        Union[
+            Annotated[UnstructuredCommandInput, Tag("unstructured")],
+            Annotated[UnknownAvailableCommandInput, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
         ],
-    ],
-    Discriminator(tag_by_field("action", ("accept", "decline", "cancel"))),
-]
-"""Response from the client to an elicitation request. ACP ``elicitation/create`` result (client →
-agent).
-"""
+        Discriminator(tag_by_keys((("hint", "unstructured"),))),
+    ]
+    """The input specification for a command."""
+    return AvailableCommandInput
 
 
-class ElicitationAcceptAction(AcpModel):
-    """The user accepted the elicitation and provided content."""
+@_lazy.factory
+def _AvailableCommand(AvailableCommandInput):
+    class AvailableCommand(AcpModel):
+        """Information about a command."""
 
-    content: dict[str, ElicitationContentValue] | None = Field(
-        default=None,
-        alias="content",
-        description="The user-provided content, if any, as an object matching the requested schema.",
-    )
+        __acp_default_on_error__ = frozenset({"_meta", "input"})
+
+        name: str = Field(
+            alias="name", description="Command name (e.g., `create_plan`, `research_codebase`)."
+        )
+        description: str = Field(
+            alias="description", description="Human-readable description of what the command does."
+        )
+        input: AvailableCommandInput | None = Field(
+            default=None, alias="input", description="Input for the command if required"
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return AvailableCommand
 
 
-class CancelNotification(AcpModel):
-    """Notification to cancel ongoing operations for a session. ACP ``session/cancel`` notification
-    params (client → agent).
+@_lazy.factory
+def _AvailableCommandsUpdate(AvailableCommand):
+    class AvailableCommandsUpdate(AcpModel):
+        """Available commands are ready or have changed"""
+
+        __acp_tag__ = "available_commands_update"
+        __acp_always__ = {"sessionUpdate": "available_commands_update"}
+        __acp_skip_invalid__ = frozenset({"availableCommands"})
+        __acp_default_on_error__ = frozenset({"_meta", "availableCommands"})
+
+        session_update: Literal["available_commands_update"] = Field(
+            default="available_commands_update",
+            alias="sessionUpdate",
+            description='Discriminator, always "available_commands_update".',
+        )
+        available_commands: list[AvailableCommand] = Field(
+            alias="availableCommands", description="Commands the agent can execute"
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return AvailableCommandsUpdate
+
+
+@_lazy.factory
+def _CurrentModeUpdate():
+    class CurrentModeUpdate(AcpModel):
+        """The current mode of the session has changed"""
+
+        __acp_tag__ = "current_mode_update"
+        __acp_always__ = {"sessionUpdate": "current_mode_update"}
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_update: Literal["current_mode_update"] = Field(
+            default="current_mode_update",
+            alias="sessionUpdate",
+            description='Discriminator, always "current_mode_update".',
+        )
+        current_mode_id: SessionModeId = Field(
+            alias="currentModeId", description="The ID of the current mode"
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return CurrentModeUpdate
+
+
+@_lazy.factory
+def _ConfigOptionUpdate(SessionConfigOption):
+    class ConfigOptionUpdate(AcpModel):
+        """Session configuration options have been updated."""
+
+        __acp_tag__ = "config_option_update"
+        __acp_always__ = {"sessionUpdate": "config_option_update"}
+        __acp_skip_invalid__ = frozenset({"configOptions"})
+        __acp_default_on_error__ = frozenset({"_meta", "configOptions"})
+
+        session_update: Literal["config_option_update"] = Field(
+            default="config_option_update",
+            alias="sessionUpdate",
+            description='Discriminator, always "config_option_update".',
+        )
+        config_options: list[SessionConfigOption] = Field(
+            alias="configOptions",
+            description="The full set of configuration options and their current values.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ConfigOptionUpdate
+
+
+@_lazy.factory
+def _SessionInfoUpdate():
+    class SessionInfoUpdate(AcpModel):
+        """Update to session metadata. All fields are optional to support partial updates."""
+
+        __acp_tag__ = "session_info_update"
+        __acp_always__ = {"sessionUpdate": "session_info_update"}
+        __acp_default_on_error__ = frozenset({"_meta", "title", "updatedAt"})
+
+        session_update: Literal["session_info_update"] = Field(
+            default="session_info_update",
+            alias="sessionUpdate",
+            description='Discriminator, always "session_info_update".',
+        )
+        title: str | None = Field(
+            default=None,
+            alias="title",
+            description="Human-readable title for the session. Set to null to clear.",
+        )
+        updated_at: str | None = Field(
+            default=None,
+            alias="updatedAt",
+            description="ISO 8601 timestamp of last activity. Set to null to clear.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionInfoUpdate
+
+
+@_lazy.factory
+def _Cost():
+    class Cost(AcpModel):
+        """Cost information for a session."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        amount: float = Field(alias="amount", description="Total cumulative cost for session.")
+        currency: str = Field(
+            alias="currency",
+            description='Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another unit such as "credits".',
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return Cost
+
+
+@_lazy.factory
+def _UsageUpdate(Cost):
+    class UsageUpdate(AcpModel):
+        """Context window and cost update for a session. Deviation from the schema: ``used`` may be None
+        (claude-agent-acp 0.23.1 sends "used": null). Deviation from the schema: ``size`` may be None
+        (same shape as used, so null is tolerated too).
+        """
+
+        __acp_tag__ = "usage_update"
+        __acp_always__ = {"sessionUpdate": "usage_update"}
+        __acp_default_on_error__ = frozenset({"_meta", "cost"})
+
+        session_update: Literal["usage_update"] = Field(
+            default="usage_update",
+            alias="sessionUpdate",
+            description='Discriminator, always "usage_update".',
+        )
+        used: int | None = Field(alias="used", description="Tokens currently in context.")
+        size: int | None = Field(alias="size", description="Total context window size in tokens.")
+        cost: Cost | None = Field(
+            default=None, alias="cost", description="Cumulative session cost (optional)."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return UsageUpdate
+
+
+@_lazy.factory
+def _Notice():
+    class Notice(AcpModel):
+        """Fire-and-forget information for the user."""
+
+        __acp_tag__ = "notice"
+        __acp_always__ = {"sessionUpdate": "notice"}
+        __acp_default_on_error__ = frozenset({"_meta", "description"})
+
+        session_update: Literal["notice"] = Field(
+            default="notice", alias="sessionUpdate", description='Discriminator, always "notice".'
+        )
+        severity: NoticeSeverity | str = Field(
+            alias="severity", description="Presentation severity hint."
+        )
+        title: str = Field(
+            alias="title", description="Required non-empty plain-text title that can stand alone."
+        )
+        description: str | None = Field(
+            default=None, alias="description", description="Optional plain-text detail or guidance."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None, alias="_meta", description="Metadata scoped to this notice."
+        )
+    return Notice
+
+
+@_lazy.factory
+def _CompactionUpdate(ContentBlock):
+    class CompactionUpdate(AcpModel):
+        """A context compaction upsert. The first notification fixes the compaction's timeline position.
+        Later updates with the same ID patch that entity in place. Agents MUST only send this update
+        when the Client advertised the `session.compaction` Client capability.
+        """
+
+        __acp_tag__ = "compaction_update"
+        __acp_always__ = {"sessionUpdate": "compaction_update"}
+        __acp_skip_invalid__ = frozenset({"summary"})
+        __acp_default_on_error__ = frozenset({"_meta", "error", "summary"})
+
+        session_update: Literal["compaction_update"] = Field(
+            default="compaction_update",
+            alias="sessionUpdate",
+            description='Discriminator, always "compaction_update".',
+        )
+        compaction_id: CompactionId = Field(
+            alias="compactionId",
+            description="The Agent-owned ID of this compaction, unique within the session.",
+        )
+        status: CompactionStatus | str = Field(alias="status", description="Current lifecycle status.")
+        summary: list[ContentBlock] | None = Field(
+            default=None,
+            alias="summary",
+            description="Complete replacement user-displayable summary content for the compaction.",
+        )
+        error: str | None = Field(
+            default=None, alias="error", description="Human-readable error details for the compaction."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None, alias="_meta", description="Extensible metadata patch for this compaction."
+        )
+    return CompactionUpdate
+
+
+@_lazy.factory
+def _CompactionSummaryChunk(ContentBlock):
+    class CompactionSummaryChunk(AcpModel):
+        """A content block appended to a compaction's summary. A first-seen ID creates an in-progress
+        compaction. Chunks append in receive order. Agents MUST only send this update when the Client
+        advertised the `session.compaction` Client capability.
+        """
+
+        __acp_tag__ = "compaction_summary_chunk"
+        __acp_always__ = {"sessionUpdate": "compaction_summary_chunk"}
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_update: Literal["compaction_summary_chunk"] = Field(
+            default="compaction_summary_chunk",
+            alias="sessionUpdate",
+            description='Discriminator, always "compaction_summary_chunk".',
+        )
+        compaction_id: CompactionId = Field(
+            alias="compactionId",
+            description="ID of the compaction whose summary receives this content.",
+        )
+        content: ContentBlock = Field(alias="content", description="One content block to append.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="Metadata scoped to this chunk. Omission and `null` both mean absent.",
+        )
+    return CompactionSummaryChunk
+
+
+@_lazy.factory
+def _UnknownSessionUpdate():
+    class UnknownSessionUpdate(UnknownVariant):
+        """A ``SessionUpdate`` whose ``sessionUpdate`` is missing or unknown to this schema version;
+        ``raw`` keeps it as received.
+        """
+
+        __acp_discriminator__ = "sessionUpdate"
+
+        @property
+        def session_update(self) -> str | None:
+            """The ``sessionUpdate`` value as received (None if missing)."""
+            return self.discriminator_value
+    return UnknownSessionUpdate
+
+
+@_lazy.factory
+def _SessionUpdate(
+    UserMessageChunk,
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ToolCallStart,
+    ToolCallProgress,
+    AgentPlanUpdate,
+    AvailableCommandsUpdate,
+    CurrentModeUpdate,
+    ConfigOptionUpdate,
+    SessionInfoUpdate,
+    UsageUpdate,
+    Notice,
+    CompactionUpdate,
+    CompactionSummaryChunk,
+    UnknownSessionUpdate,
+):
+    SessionUpdate = Annotated[
+        Union[
+            Annotated[UserMessageChunk, Tag("user_message_chunk")],
+            Annotated[AgentMessageChunk, Tag("agent_message_chunk")],
+            Annotated[AgentThoughtChunk, Tag("agent_thought_chunk")],
+            Annotated[ToolCallStart, Tag("tool_call")],
+            Annotated[ToolCallProgress, Tag("tool_call_update")],
+            Annotated[AgentPlanUpdate, Tag("plan")],
+            Annotated[AvailableCommandsUpdate, Tag("available_commands_update")],
+            Annotated[CurrentModeUpdate, Tag("current_mode_update")],
+            Annotated[ConfigOptionUpdate, Tag("config_option_update")],
+            Annotated[SessionInfoUpdate, Tag("session_info_update")],
+            Annotated[UsageUpdate, Tag("usage_update")],
+            Annotated[Notice, Tag("notice")],
+            Annotated[CompactionUpdate, Tag("compaction_update")],
+            Annotated[CompactionSummaryChunk, Tag("compaction_summary_chunk")],
+            Annotated[UnknownSessionUpdate, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
+        ],
+        Discriminator(
+            tag_by_field(
+                "sessionUpdate",
+                (
+                    "user_message_chunk",
+                    "agent_message_chunk",
+                    "agent_thought_chunk",
+                    "tool_call",
+                    "tool_call_update",
+                    "plan",
+                    "available_commands_update",
+                    "current_mode_update",
+                    "config_option_update",
+                    "session_info_update",
+                    "usage_update",
+                    "notice",
+                    "compaction_update",
+                    "compaction_summary_chunk",
+                ),
+            ),
+        ),
+    ]
+    """Different types of updates that can be sent during session processing."""
+    return SessionUpdate
+
+
+@_lazy.factory
+def _SessionNotification(SessionUpdate):
+    class SessionNotification(AcpModel):
+        """Notification containing a session update from the agent. ACP ``session/update`` notification
+        params (agent → client).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_id: SessionId = Field(
+            alias="sessionId", description="The ID of the session this update pertains to."
+        )
+        update: SessionUpdate = Field(alias="update", description="The actual update content.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionNotification
+
+
+@_lazy.factory
+def _CompleteElicitationNotification():
+    class CompleteElicitationNotification(AcpModel):
+        """Notification sent by the agent when a URL-based elicitation is complete. ACP
+        ``elicitation/complete`` notification params (agent → client).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        elicitation_id: ElicitationId = Field(
+            alias="elicitationId", description="The ID of the elicitation that completed."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return CompleteElicitationNotification
+
+
+@_lazy.factory
+def _FileSystemCapabilities():
+    class FileSystemCapabilities(AcpModel):
+        """File system capabilities that a client may support."""
+
+        __acp_default_on_error__ = frozenset({"_meta", "readTextFile", "writeTextFile"})
+
+        read_text_file: bool = Field(
+            default=False,
+            alias="readTextFile",
+            description="Whether the Client supports `fs/read_text_file` requests.",
+        )
+        write_text_file: bool = Field(
+            default=False,
+            alias="writeTextFile",
+            description="Whether the Client supports `fs/write_text_file` requests.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return FileSystemCapabilities
+
+
+@_lazy.factory
+def _CompactionCapabilities():
+    class CompactionCapabilities(AcpModel):
+        """Client support for ID-addressed context compaction updates."""
+    return CompactionCapabilities
+
+
+@_lazy.factory
+def _BooleanConfigOptionCapabilities():
+    class BooleanConfigOptionCapabilities(AcpModel):
+        """Capabilities for boolean session configuration options."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return BooleanConfigOptionCapabilities
+
+
+@_lazy.factory
+def _SessionConfigOptionsCapabilities(BooleanConfigOptionCapabilities):
+    class SessionConfigOptionsCapabilities(AcpModel):
+        """Session configuration option capabilities supported by the client."""
+
+        __acp_default_on_error__ = frozenset({"_meta", "boolean"})
+
+        boolean: BooleanConfigOptionCapabilities | None = Field(
+            default=None,
+            alias="boolean",
+            description="Whether the client supports boolean session configuration options.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SessionConfigOptionsCapabilities
+
+
+@_lazy.factory
+def _NoticeCapabilities():
+    class NoticeCapabilities(AcpModel):
+        """Client support for presenting live notices to the user."""
+    return NoticeCapabilities
+
+
+@_lazy.factory
+def _ClientSessionCapabilities(
+    CompactionCapabilities, SessionConfigOptionsCapabilities, NoticeCapabilities
+):
+    class ClientSessionCapabilities(AcpModel):
+        """Session-related capabilities supported by the client."""
+
+        __acp_default_on_error__ = frozenset({"_meta", "compaction", "configOptions", "notices"})
+
+        compaction: CompactionCapabilities | None = Field(
+            default=None,
+            alias="compaction",
+            description="Support for ID-addressed context compaction updates. Omitted or `null` means unsupported. `{}` advertises the complete compaction contract.",
+        )
+        config_options: SessionConfigOptionsCapabilities | None = Field(
+            default=None,
+            alias="configOptions",
+            description="Config option capabilities supported by the client.",
+        )
+        notices: NoticeCapabilities | None = Field(
+            default=None,
+            alias="notices",
+            description="Support for live user-facing `notice` session updates.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ClientSessionCapabilities
+
+
+@_lazy.factory
+def _AuthCapabilities():
+    class AuthCapabilities(AcpModel):
+        """Authentication capabilities supported by the client."""
+
+        __acp_default_on_error__ = frozenset({"_meta", "terminal"})
+
+        terminal: bool = Field(
+            default=False,
+            alias="terminal",
+            description="Whether the client supports `terminal` authentication methods.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return AuthCapabilities
+
+
+@_lazy.factory
+def _ElicitationFormCapabilities():
+    class ElicitationFormCapabilities(AcpModel):
+        """Form-based elicitation capabilities."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ElicitationFormCapabilities
+
+
+@_lazy.factory
+def _ElicitationUrlCapabilities():
+    class ElicitationUrlCapabilities(AcpModel):
+        """URL-based elicitation capabilities."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ElicitationUrlCapabilities
+
+
+@_lazy.factory
+def _ElicitationCapabilities(ElicitationFormCapabilities, ElicitationUrlCapabilities):
+    class ElicitationCapabilities(AcpModel):
+        """Elicitation capabilities supported by the client."""
+
+        __acp_default_on_error__ = frozenset({"_meta", "form", "url"})
+
+        form: ElicitationFormCapabilities | None = Field(
+            default=None,
+            alias="form",
+            description="Whether the client supports form-based elicitation.",
+        )
+        url: ElicitationUrlCapabilities | None = Field(
+            default=None, alias="url", description="Whether the client supports URL-based elicitation."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ElicitationCapabilities
+
+
+@_lazy.factory
+def _ClientCapabilities(
+    FileSystemCapabilities, ClientSessionCapabilities, AuthCapabilities, ElicitationCapabilities
+):
+    class ClientCapabilities(AcpModel):
+        """Capabilities supported by the client."""
+
+        __acp_default_on_error__ = frozenset(
+            {"_meta", "auth", "elicitation", "fs", "session", "terminal"}
+        )
+
+        fs: FileSystemCapabilities = Field(
+            default_factory=FileSystemCapabilities,
+            alias="fs",
+            description="File system capabilities supported by the client. Determines which file operations the agent can request.",
+        )
+        terminal: bool = Field(
+            default=False,
+            alias="terminal",
+            description="Whether the Client support all `terminal/*` methods.",
+        )
+        session: ClientSessionCapabilities | None = Field(
+            default=None,
+            alias="session",
+            description="Session-related capabilities supported by the client.",
+        )
+        auth: AuthCapabilities = Field(
+            default_factory=AuthCapabilities,
+            alias="auth",
+            description="Authentication capabilities supported by the client. Determines which authentication method types the agent may include in its `InitializeResponse`.",
+        )
+        elicitation: ElicitationCapabilities | None = Field(
+            default=None,
+            alias="elicitation",
+            description="Elicitation capabilities supported by the client. Determines which elicitation modes the agent may use.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ClientCapabilities
+
+
+@_lazy.factory
+def _InitializeRequest(ClientCapabilities, Implementation):
+    class InitializeRequest(AcpModel):
+        """Request parameters for the initialize method. ACP ``initialize`` request params (client →
+        agent).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta", "clientCapabilities", "clientInfo"})
+
+        protocol_version: ProtocolVersion = Field(
+            alias="protocolVersion", description="The latest protocol version supported by the client."
+        )
+        client_capabilities: ClientCapabilities = Field(
+            default_factory=ClientCapabilities,
+            alias="clientCapabilities",
+            description="Capabilities supported by the client.",
+        )
+        client_info: Implementation | None = Field(
+            default=None,
+            alias="clientInfo",
+            description="Information about the Client name and version sent to the Agent.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return InitializeRequest
+
+
+@_lazy.factory
+def _AuthenticateRequest():
+    class AuthenticateRequest(AcpModel):
+        """Request parameters for the authenticate method. ACP ``authenticate`` request params (client →
+        agent).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        method_id: AuthMethodId = Field(
+            alias="methodId",
+            description="The ID of the authentication method to use. Must be one of the methods advertised in the initialize response.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return AuthenticateRequest
+
+
+@_lazy.factory
+def _LogoutRequest():
+    class LogoutRequest(AcpModel):
+        """Request parameters for the logout method. ACP ``logout`` request params (client → agent)."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return LogoutRequest
+
+
+@_lazy.factory
+def _HttpHeader():
+    class HttpHeader(AcpModel):
+        """An HTTP header to set when making requests to the MCP server."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        name: str = Field(alias="name", description="The name of the HTTP header.")
+        value: str = Field(alias="value", description="The value to set for the HTTP header.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return HttpHeader
+
+
+@_lazy.factory
+def _McpServerHttp(HttpHeader):
+    class McpServerHttp(AcpModel):
+        """HTTP transport configuration for MCP."""
+
+        __acp_tag__ = "http"
+        __acp_always__ = {"type": "http"}
+        __acp_default_on_error__ = frozenset({"_meta"})
+        __acp_default_on_null__ = frozenset({"headers"})
+
+        type: Literal["http"] = Field(
+            default="http", alias="type", description='Discriminator, always "http".'
+        )
+        name: str = Field(alias="name", description="Human-readable name identifying this MCP server.")
+        url: str = Field(alias="url", description="URL to the MCP server.")
+        headers: list[HttpHeader] = Field(
+            alias="headers", description="HTTP headers to set when making requests to the MCP server."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return McpServerHttp
+
+
+@_lazy.factory
+def _McpServerSse(HttpHeader):
+    class McpServerSse(AcpModel):
+        """SSE transport configuration for MCP."""
+
+        __acp_tag__ = "sse"
+        __acp_always__ = {"type": "sse"}
+        __acp_default_on_error__ = frozenset({"_meta"})
+        __acp_default_on_null__ = frozenset({"headers"})
+
+        type: Literal["sse"] = Field(
+            default="sse", alias="type", description='Discriminator, always "sse".'
+        )
+        name: str = Field(alias="name", description="Human-readable name identifying this MCP server.")
+        url: str = Field(alias="url", description="URL to the MCP server.")
+        headers: list[HttpHeader] = Field(
+            alias="headers", description="HTTP headers to set when making requests to the MCP server."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return McpServerSse
+
+
+@_lazy.factory
+def _McpServerStdio(EnvVariable):
+    class McpServerStdio(AcpModel):
+        """Stdio transport configuration for MCP."""
+
+        __acp_tag__ = "stdio"
+        __acp_omit_none__ = frozenset({"type"})
+        __acp_default_on_error__ = frozenset({"_meta"})
+        __acp_default_on_null__ = frozenset({"args", "env"})
+
+        type: Literal["stdio"] | None = Field(
+            default=None, alias="type", description='Discriminator: "stdio", or absent (same variant).'
+        )
+        name: str = Field(alias="name", description="Human-readable name identifying this MCP server.")
+        command: str = Field(alias="command", description="Absolute path to the MCP server executable.")
+        args: list[str] = Field(
+            alias="args", description="Command-line arguments to pass to the MCP server."
+        )
+        env: list[EnvVariable] = Field(
+            alias="env", description="Environment variables to set when launching the MCP server."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return McpServerStdio
+
+
+@_lazy.factory
+def _UnknownMcpServer():
+    class UnknownMcpServer(UnknownVariant):
+        """A ``McpServer`` whose ``type`` is missing or unknown to this schema version; ``raw`` keeps it
+        as received.
+        """
+
+        __acp_discriminator__ = "type"
+
+        @property
+        def type(self) -> str | None:
+            """The ``type`` value as received (None if missing)."""
+            return self.discriminator_value
+    return UnknownMcpServer
+
+
+@_lazy.factory
+def _McpServer(McpServerHttp, McpServerSse, McpServerStdio, UnknownMcpServer):
+    McpServer = Annotated[
+        Union[
+            Annotated[McpServerHttp, Tag("http")],
+            Annotated[McpServerSse, Tag("sse")],
+            Annotated[McpServerStdio, Tag("stdio")],
+            Annotated[UnknownMcpServer, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
+        ],
+        Discriminator(tag_by_field("type", ("http", "sse", "stdio"), absent="stdio")),
+    ]
+    """Configuration for connecting to an MCP (Model Context Protocol) server."""
+    return McpServer
+
+
+@_lazy.factory
+def _NewSessionRequest(McpServer):
+    class NewSessionRequest(AcpModel):
+        """Request parameters for creating a new session. ACP ``session/new`` request params (client →
+        agent).
+        """
+
+        __acp_omit_none__ = frozenset({"additionalDirectories"})
+        __acp_default_on_error__ = frozenset({"_meta"})
+        __acp_default_on_null__ = frozenset({"additionalDirectories", "mcpServers"})
+
+        cwd: str = Field(
+            alias="cwd", description="The working directory for this session. Must be an absolute path."
+        )
+        additional_directories: list[str] | None = Field(
+            default=None,
+            alias="additionalDirectories",
+            description="Additional workspace roots for this session. Each path must be absolute.",
+        )
+        mcp_servers: list[McpServer] = Field(
+            alias="mcpServers",
+            description="List of MCP (Model Context Protocol) servers the agent should connect to.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return NewSessionRequest
+
+
+@_lazy.factory
+def _LoadSessionRequest(McpServer):
+    class LoadSessionRequest(AcpModel):
+        """Request parameters for loading an existing session. ACP ``session/load`` request params
+        (client → agent).
+        """
+
+        __acp_omit_none__ = frozenset({"additionalDirectories"})
+        __acp_default_on_error__ = frozenset({"_meta"})
+        __acp_default_on_null__ = frozenset({"additionalDirectories", "mcpServers"})
+
+        mcp_servers: list[McpServer] = Field(
+            alias="mcpServers", description="List of MCP servers to connect to for this session."
+        )
+        cwd: str = Field(
+            alias="cwd", description="The working directory for this session. Must be an absolute path."
+        )
+        additional_directories: list[str] | None = Field(
+            default=None,
+            alias="additionalDirectories",
+            description="Additional workspace roots to activate for this session. Each path must be absolute.",
+        )
+        session_id: SessionId = Field(alias="sessionId", description="The ID of the session to load.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return LoadSessionRequest
+
+
+@_lazy.factory
+def _ListSessionsRequest():
+    class ListSessionsRequest(AcpModel):
+        """Request parameters for listing existing sessions. ACP ``session/list`` request params (client
+        → agent).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        cwd: str | None = Field(
+            default=None,
+            alias="cwd",
+            description="Filter sessions by working directory. Must be an absolute path.",
+        )
+        cursor: str | None = Field(
+            default=None,
+            alias="cursor",
+            description="Opaque cursor token from a previous response's nextCursor field for cursor-based pagination",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ListSessionsRequest
+
+
+@_lazy.factory
+def _DeleteSessionRequest():
+    class DeleteSessionRequest(AcpModel):
+        """Request parameters for deleting an existing session from `session/list`. ACP
+        ``session/delete`` request params (client → agent).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_id: SessionId = Field(alias="sessionId", description="The ID of the session to delete.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return DeleteSessionRequest
+
+
+@_lazy.factory
+def _ResumeSessionRequest(McpServer):
+    class ResumeSessionRequest(AcpModel):
+        """Request parameters for resuming an existing session. ACP ``session/resume`` request params
+        (client → agent).
+        """
+
+        __acp_omit_none__ = frozenset({"additionalDirectories", "mcpServers"})
+        __acp_default_on_error__ = frozenset({"_meta"})
+        __acp_default_on_null__ = frozenset({"additionalDirectories", "mcpServers"})
+
+        session_id: SessionId = Field(alias="sessionId", description="The ID of the session to resume.")
+        cwd: str = Field(
+            alias="cwd", description="The working directory for this session. Must be an absolute path."
+        )
+        additional_directories: list[str] | None = Field(
+            default=None,
+            alias="additionalDirectories",
+            description="Additional workspace roots to activate for this session. Each path must be absolute.",
+        )
+        mcp_servers: list[McpServer] | None = Field(
+            default=None,
+            alias="mcpServers",
+            description="List of MCP servers to connect to for this session.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ResumeSessionRequest
+
+
+@_lazy.factory
+def _CloseSessionRequest():
+    class CloseSessionRequest(AcpModel):
+        """Request parameters for closing an active session. ACP ``session/close`` request params
+        (client → agent).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_id: SessionId = Field(alias="sessionId", description="The ID of the session to close.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return CloseSessionRequest
+
+
+@_lazy.factory
+def _SetSessionModeRequest():
+    class SetSessionModeRequest(AcpModel):
+        """Request parameters for setting a session mode. ACP ``session/set_mode`` request params
+        (client → agent).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_id: SessionId = Field(
+            alias="sessionId", description="The ID of the session to set the mode for."
+        )
+        mode_id: SessionModeId = Field(alias="modeId", description="The ID of the mode to set.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SetSessionModeRequest
+
+
+@_lazy.factory
+def _SetSessionConfigOptionBooleanRequest():
+    class SetSessionConfigOptionBooleanRequest(AcpModel):
+        """A boolean value (`type: "boolean"`). Variant ``type: "boolean"`` of
+        :data:`SetSessionConfigOptionRequest`.
+        """
+
+        __acp_tag__ = "boolean"
+        __acp_always__ = {"type": "boolean"}
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        type: Literal["boolean"] = Field(
+            default="boolean", alias="type", description='Discriminator, always "boolean".'
+        )
+        session_id: SessionId = Field(
+            alias="sessionId", description="The ID of the session to set the configuration option for."
+        )
+        config_id: SessionConfigId = Field(
+            alias="configId", description="The ID of the configuration option to set."
+        )
+        value: bool = Field(alias="value", description="The boolean value.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SetSessionConfigOptionBooleanRequest
+
+
+@_lazy.factory
+def _SetSessionConfigOptionSelectRequest():
+    class SetSessionConfigOptionSelectRequest(AcpModel):
+        """A `SessionConfigValueId` string value. Variant of :data:`SetSessionConfigOptionRequest` used
+        when ``type`` is absent.
+        """
+
+        __acp_tag__ = "value_id"
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_id: SessionId = Field(
+            alias="sessionId", description="The ID of the session to set the configuration option for."
+        )
+        config_id: SessionConfigId = Field(
+            alias="configId", description="The ID of the configuration option to set."
+        )
+        value: SessionConfigValueId = Field(alias="value", description="The value ID.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SetSessionConfigOptionSelectRequest
+
+
+@_lazy.factory
+def _UnknownSetSessionConfigOptionRequest():
+    class UnknownSetSessionConfigOptionRequest(UnknownVariant):
+        """A ``SetSessionConfigOptionRequest`` whose ``type`` is missing or unknown to this schema
+        version; ``raw`` keeps it as received.
+        """
+
+        __acp_discriminator__ = "type"
+
+        @property
+        def type(self) -> str | None:
+            """The ``type`` value as received (None if missing)."""
+            return self.discriminator_value
+    return UnknownSetSessionConfigOptionRequest
+
+
+@_lazy.factory
+def _SetSessionConfigOptionRequest(
+    SetSessionConfigOptionBooleanRequest,
+    SetSessionConfigOptionSelectRequest,
+    UnknownSetSessionConfigOptionRequest,
+):
+    SetSessionConfigOptionRequest = Annotated[
+        Union[
+            Annotated[SetSessionConfigOptionBooleanRequest, Tag("boolean")],
+            Annotated[SetSessionConfigOptionSelectRequest, Tag("value_id")],
+            Annotated[
+                UnknownSetSessionConfigOptionRequest, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)
+            ],
+        ],
+        Discriminator(tag_by_field("type", ("boolean",), absent="value_id")),
+    ]
+    """Request parameters for setting a session configuration option. ACP ``session/set_config_option``
+    request params (client → agent).
     """
-
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
-
-    session_id: SessionId = Field(
-        alias="sessionId", description="The ID of the session to cancel operations for."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
+    return SetSessionConfigOptionRequest
 
 
-class CancelRequestNotification(AcpModel):
-    """Notification to cancel an ongoing request. ACP ``$/cancel_request`` notification params
-    (either way).
+@_lazy.factory
+def _PromptRequest(ContentBlock):
+    class PromptRequest(AcpModel):
+        """Request parameters for sending a user prompt to the agent. ACP ``session/prompt`` request
+        params (client → agent).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_id: SessionId = Field(
+            alias="sessionId", description="The ID of the session to send this user message to"
+        )
+        prompt: list[ContentBlock] = Field(
+            alias="prompt", description="The blocks of content that compose the user's message."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return PromptRequest
+
+
+@_lazy.factory
+def _WriteTextFileResponse():
+    class WriteTextFileResponse(AcpModel):
+        """Response to `fs/write_text_file` ACP ``fs/write_text_file`` result (client → agent)."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return WriteTextFileResponse
+
+
+@_lazy.factory
+def _ReadTextFileResponse():
+    class ReadTextFileResponse(AcpModel):
+        """Response containing the contents of a text file. ACP ``fs/read_text_file`` result (client →
+        agent).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        content: str = Field(alias="content", description="Content payload returned by this response.")
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ReadTextFileResponse
+
+
+@_lazy.factory
+def _CancelledPermissionOutcome():
+    class CancelledPermissionOutcome(AcpModel):
+        """The prompt turn was cancelled before the user responded. Variant ``outcome: "cancelled"`` of
+        :data:`RequestPermissionOutcome`.
+        """
+
+        __acp_tag__ = "cancelled"
+        __acp_always__ = {"outcome": "cancelled"}
+
+        outcome: Literal["cancelled"] = Field(
+            default="cancelled", alias="outcome", description='Discriminator, always "cancelled".'
+        )
+    return CancelledPermissionOutcome
+
+
+@_lazy.factory
+def _SelectedPermissionOutcome():
+    class SelectedPermissionOutcome(AcpModel):
+        """The user selected one of the provided options."""
+
+        __acp_tag__ = "selected"
+        __acp_always__ = {"outcome": "selected"}
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        outcome: Literal["selected"] = Field(
+            default="selected", alias="outcome", description='Discriminator, always "selected".'
+        )
+        option_id: PermissionOptionId = Field(
+            alias="optionId", description="The ID of the option the user selected."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return SelectedPermissionOutcome
+
+
+@_lazy.factory
+def _UnknownRequestPermissionOutcome():
+    class UnknownRequestPermissionOutcome(UnknownVariant):
+        """A ``RequestPermissionOutcome`` whose ``outcome`` is missing or unknown to this schema
+        version; ``raw`` keeps it as received.
+        """
+
+        __acp_discriminator__ = "outcome"
+
+        @property
+        def outcome(self) -> str | None:
+            """The ``outcome`` value as received (None if missing)."""
+            return self.discriminator_value
+    return UnknownRequestPermissionOutcome
+
+
+@_lazy.factory
+def _RequestPermissionOutcome(
+    CancelledPermissionOutcome, SelectedPermissionOutcome, UnknownRequestPermissionOutcome
+):
+    RequestPermissionOutcome = Annotated[
+        Union[
+            Annotated[CancelledPermissionOutcome, Tag("cancelled")],
+            Annotated[SelectedPermissionOutcome, Tag("selected")],
+            Annotated[UnknownRequestPermissionOutcome, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)],
+        ],
+        Discriminator(tag_by_field("outcome", ("cancelled", "selected"))),
+    ]
+    """The outcome of a permission request."""
+    return RequestPermissionOutcome
+
+
+@_lazy.factory
+def _RequestPermissionResponse(RequestPermissionOutcome):
+    class RequestPermissionResponse(AcpModel):
+        """Response to a permission request. ACP ``session/request_permission`` result (client → agent)."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        outcome: RequestPermissionOutcome = Field(
+            alias="outcome", description="The user's decision on the permission request."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return RequestPermissionResponse
+
+
+@_lazy.factory
+def _CreateTerminalResponse():
+    class CreateTerminalResponse(AcpModel):
+        """Response containing the ID of the created terminal. ACP ``terminal/create`` result (client →
+        agent).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        terminal_id: TerminalId = Field(
+            alias="terminalId", description="The unique identifier for the created terminal."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return CreateTerminalResponse
+
+
+@_lazy.factory
+def _TerminalExitStatus():
+    class TerminalExitStatus(AcpModel):
+        """Exit status of a terminal command."""
+
+        __acp_default_on_error__ = frozenset({"_meta", "exitCode", "signal"})
+
+        exit_code: int | None = Field(
+            default=None,
+            alias="exitCode",
+            description="The process exit code (may be null if terminated by signal).",
+        )
+        signal: str | None = Field(
+            default=None,
+            alias="signal",
+            description="The signal that terminated the process (may be null if exited normally).",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return TerminalExitStatus
+
+
+@_lazy.factory
+def _TerminalOutputResponse(TerminalExitStatus):
+    class TerminalOutputResponse(AcpModel):
+        """Response containing the terminal output and exit status. ACP ``terminal/output`` result
+        (client → agent).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta", "exitStatus"})
+
+        output: str = Field(alias="output", description="The terminal output captured so far.")
+        truncated: bool = Field(
+            alias="truncated", description="Whether the output was truncated due to byte limits."
+        )
+        exit_status: TerminalExitStatus | None = Field(
+            default=None, alias="exitStatus", description="Exit status if the command has completed."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return TerminalOutputResponse
+
+
+@_lazy.factory
+def _ReleaseTerminalResponse():
+    class ReleaseTerminalResponse(AcpModel):
+        """Response to terminal/release method ACP ``terminal/release`` result (client → agent)."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return ReleaseTerminalResponse
+
+
+@_lazy.factory
+def _WaitForTerminalExitResponse():
+    class WaitForTerminalExitResponse(AcpModel):
+        """Response containing the exit status of a terminal command. ACP ``terminal/wait_for_exit``
+        result (client → agent).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta", "exitCode", "signal"})
+
+        exit_code: int | None = Field(
+            default=None,
+            alias="exitCode",
+            description="The process exit code (may be null if terminated by signal).",
+        )
+        signal: str | None = Field(
+            default=None,
+            alias="signal",
+            description="The signal that terminated the process (may be null if exited normally).",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return WaitForTerminalExitResponse
+
+
+@_lazy.factory
+def _KillTerminalResponse():
+    class KillTerminalResponse(AcpModel):
+        """Response to `terminal/kill` method ACP ``terminal/kill`` result (client → agent)."""
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return KillTerminalResponse
+
+
+@_lazy.factory
+def _AcceptElicitationResponse():
+    class AcceptElicitationResponse(AcpModel):
+        """The user accepted and provided content. Variant ``action: "accept"`` of
+        :data:`CreateElicitationResponse`.
+        """
+
+        __acp_tag__ = "accept"
+        __acp_always__ = {"action": "accept"}
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        action: Literal["accept"] = Field(
+            default="accept", alias="action", description='Discriminator, always "accept".'
+        )
+        content: dict[str, ElicitationContentValue] | None = Field(
+            default=None,
+            alias="content",
+            description="The user-provided content, if any, as an object matching the requested schema.",
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return AcceptElicitationResponse
+
+
+@_lazy.factory
+def _DeclineElicitationResponse():
+    class DeclineElicitationResponse(AcpModel):
+        """The user declined the elicitation. Variant ``action: "decline"`` of
+        :data:`CreateElicitationResponse`.
+        """
+
+        __acp_tag__ = "decline"
+        __acp_always__ = {"action": "decline"}
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        action: Literal["decline"] = Field(
+            default="decline", alias="action", description='Discriminator, always "decline".'
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return DeclineElicitationResponse
+
+
+@_lazy.factory
+def _CancelElicitationResponse():
+    class CancelElicitationResponse(AcpModel):
+        """The elicitation was cancelled. Variant ``action: "cancel"`` of
+        :data:`CreateElicitationResponse`.
+        """
+
+        __acp_tag__ = "cancel"
+        __acp_always__ = {"action": "cancel"}
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        action: Literal["cancel"] = Field(
+            default="cancel", alias="action", description='Discriminator, always "cancel".'
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return CancelElicitationResponse
+
+
+@_lazy.factory
+def _UnknownCreateElicitationResponse():
+    class UnknownCreateElicitationResponse(UnknownVariant):
+        """A ``CreateElicitationResponse`` whose ``action`` is missing or unknown to this schema version
+        (the schema's open "other" variant included); ``raw`` keeps it as received.
+        """
+
+        __acp_discriminator__ = "action"
+
+        @property
+        def action(self) -> str | None:
+            """The ``action`` value as received (None if missing)."""
+            return self.discriminator_value
+    return UnknownCreateElicitationResponse
+
+
+@_lazy.factory
+def _CreateElicitationResponse(
+    AcceptElicitationResponse,
+    DeclineElicitationResponse,
+    CancelElicitationResponse,
+    UnknownCreateElicitationResponse,
+):
+    CreateElicitationResponse = Annotated[
+        Union[
+            Annotated[AcceptElicitationResponse, Tag("accept")],
+            Annotated[DeclineElicitationResponse, Tag("decline")],
+            Annotated[CancelElicitationResponse, Tag("cancel")],
+            Annotated[
+                UnknownCreateElicitationResponse, BeforeValidator(wrap_unknown), Tag(UNKNOWN_TAG)
+            ],
+        ],
+        Discriminator(tag_by_field("action", ("accept", "decline", "cancel"))),
+    ]
+    """Response from the client to an elicitation request. ACP ``elicitation/create`` result (client →
+    agent).
     """
+    return CreateElicitationResponse
 
-    __acp_default_on_error__: ClassVar[frozenset[str]] = frozenset({"_meta"})
 
-    request_id: RequestId | None = Field(
-        alias="requestId", description="The ID of the request to cancel."
-    )
-    field_meta: dict[str, Any] | None = Field(
-        default=None,
-        alias="_meta",
-        description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
-    )
+@_lazy.factory
+def _ElicitationAcceptAction():
+    class ElicitationAcceptAction(AcpModel):
+        """The user accepted the elicitation and provided content."""
+
+        content: dict[str, ElicitationContentValue] | None = Field(
+            default=None,
+            alias="content",
+            description="The user-provided content, if any, as an object matching the requested schema.",
+        )
+    return ElicitationAcceptAction
+
+
+@_lazy.factory
+def _CancelNotification():
+    class CancelNotification(AcpModel):
+        """Notification to cancel ongoing operations for a session. ACP ``session/cancel`` notification
+        params (client → agent).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        session_id: SessionId = Field(
+            alias="sessionId", description="The ID of the session to cancel operations for."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return CancelNotification
+
+
+@_lazy.factory
+def _CancelRequestNotification():
+    class CancelRequestNotification(AcpModel):
+        """Notification to cancel an ongoing request. ACP ``$/cancel_request`` notification params
+        (either way).
+        """
+
+        __acp_default_on_error__ = frozenset({"_meta"})
+
+        request_id: RequestId | None = Field(
+            alias="requestId", description="The ID of the request to cancel."
+        )
+        field_meta: dict[str, Any] | None = Field(
+            default=None,
+            alias="_meta",
+            description="The _meta property is reserved by ACP to allow clients and agents to attach additional metadata to their interactions.",
+        )
+    return CancelRequestNotification
 
 
 # --- methods
 
-AGENT_METHODS: dict[str, MethodSpec] = {
-    "initialize": MethodSpec("initialize", InitializeRequest, InitializeResponse),
-    "authenticate": MethodSpec("authenticate", AuthenticateRequest, AuthenticateResponse),
-    "session/new": MethodSpec("session/new", NewSessionRequest, NewSessionResponse),
-    "session/load": MethodSpec("session/load", LoadSessionRequest, LoadSessionResponse),
-    "session/set_mode": MethodSpec(
-        "session/set_mode", SetSessionModeRequest, SetSessionModeResponse
-    ),
-    "session/set_config_option": MethodSpec(
-        "session/set_config_option", SetSessionConfigOptionRequest, SetSessionConfigOptionResponse
-    ),
-    "session/prompt": MethodSpec("session/prompt", PromptRequest, PromptResponse),
-    "session/cancel": MethodSpec("session/cancel", CancelNotification, None),
-    "session/list": MethodSpec("session/list", ListSessionsRequest, ListSessionsResponse),
-    "session/delete": MethodSpec("session/delete", DeleteSessionRequest, DeleteSessionResponse),
-    "session/resume": MethodSpec("session/resume", ResumeSessionRequest, ResumeSessionResponse),
-    "session/close": MethodSpec("session/close", CloseSessionRequest, CloseSessionResponse),
-    "logout": MethodSpec("logout", LogoutRequest, LogoutResponse),
-}
-"""Methods the agent handles (the client sends them). ``result`` is None for notifications."""
+@_lazy.factory
+def _AGENT_METHODS(
+    InitializeRequest,
+    InitializeResponse,
+    AuthenticateRequest,
+    AuthenticateResponse,
+    NewSessionRequest,
+    NewSessionResponse,
+    LoadSessionRequest,
+    LoadSessionResponse,
+    SetSessionModeRequest,
+    SetSessionModeResponse,
+    SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse,
+    PromptRequest,
+    PromptResponse,
+    CancelNotification,
+    ListSessionsRequest,
+    ListSessionsResponse,
+    DeleteSessionRequest,
+    DeleteSessionResponse,
+    ResumeSessionRequest,
+    ResumeSessionResponse,
+    CloseSessionRequest,
+    CloseSessionResponse,
+    LogoutRequest,
+    LogoutResponse,
+):
+    AGENT_METHODS: dict[str, MethodSpec] = {
+        "initialize": MethodSpec("initialize", InitializeRequest, InitializeResponse),
+        "authenticate": MethodSpec("authenticate", AuthenticateRequest, AuthenticateResponse),
+        "session/new": MethodSpec("session/new", NewSessionRequest, NewSessionResponse),
+        "session/load": MethodSpec("session/load", LoadSessionRequest, LoadSessionResponse),
+        "session/set_mode": MethodSpec(
+            "session/set_mode", SetSessionModeRequest, SetSessionModeResponse
+        ),
+        "session/set_config_option": MethodSpec(
+            "session/set_config_option", SetSessionConfigOptionRequest, SetSessionConfigOptionResponse
+        ),
+        "session/prompt": MethodSpec("session/prompt", PromptRequest, PromptResponse),
+        "session/cancel": MethodSpec("session/cancel", CancelNotification, None),
+        "session/list": MethodSpec("session/list", ListSessionsRequest, ListSessionsResponse),
+        "session/delete": MethodSpec("session/delete", DeleteSessionRequest, DeleteSessionResponse),
+        "session/resume": MethodSpec("session/resume", ResumeSessionRequest, ResumeSessionResponse),
+        "session/close": MethodSpec("session/close", CloseSessionRequest, CloseSessionResponse),
+        "logout": MethodSpec("logout", LogoutRequest, LogoutResponse),
+    }
+    """Methods the agent handles (the client sends them). ``result`` is None for notifications."""
+    return AGENT_METHODS
 
-CLIENT_METHODS: dict[str, MethodSpec] = {
-    "session/request_permission": MethodSpec(
-        "session/request_permission", RequestPermissionRequest, RequestPermissionResponse
-    ),
-    "session/update": MethodSpec("session/update", SessionNotification, None),
-    "fs/write_text_file": MethodSpec(
-        "fs/write_text_file", WriteTextFileRequest, WriteTextFileResponse
-    ),
-    "fs/read_text_file": MethodSpec("fs/read_text_file", ReadTextFileRequest, ReadTextFileResponse),
-    "terminal/create": MethodSpec("terminal/create", CreateTerminalRequest, CreateTerminalResponse),
-    "terminal/output": MethodSpec("terminal/output", TerminalOutputRequest, TerminalOutputResponse),
-    "terminal/release": MethodSpec(
-        "terminal/release", ReleaseTerminalRequest, ReleaseTerminalResponse
-    ),
-    "terminal/wait_for_exit": MethodSpec(
-        "terminal/wait_for_exit", WaitForTerminalExitRequest, WaitForTerminalExitResponse
-    ),
-    "terminal/kill": MethodSpec("terminal/kill", KillTerminalRequest, KillTerminalResponse),
-    "elicitation/create": MethodSpec(
-        "elicitation/create", CreateElicitationRequest, CreateElicitationResponse
-    ),
-    "elicitation/complete": MethodSpec(
-        "elicitation/complete", CompleteElicitationNotification, None
-    ),
-}
-"""Methods the client handles (the agent sends them). ``result`` is None for notifications."""
 
-PROTOCOL_METHODS: dict[str, MethodSpec] = {
-    "$/cancel_request": MethodSpec("$/cancel_request", CancelRequestNotification, None),
-}
-"""Protocol-level methods, sent by either side. ``result`` is None for notifications."""
+@_lazy.factory
+def _CLIENT_METHODS(
+    RequestPermissionRequest,
+    RequestPermissionResponse,
+    SessionNotification,
+    WriteTextFileRequest,
+    WriteTextFileResponse,
+    ReadTextFileRequest,
+    ReadTextFileResponse,
+    CreateTerminalRequest,
+    CreateTerminalResponse,
+    TerminalOutputRequest,
+    TerminalOutputResponse,
+    ReleaseTerminalRequest,
+    ReleaseTerminalResponse,
+    WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse,
+    KillTerminalRequest,
+    KillTerminalResponse,
+    CreateElicitationRequest,
+    CreateElicitationResponse,
+    CompleteElicitationNotification,
+):
+    CLIENT_METHODS: dict[str, MethodSpec] = {
+        "session/request_permission": MethodSpec(
+            "session/request_permission", RequestPermissionRequest, RequestPermissionResponse
+        ),
+        "session/update": MethodSpec("session/update", SessionNotification, None),
+        "fs/write_text_file": MethodSpec(
+            "fs/write_text_file", WriteTextFileRequest, WriteTextFileResponse
+        ),
+        "fs/read_text_file": MethodSpec("fs/read_text_file", ReadTextFileRequest, ReadTextFileResponse),
+        "terminal/create": MethodSpec("terminal/create", CreateTerminalRequest, CreateTerminalResponse),
+        "terminal/output": MethodSpec("terminal/output", TerminalOutputRequest, TerminalOutputResponse),
+        "terminal/release": MethodSpec(
+            "terminal/release", ReleaseTerminalRequest, ReleaseTerminalResponse
+        ),
+        "terminal/wait_for_exit": MethodSpec(
+            "terminal/wait_for_exit", WaitForTerminalExitRequest, WaitForTerminalExitResponse
+        ),
+        "terminal/kill": MethodSpec("terminal/kill", KillTerminalRequest, KillTerminalResponse),
+        "elicitation/create": MethodSpec(
+            "elicitation/create", CreateElicitationRequest, CreateElicitationResponse
+        ),
+        "elicitation/complete": MethodSpec(
+            "elicitation/complete", CompleteElicitationNotification, None
+        ),
+    }
+    """Methods the client handles (the agent sends them). ``result`` is None for notifications."""
+    return CLIENT_METHODS
+
+
+@_lazy.factory
+def _PROTOCOL_METHODS(CancelRequestNotification):
+    PROTOCOL_METHODS: dict[str, MethodSpec] = {
+        "$/cancel_request": MethodSpec("$/cancel_request", CancelRequestNotification, None),
+    }
+    """Protocol-level methods, sent by either side. ``result`` is None for notifications."""
+    return PROTOCOL_METHODS
+
 
 __all__ = [
     "AGENT_METHODS",
@@ -3961,3 +4576,6 @@ __all__ = [
     "WriteTextFileResponse",
     "parse",
 ]
+
+__getattr__ = _lazy.getattr
+__dir__ = _lazy.dir

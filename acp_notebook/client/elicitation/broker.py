@@ -5,12 +5,15 @@ decides it — the same shape as the permission broker."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..handlers import ElicitationParams, Params, read_elicitation
+from ..handlers import Params, read_elicitation
 from ..pending import Broker
 from .form import validate_content
 from .request import ElicitationRequest, State
+
+if TYPE_CHECKING:  # a value made on first use: importing should not make its models
+    from ..handlers import ElicitationParams
 
 __all__ = ["HEADLESS", "Asker", "ElicitationBroker", "InvalidContent"]
 

@@ -4,16 +4,18 @@ belongs, how it was decided, and how that reads in a transcript and on the wire.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
 from ...protocol import models as m
-from ..handlers import ElicitationParams, ElicitationResponse
 from ..permissions import _CANCEL_REASONS
 from .form import FieldSpec, fields, schema_problem
 from .redaction import format_values
 from .url import url_host, url_problem
+
+if TYPE_CHECKING:  # values made on first use: importing should not make their models
+    from ..handlers import ElicitationParams, ElicitationResponse
 
 __all__ = ["ElicitationRequest", "Mode", "Scope", "State", "scope_of"]
 
