@@ -19,7 +19,6 @@ import sys
 from typing import IO, TYPE_CHECKING
 
 from ..agents.presets import AgentNotFound, resolve_agent
-from ..protocol.own_environ import set_own
 from ..protocol.process import AgentStartError, open_agent_process
 from .exits import EXIT_USAGE, fail
 from .terminal_render import StartProgress
@@ -32,11 +31,6 @@ __all__ = ["run"]
 
 async def run(args: argparse.Namespace) -> int:
     """Start the agent, then run the turn (:func:`.turn.run_turn`); the exit code."""
-    # Pydantic looks for its plugins (a scan of every installed package's entry points) when
-    # it builds the first validator; nothing here uses one. Its documented switch is set for
-    # this process only: the agent and its commands do not inherit it (own_environ.py), and
-    # a value the user set is kept.
-    set_own("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
         spec = resolve_agent(args.agent)
     except AgentNotFound as exc:

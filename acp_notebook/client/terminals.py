@@ -71,7 +71,6 @@ import anyio.to_thread
 
 from ..protocol import models as m
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
-from ..protocol.own_environ import for_children
 from ..protocol.tasks import background_tasks
 from .fs import resolve_inside, resolve_root
 from .handlers import Params, read_params
@@ -303,7 +302,7 @@ class TerminalManager:
         self, argv: list[str], cwd: str, env_overlay: Mapping[str, str]
     ) -> anyio.abc.Process:
         """Start ``argv`` in ``cwd``; errors as the JSON-RPC error the agent gets."""
-        full_env = for_children()  # less what is meant for this process alone
+        full_env = dict(os.environ)
         full_env.update(self.env)
         full_env.update(env_overlay)
         try:

@@ -24,7 +24,6 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
-from .own_environ import for_children
 from .tasks import background_tasks
 
 STDERR_LINES = 200
@@ -314,11 +313,10 @@ async def open_agent_process(
 ) -> AsyncIterator[AgentProcess]:
     """Start an agent and yield it; on exit it is shut down with all its children.
 
-    ``env`` holds overrides on top of this process's full environment (less what is
-    meant for this process alone: :mod:`.own_environ`).
+    ``env`` holds overrides on top of this process's full environment.
     """
     argv = split_command(command)
-    full_env = for_children()
+    full_env = dict(os.environ)
     if env:
         full_env.update(env)
     display = name or Path(argv[0]).name

@@ -13,7 +13,6 @@ import pytest
 
 from acp_notebook.client.terminals import DEFAULT_MAX_TERMINALS, TerminalManager
 from acp_notebook.protocol import models as m
-from acp_notebook.protocol import own_environ
 from acp_notebook.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -297,18 +296,6 @@ async def test_env_variables_reach_the_command(root: Path, monkeypatch: pytest.M
             ],
         )
     assert result["output"] == "kernel manager agent with spaces = and é"
-
-
-async def test_a_command_does_not_inherit_what_is_set_for_this_process_alone(
-    root: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # `acp-notebook run` sets pydantic's plugin switch for itself, not for the agent's commands.
-    monkeypatch.setattr(own_environ, "_OWN", {})
-    monkeypatch.delenv("ACP_TEST_OWN_ONLY", raising=False)
-    own_environ.set_own("ACP_TEST_OWN_ONLY", "1")
-    async with TerminalManager([root], root) as manager:
-        result = await run(manager, "sh", "-c", 'printf "[%s]" "${ACP_TEST_OWN_ONLY-unset}"')
-    assert result["output"] == "[unset]"
 
 
 @pytest.mark.parametrize(

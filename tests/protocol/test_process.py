@@ -17,7 +17,6 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_notebook.protocol import own_environ
 from acp_notebook.protocol.errors import ConnectionClosed
 from acp_notebook.protocol.jsonrpc import Peer
 from acp_notebook.protocol.process import (
@@ -139,20 +138,6 @@ async def test_the_agent_inherits_the_full_environment_plus_overrides(agent_argv
         k for k, v in os.environ.items() if k not in overrides and seen.get(k) != v
     }
     assert missing_or_changed == set()
-
-
-async def test_the_agent_does_not_inherit_what_is_set_for_this_process_alone(
-    agent_argv, monkeypatch
-):
-    # `acp-notebook run` sets pydantic's plugin switch for itself, not for the agent.
-    monkeypatch.setattr(own_environ, "_OWN", {})
-    monkeypatch.delenv("ACP_TEST_OWN_ONLY", raising=False)
-    own_environ.set_own("ACP_TEST_OWN_ONLY", "1")
-    async with running_agent(agent_argv("scripted_agent.py")) as (_agent, peer):
-        with anyio.fail_after(SAFETY):
-            seen = (await peer.request("_test/env", {}))["env"]
-    assert "ACP_TEST_OWN_ONLY" not in seen
-    assert seen["PATH"] == os.environ["PATH"]
 
 
 async def test_an_eight_megabyte_line_passes_in_both_directions(agent_argv):
