@@ -65,8 +65,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, cast
 
-from wcmatch import glob
-
 from .danger import assess_command
 from .shell import command_forms, command_parts, uncertain
 
@@ -89,7 +87,6 @@ KINDS = (
     "notebook",
 )
 _WILDCARDS = frozenset("*?")
-_GLOB_FLAGS = glob.GLOBSTAR | glob.DOTGLOB
 
 
 @dataclass(frozen=True)
@@ -418,5 +415,9 @@ def _relative(path: str, cwd: str) -> str | None:
 
 def _glob_match(pattern: str, path: str) -> bool:
     """``*`` and ``?`` stay within one directory, ``**`` crosses directories (``a/**`` is
-    everything under ``a``), ``[…]`` is a class; dotfiles match like any file."""
-    return glob.globmatch(path, pattern, flags=_GLOB_FLAGS)
+    everything under ``a``), ``[…]`` is a class; dotfiles match like any file. wcmatch is
+    imported here, by the first path rule matched: importing it compiles its patterns
+    (tens of milliseconds), which a turn without a path rule to match need not pay."""
+    from wcmatch import glob
+
+    return glob.globmatch(path, pattern, flags=glob.GLOBSTAR | glob.DOTGLOB)
