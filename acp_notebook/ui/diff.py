@@ -3,7 +3,8 @@
 What is shown is ``client.display.diff_shown`` (the same lines, the same caps and the
 same "… N more diff lines" note as the saved transcript). A new file (``oldText``
 null) is all added lines. Diffs rebuilt from a tool call's ``rawInput`` carry a note
-saying so, because the agent did not send them as diffs.
+saying so, because the agent did not send them as diffs. HTML only, no widgets: the live
+view of a diff (``DiffView``) is in ``toolcall.py``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A message's HTML pieces, live and saved: the user's label and edge, the thought's
 titles, a note line. No widgets here: the saved transcript (``transcript_html.py``) is
 built from these without importing ipywidgets (a headless turn never loads it); the
-live views (``message.py``, ``sent.py``) import them from here."""
+live views (``message.py``, ``entry_views.py``, ``turn.py``) import them from here."""
 
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ Read through ``Session.terminal_view(id)``, which keeps answering after
 `terminal/release`, so the output stays in the card once the agent is done with it.
 Output that only grows is shown as frozen segments plus a live tail (O(n) bytes);
 past the cap (``client.display.terminal_shown``), only the end is shown, like the saved
-transcript does.
+transcript does. This module is the terminal's HTML, live and saved, without widgets; the
+live view (``TerminalOutputView``) is in ``toolcall.py``, the card that shows it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """A tool call as a card: header, locations, content in order (text, every diff,
 embedded terminals), a diff rebuilt from ``rawInput`` when the agent sent none, the raw
 input and output (collapsed), and its permission prompts — all before the buttons, so
-the user sees what they approve (anchors §3.2).
+the user sees what they approve (anchors §3.2). The card's HTML pieces are in
+``toolcall_html.py`` (the saved transcript uses them without widgets); the views of its
+diffs and terminals (``DiffView``, ``TerminalOutputView``) are here.
 """
 
 from __future__ import annotations
