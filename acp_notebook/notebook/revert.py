@@ -104,7 +104,7 @@ async def revert(
             if target.target == "file":
                 restore_file(target, text)
             else:
-                await _restore_cell(cast(LiveNotebook, live), target, text)
+                await _restore_cell(cast("LiveNotebook", live), target, text)
             target.after = text
             done.append(target.label)
     except (ChangedSince, LiveNotebookError, OSError) as exc:
@@ -153,7 +153,7 @@ async def _restore_cell(live: LiveNotebook, change: Change, text: str | None) ->
 
     if change.after is None:  # the turn deleted it: it comes back below its old neighbour
         assert text is not None
-        cell_type = cast(CellType, change.cell_type)
+        cell_type = cast("CellType", change.cell_type)
         outcome = await live.apply(CellInsert(change.anchor, text, cell_type))
         if outcome.cell is not None:
             change.key = outcome.cell.id
