@@ -64,8 +64,9 @@ def test_load_ext_registers_the_magic_without_the_notebook_layer() -> None:
 
 
 #: Not loaded by a turn without a frontend (no kernel: what the first-turn benchmark, nbclient
-#: and CI runs do): its saved transcript is rendered without widget modules, and the
-#: notebook tools' MCP server is built only when an agent connects (the demo agent does not).
+#: and CI runs do): its saved transcript is rendered without widget modules, the notebook
+#: tools' MCP server is built only when an agent connects (the demo agent does not), and the
+#: live notebook's messages are loaded by a page that connects or a tool that uses it.
 NOT_HEADLESS = (
     "ipywidgets",
     "acp_notebook.ui.turn",
@@ -75,6 +76,8 @@ NOT_HEADLESS = (
     "acp_notebook.ui.layouts",
     "acp_notebook.ui.segments",
     "acp_notebook.notebook.cell",
+    "acp_notebook.notebook.frontend.live",
+    "acp_notebook.notebook.frontend.protocol",
     "mcp",
 )
 
