@@ -116,14 +116,8 @@ class _SheetFormatter(HtmlFormatter):
         return str(self.ttype2class[ttype])
 
 
-@functools.cache
-def _formatter(sheet: bool) -> HtmlFormatter:
-    """Inline styles, or the sheet's classes. Made on first use, as are the parsers and the
-    sheet below: each one walks the style's tokens, and a turn with no live view (the
-    saved transcript only) needs neither the sheet nor its formatter."""
-    if sheet:
-        return _SheetFormatter(style=JupyterLabStyle, nowrap=True)
-    return HtmlFormatter(style=JupyterLabStyle, noclasses=True, nowrap=True)
+_FORMATTER = HtmlFormatter(style=JupyterLabStyle, noclasses=True, nowrap=True)
+_SHEET_FORMATTER = _SheetFormatter(style=JupyterLabStyle, nowrap=True)
 
 
 @functools.lru_cache(maxsize=64)
@@ -160,7 +154,7 @@ def highlight_code(code: str, lang: str = "", *, sheet: bool = False) -> str:
     if lexer is None or len(code) > MAX_HIGHLIGHT_CHARS:
         body = esc(code)
     else:
-        body = pygments_highlight(code, lexer, _formatter(sheet))
+        body = pygments_highlight(code, lexer, _SHEET_FORMATTER if sheet else _FORMATTER)
     if sheet:
         return f"<pre><code>{body}</code></pre>"
     return f'<pre style="{_PRE_STYLE}"><code style="{_PRE_CODE_STYLE}">{body}</code></pre>'
@@ -204,7 +198,7 @@ def _important(style: str) -> str:
 def _token_rules(scope: str) -> list[str]:
     """Pygments' rules for the sheet formatter's classes, one per distinct look."""
     selectors: dict[str, list[str]] = {}
-    for line in _formatter(True).get_token_style_defs(scope):
+    for line in _SHEET_FORMATTER.get_token_style_defs(scope):
         match = re.match(r"(.+?) \{ (.*) \}", line)
         if match:
             selectors.setdefault(match.group(2), []).append(match.group(1))
@@ -225,19 +219,9 @@ def _sheet() -> str:
     return "<style>" + "\n".join(rules) + "</style>"
 
 
-@functools.cache
-def markdown_sheet() -> str:
-    """The stylesheet that :func:`render_markdown` with ``sheet=True`` needs on the page
-    once (a ``<style>`` element: it applies wherever it sits, even in a hidden widget);
-    also as :data:`MARKDOWN_SHEET`."""
-    return _sheet()
-
-
-def __getattr__(name: str) -> str:
-    # MARKDOWN_SHEET: made when first asked for (only a live turn view holds it).
-    if name == "MARKDOWN_SHEET":
-        return markdown_sheet()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: The stylesheet that :func:`render_markdown` with ``sheet=True`` needs on the page once
+#: (a ``<style>`` element: it applies wherever it sits, even in a hidden widget).
+MARKDOWN_SHEET = _sheet()
 
 
 def _style_and_target(sheet: bool) -> Callable[[StateCore], None]:
@@ -287,14 +271,13 @@ def _make_parser(*, sheet: bool) -> MarkdownIt:
     return md
 
 
-@functools.cache
-def _parser(sheet: bool) -> MarkdownIt:
-    return _make_parser(sheet=sheet)
+_MD = _make_parser(sheet=False)
+_SHEET_MD = _make_parser(sheet=True)
 
 
 def markdown_html(text: str, *, sheet: bool = False) -> str:
     """The HTML of ``text`` (raw HTML in it escaped), without a container."""
-    return _parser(sheet).render(text)
+    return (_SHEET_MD if sheet else _MD).render(text)
 
 
 def render_markdown(text: str, *, muted: bool = False, sheet: bool = False) -> str:
@@ -321,7 +304,7 @@ def render_sheet_muted_markdown(text: str) -> str:
 
 def inline_markdown(text: str) -> str:
     """One line of Markdown (a tool call's title: `code` spans, emphasis), escaped."""
-    return _parser(False).renderInline(text)
+    return _MD.renderInline(text)
 
 
 def render_muted_markdown(text: str) -> str:

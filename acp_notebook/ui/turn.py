@@ -44,7 +44,7 @@ from .content import raw_html
 from .context import SessionLike, TurnLike, ViewContext
 from .elicitation import ElicitationForm
 from .entry_views import ChildView, EntryViews
-from .markdown import markdown_sheet
+from .markdown import MARKDOWN_SHEET
 from .message import CompactionView, MessageView, PromptView, ThoughtView
 from .message_html import note_html
 from .notices import notice_html
@@ -104,7 +104,7 @@ def _ruled(side: Literal["top", "bottom"], **traits: str) -> dict[str, str]:
 def _sheet() -> w.HTML:
     """The stylesheet of the streamed Markdown: one model for every turn of the kernel,
     shown (hidden: a <style> applies wherever it sits) in each."""
-    return layouts.html(markdown_sheet(), display="none")
+    return layouts.html(MARKDOWN_SHEET, display="none")
 
 
 class TurnView:
