@@ -7,7 +7,9 @@ models). Started one after the other, the first turn waited for both; so a promp
 starts its agent process first (:func:`start_early`, with only the line's parser, the
 agent loop and the process layer loaded) and the runtime of that agent takes the process
 when it starts (:meth:`EarlyStart.hand_over`): the same process, environment, directory,
-supervisor and stderr handling as its own start, only sooner.
+supervisor and stderr handling as its own start, only sooner. What a runtime starts is
+decided in one place, :func:`would_start`, for both starts: the runtime takes the process
+whenever it would have started the same one.
 
 Everything here but :func:`start_early` and :meth:`EarlyStart.discard` runs on the agent
 loop thread.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
@@ -33,6 +36,31 @@ if TYPE_CHECKING:
 
 #: What the runtime runs over the process it takes (None: it starts its own).
 Host = Callable[[AgentProcess | None], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The agent process a runtime starts: its command line, its environment (on top of
+    the kernel's) and its directory. An early process is taken only by a runtime whose
+    launch is equal to the one it was started with."""
+
+    name: str
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: str
+
+
+def notebook_cwd(cwd: str | None = None) -> str:
+    """The directory the notebook's agents start in and open their sessions in: ``cwd``,
+    else the kernel's working directory (absolute)."""
+    return os.path.abspath(cwd or os.getcwd())
+
+
+def would_start(spec: LaunchSpec, cwd: str, env: Mapping[str, str] | None = None) -> Launch:
+    """What a runtime of ``spec`` starts in ``cwd``: the spec's command, with ``env`` (the
+    runtime's own: a login's variables) over the spec's environment. The one place this
+    is decided, for the runtime's own start and for the process started early alike."""
+    return Launch(spec.name, tuple(spec.argv), {**spec.env, **(env or {})}, cwd)
 
 
 def launch_spec(agent: str, state: NotebookState) -> LaunchSpec:
@@ -57,6 +85,8 @@ class EarlyStart:
         self.agent = agent
         self.spec = spec
         self.cwd = cwd
+        #: What was started: a runtime of ``spec`` in ``cwd`` with no variables of its own.
+        self.launch = would_start(spec, cwd)
         self.process: AgentProcess | None = None
         self._lines: list[str] = []
         self._on_stderr: Callable[[str], None] = self._lines.append
@@ -73,11 +103,12 @@ class EarlyStart:
             self._decided.set()
         hosted = False
         try:
+            launch = self.launch
             async with open_agent_process(
-                self.spec.argv,
-                env=self.spec.env,
-                cwd=self.cwd,
-                name=self.spec.name,
+                list(launch.argv),
+                env=dict(launch.env),
+                cwd=launch.cwd,
+                name=launch.name,
                 on_stderr=self._stderr_line,
             ) as process:
                 self.process = process
@@ -97,20 +128,12 @@ class EarlyStart:
     def _stderr_line(self, line: str) -> None:
         self._on_stderr(line)
 
-    def hand_over(
-        self,
-        host: Host,
-        on_stderr: Callable[[str], None],
-        *,
-        argv: list[str],
-        env: Mapping[str, str],
-        cwd: str,
-    ) -> bool:
+    def hand_over(self, host: Host, on_stderr: Callable[[str], None], launch: Launch) -> bool:
         """Run ``host`` over this process (its stderr so far, then each line, to
-        ``on_stderr``) if it is the one the runtime would start; False (and discarded)
-        when it is not, or is no more: the runtime starts its own."""
-        same = (list(argv), dict(env), cwd) == (list(self.spec.argv), dict(self.spec.env), self.cwd)
-        if not same or self._over or self._discarded or self._host is not None:
+        ``on_stderr``) if it is the one the runtime would start (its ``launch``,
+        :func:`would_start`); False (and discarded) when it is not, or is no more: the
+        runtime starts its own."""
+        if launch != self.launch or self._over or self._discarded or self._host is not None:
             self._discard_here()
             return False
         for line in self._lines:
@@ -145,7 +168,7 @@ def start_early(magics: AcpMagics, line: str, cell: str | None) -> EarlyStart | 
     if not options.prompt.strip() and not options.fix:
         return None
     agent = options.agent or magics.agent
-    cwd = os.path.abspath(os.getcwd())
+    cwd = notebook_cwd()  # where the notebook's agents run (``NotebookAgents.cwd``)
     try:
         spec = launch_spec(agent, NotebookState(cwd))
         loop = AgentLoop()

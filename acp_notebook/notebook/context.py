@@ -38,8 +38,13 @@ if TYPE_CHECKING:
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}\n]+)\}")
 #: The prompt ``--fix`` sends when given none.
 FIX_PROMPT = "Explain this error and fix it."
-#: What ``--dry-run`` assumes when the agent has not started yet.
-ALL_ACCEPTED = m.PromptCapabilities(embedded_context=True, image=True)
+
+
+def all_accepted() -> m.PromptCapabilities:
+    """What ``--dry-run`` assumes when the agent has not started yet. Built when asked:
+    a model built at import builds its validator (and pays pydantic's plugin scan) while
+    the first ``%acp`` imports the notebook layer, which a prompt turn does not need."""
+    return m.PromptCapabilities(embedded_context=True, image=True)
 
 
 @dataclass(frozen=True)

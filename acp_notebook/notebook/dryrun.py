@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from ..client.formatting import fence, md_escape
-from .context import ALL_ACCEPTED
+from .context import all_accepted
 from .manager import NotebookAgents
 from .turns import TurnSettings
 
@@ -35,7 +35,7 @@ def dry_run_bundle(agents: NotebookAgents, settings: TurnSettings) -> dict[str, 
         accepts = connection.agent_capabilities.prompt_capabilities
         said = f"as `{settings.agent}` accepts them (its promptCapabilities)"
     else:
-        accepts = ALL_ACCEPTED
+        accepts = all_accepted()
         said = (
             f"as for an agent that accepts embedded resources and images (`{settings.agent}` "
             "has not started, so its promptCapabilities are not known yet)"

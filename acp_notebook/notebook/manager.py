@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import atexit
 import logging
-import os
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
@@ -20,7 +19,7 @@ from ..client.mcp import normalise
 from ..client.rules import PermissionRules
 from ..client.secrets import redacting
 from ..client.session import PromptTurn, Session
-from .agent_start import EarlyStart, launch_spec
+from .agent_start import EarlyStart, launch_spec, notebook_cwd
 from .cells import notebook_path
 from .inspector import MessageLog, MessageTable, pair_responses
 from .loop import AgentLoop
@@ -47,7 +46,7 @@ class NotebookAgents:
         *,
         early: EarlyStart | None = None,
     ) -> None:
-        self.cwd = os.path.abspath(cwd or os.getcwd())
+        self.cwd = notebook_cwd(cwd)
         self.env = dict(env or {})
         self._loop: AgentLoop | None = None
         #: The first ``%acp``'s agent, started before this was made (on the loop it made):
@@ -108,8 +107,12 @@ class NotebookAgents:
         use (not started); agent loop thread, or before the loop runs anything."""
         runtime = self.runtimes.get(agent)
         if runtime is None:
+            early = self.early if self.early is not None and self.early.agent == agent else None
+            # The agent started early was resolved for this directory already: the same
+            # spec (the demo's state file in it), not a second resolution.
+            same_place = early is not None and early.cwd == self.cwd
             runtime = AgentRuntime(
-                launch_spec(agent, self.state),
+                early.spec if early is not None and same_place else launch_spec(agent, self.state),
                 cwd=self.cwd,
                 env=self.env,
                 start_task=self._start_task,
@@ -119,8 +122,8 @@ class NotebookAgents:
                 notebook_path=self._notebook_path,
             )
             runtime.key = agent
-            if self.early is not None and self.early.agent == agent:
-                runtime.early, self.early = self.early, None
+            if early is not None:  # taken if the runtime would start the same process
+                runtime.early, self.early = early, None
             # Redacted before it is kept: MCP env and headers, secret form fields, and the
             # login variables of this agent as they are when each message passes.
             runtime.observers = (redacting(self.log.observer(agent), runtime.env.values),)

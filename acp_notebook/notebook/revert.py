@@ -9,7 +9,9 @@ goes through the live notebook (``apply``, on the notebook's own undo stack, ref
 again as stale if the cell changed in between).
 
 Runs on the agent loop thread: a cell's revert waits for the notebook's page, which
-answers through the kernel's main thread — never from a blocked cell.
+answers through the kernel's main thread — never from a blocked cell. The live notebook's
+modules are imported by a revert, not with this module: every turn with the notebook tools
+imports it for :func:`record_cell_change`.
 """
 
 from __future__ import annotations
@@ -18,19 +20,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from ..client.checkpoints import Change, ChangedSince, TurnChanges, check_file, restore_file
-from .frontend import (
-    CellDelete,
-    CellEdit,
-    CellInsert,
-    LiveCell,
-    LiveNotebook,
-    LiveNotebookError,
-    frontends,
-)
-from .frontend.protocol import CellType
 
 if TYPE_CHECKING:
     from ..client.session import Session
+    from .frontend import LiveCell, LiveNotebook
+    from .frontend.protocol import CellType
     from .tools.registry import CellChangeReport
 
 
@@ -88,6 +82,8 @@ async def revert(
     targets = [target for target in targets if target.revertible]
     if not targets:
         return Reverted()
+    from .frontend import LiveNotebookError, frontends
+
     cells = [target for target in targets if target.target == "cell"]
     live = live if live is not None else frontends.current()
     try:
@@ -108,7 +104,7 @@ async def revert(
             if target.target == "file":
                 restore_file(target, text)
             else:
-                await _restore_cell(cast(LiveNotebook, live), target, text)
+                await _restore_cell(cast("LiveNotebook", live), target, text)
             target.after = text
             done.append(target.label)
     except (ChangedSince, LiveNotebookError, OSError) as exc:
@@ -132,6 +128,8 @@ async def _document(cells: list[Change], live: LiveNotebook | None) -> dict[str,
         raise ChangedSince(
             f"the turn changed cells of {other}, which is not the notebook open now."
         )
+    from .frontend import LiveNotebookError
+
     try:
         return {cell.id: cell for cell in await live.list_cells(max_output_chars=0)}
     except LiveNotebookError as exc:
@@ -151,9 +149,11 @@ def _check_cell(change: Change, document: dict[str, LiveCell]) -> None:
 
 
 async def _restore_cell(live: LiveNotebook, change: Change, text: str | None) -> None:
+    from .frontend import CellDelete, CellEdit, CellInsert
+
     if change.after is None:  # the turn deleted it: it comes back below its old neighbour
         assert text is not None
-        cell_type = cast(CellType, change.cell_type)
+        cell_type = cast("CellType", change.cell_type)
         outcome = await live.apply(CellInsert(change.anchor, text, cell_type))
         if outcome.cell is not None:
             change.key = outcome.cell.id

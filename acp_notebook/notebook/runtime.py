@@ -25,6 +25,7 @@ from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import Observer
 from ..protocol.process import AgentProcess, AgentStartError
+from .agent_start import Launch, would_start
 from .tool_calls import SessionTools
 
 if TYPE_CHECKING:
@@ -140,13 +141,7 @@ class AgentRuntime:
             self._turn_timeout = timeout
             host = functools.partial(self._host, self._ready, self._stop, self._stopped)
             early, self.early = self.early, None
-            if early is None or not early.hand_over(
-                host,
-                self._stderr_line,
-                argv=self.spec.argv,
-                env=self._process_env(),
-                cwd=self.cwd,
-            ):
+            if early is None or not early.hand_over(host, self._stderr_line, self.launch()):
                 self._start_task(host, None)
         assert self._ready is not None
         await self._ready.wait()
@@ -154,8 +149,9 @@ class AgentRuntime:
             raise AgentFailed(self.error or f"The agent `{self.name}` did not start.")
         return self.connection
 
-    def _process_env(self) -> dict[str, str]:
-        return {**self.spec.env, **self.env}
+    def launch(self) -> Launch:
+        """The process this runtime starts now (its login variables included)."""
+        return would_start(self.spec, self.cwd, self.env)
 
     def _connection(
         self, process: AgentProcess | None
@@ -163,11 +159,12 @@ class AgentRuntime:
         """Over ``process`` (started early), or over the agent process it starts."""
         if process is not None:
             return ClientConnection.over_process(process, observers=self.observers)
+        launch = self.launch()
         return ClientConnection.spawn(
-            self.spec.argv,
-            env=self._process_env(),
-            cwd=self.cwd,
-            name=self.spec.name,
+            list(launch.argv),
+            env=dict(launch.env),
+            cwd=launch.cwd,
+            name=launch.name,
             observers=self.observers,
             on_stderr=self._stderr_line,
         )

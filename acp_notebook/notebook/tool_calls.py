@@ -57,11 +57,17 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: The buttons of a notebook tool's permission card.
-OPTIONS = [
-    m.PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
-    m.PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
-]
+
+def options() -> list[m.PermissionOption]:
+    """The buttons of a notebook tool's permission card. Built when a card is, not at
+    import: a model built at import builds its validator (and pays pydantic's plugin scan)
+    while the first ``%acp`` imports the notebook layer."""
+    return [
+        m.PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
+        m.PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+    ]
+
+
 _numbers = itertools.count(1)
 
 
@@ -130,7 +136,7 @@ class SessionTools:
         in the running turn, with the code before the buttons."""
         call_id = self._new_id(request)
         params = m.RequestPermissionRequest(
-            session_id=session.session_id, tool_call=_update(call_id, request), options=OPTIONS
+            session_id=session.session_id, tool_call=_update(call_id, request), options=options()
         )
         broker = session.permissions
         pending = broker.receive(params, session.transcript, cwd=session.cwd, roots=session.roots)

@@ -207,10 +207,14 @@ async def _prompt(
 
 
 def _clickable(cell: LiveCell | PlainView | None) -> LiveCell | None:
-    """The cell, if it shows widgets (a login prompt can be clicked there)."""
-    from .cell import LiveCell
+    """The cell, if it shows widgets (a login prompt can be clicked there). Asked without
+    importing the widgets' module: a turn without widgets (headless, plain text) never
+    imports ipywidgets."""
+    if cell is None:
+        return None
+    from .plain_view import PlainView
 
-    return cell if isinstance(cell, LiveCell) else None
+    return None if isinstance(cell, PlainView) else cell
 
 
 async def run_turn(

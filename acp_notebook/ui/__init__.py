@@ -6,20 +6,43 @@ transcript. One module per concept: :mod:`.turn` (the whole turn) and
 :mod:`.turn_status` (its status, title and footer lines), :mod:`.message`,
 :mod:`.content`, :mod:`.toolcall`, :mod:`.diff`, :mod:`.terminal`, :mod:`.permission`
 and :mod:`.elicitation` (on :mod:`.request`), :mod:`.plan`; :mod:`.markdown` renders the
-agent's text; :mod:`.coalesce` limits how often widgets are updated.
+agent's text; :mod:`.coalesce` limits how often widgets are updated. The HTML the live
+views and the saved transcript share is in widget-free modules (``message_html``,
+``toolcall_html``, ``notices``, ``sent``, ``diff``, ``plan``, ``terminal``, ``content``,
+``markdown``, ``style``); the widget modules import from them, never the reverse.
 """
 
 from __future__ import annotations
 
-from .coalesce import Coalescer
-from .diff import DiffView
-from .markdown import render_markdown, split_frozen
-from .message import MessageView, ThoughtView
-from .permission import PermissionPrompt
-from .plan import PlanWidget
-from .terminal import TerminalOutputView
-from .toolcall import ToolCallCard
-from .turn import TurnView
+import importlib
+from typing import Any
+
+#: Where each name lives. Imported when first asked for: the saved transcript's renderers
+#: (``saved_transcript.py`` and the widget-free modules it reads: ``transcript_html``,
+#: ``content``, ``markdown``, ``style``, ``message_html``, ``toolcall_html``, ``notices``,
+#: ``sent``, ``diff``, ``plan``, ``terminal``) are in this package, and a headless turn
+#: uses them without importing ipywidgets.
+_LAZY = {
+    "Coalescer": ".coalesce",
+    "DiffView": ".toolcall",
+    "MessageView": ".message",
+    "PermissionPrompt": ".permission",
+    "PlanWidget": ".turn",
+    "TerminalOutputView": ".toolcall",
+    "ThoughtView": ".message",
+    "ToolCallCard": ".toolcall",
+    "TurnView": ".turn",
+    "render_markdown": ".markdown",
+    "split_frozen": ".markdown",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)
+
 
 __all__ = [
     "Coalescer",

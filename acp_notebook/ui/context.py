@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..client.display import TerminalLookup
 from ..client.elicitation import ElicitationBroker
 from ..client.permissions import PermissionBroker
 from ..client.terminals import TerminalSnapshot
 from ..client.transcript import Transcript, TurnRecord
-from .request import Post
+
+#: ``post(fn)``: run ``fn`` on the agent loop thread (thread-safe, returns at once).
+Post = Callable[[Callable[[], Any]], Any]
 
 
 @dataclass

@@ -3,13 +3,13 @@
 What is shown is ``client.display.diff_shown`` (the same lines, the same caps and the
 same "… N more diff lines" note as the saved transcript). A new file (``oldText``
 null) is all added lines. Diffs rebuilt from a tool call's ``rawInput`` carry a note
-saying so, because the agent did not send them as diffs.
+saying so, because the agent did not send them as diffs. HTML only, no widgets: the live
+view of a diff (``DiffView``) is in ``toolcall.py``.
 """
 
 from __future__ import annotations
 
 from ..client.display import DiffShown
-from .segments import flat_html
 from .style import (
     ADDED_BG,
     CODE_BG,
@@ -85,30 +85,3 @@ def diff_html(shown: DiffShown) -> str:
     lines."""
     body = diff_body_html(shown.text, skip_file_headers=not shown.patch)
     return f'<div style="margin: 4px 0">{diff_header_html(shown)}{body}</div>'
-
-
-class DiffView:
-    """One diff as a single ``HTML`` widget (it never changes: a changed diff is a new view)."""
-
-    def __init__(self, shown: DiffShown) -> None:
-        self.shown = shown
-        # A unified diff of old and new text names its file in the header already; a
-        # patch the agent passed keeps its own file lines.
-        self.html = diff_html(shown)
-        self.widget = flat_html(self.html)
-
-    @property
-    def label(self) -> str:
-        return self.shown.label
-
-    @property
-    def note(self) -> str | None:
-        return self.shown.note
-
-    @property
-    def new_file(self) -> bool:
-        return self.shown.new_file
-
-    @property
-    def stats(self) -> tuple[int, int]:
-        return self.shown.stats

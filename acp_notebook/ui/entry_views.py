@@ -14,7 +14,7 @@ import ipywidgets as w
 from ..client.entries import Entry, ToolCallEntry
 from ..client.transcript import Transcript
 from .elicitation import ElicitationForm
-from .message import note_html
+from .message_html import note_html
 from .segments import AppendOnlyBox, close_tree, flat_html
 from .toolcall import ToolCallCard
 

@@ -1,4 +1,5 @@
-"""A message of the transcript: the agent's reply, the user's prompt, the agent's thoughts.
+"""A message of the transcript, live: the agent's reply, the user's prompt (with what was
+sent), the agent's thoughts, a compaction's summary.
 
 A message is a list of items (text runs and other content blocks, in order). Text runs
 stream, so each is a :class:`~acp_notebook.ui.segments.GrowingText` (frozen segments +
@@ -12,23 +13,22 @@ from collections.abc import Callable
 import ipywidgets as w
 
 from ..client.agent_markdown import agent_markdown
-from ..client.entries import MessageEntry, TextRun
+from ..client.entries import CompactionEntry, MessageEntry, TextRun
+from ..client.sent import SentItem
+from ..protocol import models as m
 from . import layouts
 from .content import block_html
 from .markdown import cut_markdown, render_sheet_markdown, render_sheet_muted_markdown
+from .message_html import (
+    THINKING,
+    THOUGHT,
+    USER_EDGE,
+    USER_MARGIN,
+    USER_PADDING,
+    YOU_LABEL,
+)
 from .segments import GrowingText, SafeMarkdown, flat_html
-from .style import INFO, MUTED, SMALL_SIZE, esc, span
-
-#: Titles of a thought's Accordion while the agent is still thinking, and after.
-THINKING = "Thinking…"
-THOUGHT = "Thought"
-
-
-#: A user message: this label over the text, set off by a coloured left edge.
-YOU_LABEL = span("You", f"color: {INFO}; font-weight: 600; font-size: {SMALL_SIZE}")
-USER_EDGE = f"3px solid {INFO}"
-USER_PADDING = "0 0 0 8px"
-USER_MARGIN = "4px 0 6px 0"
+from .sent import prompt_html
 
 
 def _run_length(run: TextRun) -> int:
@@ -171,6 +171,49 @@ class ThoughtView:
         return changed
 
 
-def note_html(text: str) -> str:
-    """A small italic line (mode or title changes)."""
-    return f'<div style="color: {MUTED}; font-size: {SMALL_SIZE}; font-style: italic; line-height: 1.6">{esc(text)}</div>'
+class PromptView:
+    """The user's prompt with its attachments (rendered once: a prompt does not stream)."""
+
+    def __init__(
+        self, blocks: list[m.ContentBlock], items: list[SentItem], cwd: str | None
+    ) -> None:
+        self.widget = layouts.vbox(
+            [layouts.html(prompt_html(blocks, items, cwd), margin="0")],
+            border_left=USER_EDGE,
+            padding=USER_PADDING,
+            margin=USER_MARGIN,
+        )
+
+    def refresh(self, active: bool = False) -> bool:
+        return False
+
+
+class CompactionView:
+    """A compaction in a live turn: an Accordion (closed) titled with the status, the summary
+    growing inside it; a replaced summary (a `compaction_update` with ``summary``) is redrawn."""
+
+    def __init__(self, entry: CompactionEntry, cwd: str | None = None) -> None:
+        self.entry = entry
+        self.cwd = cwd
+        self.body = MessageBody(entry.summary, cwd)
+        self._version = entry.version
+        self._title = entry.heading
+        self.accordion = w.Accordion(
+            [self.body.widget], selected_index=None, layout=layouts.layout()
+        )
+        self.accordion.titles = (self._title,)
+        self.widget = self.accordion
+
+    def refresh(self, active: bool = False) -> bool:
+        if self.entry.version == self._version:
+            return False
+        self._version = self.entry.version
+        if self.body.entry is not self.entry.summary:
+            self.body = MessageBody(self.entry.summary, self.cwd)
+            self.accordion.children = (self.body.widget,)
+        else:
+            self.body.refresh()
+        if self.entry.heading != self._title:
+            self._title = self.entry.heading
+        self.accordion.titles = (self._title,)
+        return True

@@ -20,7 +20,6 @@ from __future__ import annotations
 import ipywidgets as w
 
 from ..client.asking import always_question
-from ..client.danger import Danger
 from ..client.formatting import short_path
 from ..client.permissions import PermissionBroker, PermissionRequest
 from ..client.toolcall import EDIT_KINDS, ToolCallState
@@ -28,7 +27,8 @@ from . import layouts
 from .attention import BEACON, CARD_CLASS, OPTION_CLASS, REJECT_CLASS, keys_hint
 from .markdown import inline_markdown
 from .request import Post, RequestView, safe_post
-from .style import ERROR, FG, MUTED, SMALL_SIZE, UI_SIZE, WARN, code, esc, span
+from .style import FG, MUTED, SMALL_SIZE, UI_SIZE, code, esc, span
+from .toolcall_html import decision_line, warning_line
 
 #: allow_always is broader than it looks, so it is yellow, not green.
 BUTTON_STYLES = {
@@ -79,31 +79,6 @@ def what_is_approved(call: ToolCallState, cwd: str | None) -> str:
         located = ", ".join(code(short_path(loc.path, cwd)) for loc in call.locations)
         return f"{head}<br>On {located}"
     return head
-
-
-def warning_line(danger: Danger | None) -> str:
-    """The risk rating above the buttons: "⚠️ Risky: deletes files recursively; runs as
-    root" (danger, red, bold) or "🔸 Caution: uses the network (curl)" (amber)."""
-    if danger is None:
-        return ""
-    color, weight = (ERROR, "bold") if danger.level == "danger" else (WARN, "normal")
-    tint = "rgba(211, 47, 47, 0.10)" if danger.level == "danger" else "rgba(245, 124, 0, 0.10)"
-    return (
-        f'<div class="acp-permission-{danger.level}" style="color: {color}; font-weight: '
-        f"{weight}; font-size: {UI_SIZE}; background: {tint}; border-left: 3px solid {color}; "
-        f'padding: 2px 6px; margin: 2px 0">{inline_markdown(danger.label)}</div>'
-    )
-
-
-def decision_line(request: PermissionRequest) -> str:
-    if request.state == "pending":
-        text, color = "Waiting for your answer…", WARN
-    elif request.state == "selected" and request.chosen is not None:
-        icon = "✅" if request.chosen.allows else "⛔"
-        text, color = f"{icon} Permission: {request.describe()}", FG
-    else:
-        text, color = f"⏹️ Permission: {request.describe()}", MUTED
-    return span(esc(text), f"color: {color}; font-size: {UI_SIZE}")
 
 
 class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):

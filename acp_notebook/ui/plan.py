@@ -1,12 +1,11 @@
 """The agent's plan as a checklist: ✅ done, ▶ in progress (bold), ☐ pending, with
 priority badges. spec: each `plan` update replaces the whole plan, so the view
-redraws when the transcript's entry list object changes."""
+redraws when the transcript's entry list object changes. HTML only, no widgets: the live
+view (``PlanWidget``) is in ``turn.py``."""
 
 from __future__ import annotations
 
-from ..client.entries import PlanView
 from ..protocol import models as m
-from .segments import flat_html
 from .style import ERROR, FG, MUTED, SMALL_SIZE, UI_SIZE, WARN, badge, esc, span
 
 MARKS = {"completed": "✅", "in_progress": "▶", "pending": "☐"}
@@ -39,20 +38,3 @@ def plan_html(entries: list[m.PlanEntry]) -> str:
         f'<div style="font-size: {UI_SIZE}; line-height: 1.55; color: {FG}; margin: 4px 0">'
         f'<div>📋 {title}</div><ul style="margin: 2px 0 0 0; padding-left: 4px">{"".join(rows)}</ul></div>'
     )
-
-
-class PlanWidget:
-    """One turn's plan; :meth:`refresh` redraws it when the agent sent a new one."""
-
-    def __init__(self, plan: PlanView) -> None:
-        self.plan = plan
-        self.widget = flat_html()
-        self._shown: list[m.PlanEntry] | None = None
-        self.refresh()
-
-    def refresh(self, active: bool = False) -> bool:
-        if self.plan.entries is self._shown:
-            return False
-        self._shown = self.plan.entries
-        self.widget.value = plan_html(self.plan.entries)
-        return True

@@ -12,12 +12,10 @@ import ipywidgets as w
 
 from ..client.pending import PendingRequest
 from . import layouts
+from .context import Post
 from .style import WARN
 
 log = logging.getLogger(__name__)
-
-#: ``post(fn)``: run ``fn`` on the agent loop thread (thread-safe, returns at once).
-Post = Callable[[Callable[[], Any]], Any]
 
 
 def safe_post(post: Post, fn: Callable[[], Any]) -> bool:

@@ -1,16 +1,15 @@
 """The prompt in a turn's live view when context was attached: the user's words, then
 "Sent: cell [4] (5 lines) · `df` DataFrame 3×2" (what was cut said in amber), and the
 attachments' text collapsed under it — shown before the reply starts, so the user sees
-what the agent was given."""
+what the agent was given. The live view (``PromptView``) is in ``message.py``; this
+module has no widgets."""
 
 from __future__ import annotations
 
 from ..client.sent import SentItem, is_attachment, prompt_words
 from ..protocol import models as m
-from . import layouts
 from .content import block_html
 from .markdown import render_markdown
-from .message import USER_EDGE, USER_MARGIN, USER_PADDING
 from .style import INFO, MUTED, SMALL_SIZE, WARN, code, details, esc, span
 
 
@@ -45,20 +44,3 @@ def prompt_html(blocks: list[m.ContentBlock], items: list[SentItem], cwd: str | 
             details(esc("What was sent"), "".join(attached)) if attached else "",
         ]
     )
-
-
-class PromptView:
-    """The user's prompt with its attachments (rendered once: a prompt does not stream)."""
-
-    def __init__(
-        self, blocks: list[m.ContentBlock], items: list[SentItem], cwd: str | None
-    ) -> None:
-        self.widget = layouts.vbox(
-            [layouts.html(prompt_html(blocks, items, cwd), margin="0")],
-            border_left=USER_EDGE,
-            padding=USER_PADDING,
-            margin=USER_MARGIN,
-        )
-
-    def refresh(self, active: bool = False) -> bool:
-        return False

@@ -1,7 +1,9 @@
 """A tool call as a card: header, locations, content in order (text, every diff,
 embedded terminals), a diff rebuilt from ``rawInput`` when the agent sent none, the raw
 input and output (collapsed), and its permission prompts — all before the buttons, so
-the user sees what they approve (anchors §3.2).
+the user sees what they approve (anchors §3.2). The card's HTML pieces are in
+``toolcall_html.py`` (the saved transcript uses them without widgets); the views of its
+diffs and terminals (``DiffView``, ``TerminalOutputView``) are here.
 """
 
 from __future__ import annotations
@@ -13,82 +15,41 @@ import ipywidgets as w
 
 from ..client.display import (
     DiffShown,
+    TerminalLookup,
     TerminalShown,
     TextShown,
     diff_shown,
-    kind_icon,
-    location_label,
-    status_text,
+    terminal_shown,
     tool_content_shown,
 )
 from ..client.rawinput import FileDiff
+from ..client.terminals import TerminalSnapshot
 from ..client.toolcall import ToolCallState
 from ..protocol import models as m
 from . import layouts
 from .content import shown_html
 from .context import ViewContext
-from .diff import DiffView
-from .markdown import cut_markdown, inline_markdown, render_sheet_markdown
+from .diff import diff_html
+from .markdown import cut_lines, cut_markdown, render_sheet_markdown
 from .permission import PermissionPrompt
 from .segments import GrowingText, close_tree, flat_html
 from .style import (
-    BORDER,
-    FG,
-    MUTED,
     SMALL_SIZE,
     STATUS_COLORS,
-    UI_SIZE,
-    badge,
-    code,
-    esc,
     json_pre,
-    span,
 )
-from .terminal import TerminalOutputView
-
-WAITING = "waiting for permission"
-
-
-def status_label(call: ToolCallState) -> str:
-    """The badge text: the call's status, or that it waits for the user."""
-    if not call.finished and any(r.pending for r in call.permissions):
-        return WAITING
-    return call.status
-
-
-def edge_color(call: ToolCallState) -> str:
-    """The colour of the card's left edge: its status badge's."""
-    return STATUS_COLORS.get(status_label(call), STATUS_COLORS["pending"])
-
-
-#: The card's frame (its left edge is :func:`edge_color`), live and saved alike.
-CARD_BORDER = f"1px solid {BORDER}"
-CARD_PADDING = "4px 8px"
-CARD_MARGIN = "4px 0"
-
-
-def header_html(call: ToolCallState) -> str:
-    icon = kind_icon(call.kind)
-    status = status_label(call)
-    color = STATUS_COLORS.get(status, MUTED)
-    title = inline_markdown(call.shown_title) if call.shown_title else code(call.tool_call_id)
-    shown = f"🔐 {WAITING}" if status == WAITING else status_text(call)
-    kind = span(esc("· " + call.kind), f"color: {MUTED}; font-size: {SMALL_SIZE}")
-    return (
-        f'<div style="font-size: {UI_SIZE}; line-height: 1.6; color: {FG}; display: flex; '
-        'gap: 6px; align-items: baseline; flex-wrap: wrap">'
-        f'<span>{icon}</span><span style="font-weight: 600">{title}</span>'
-        f"{kind}{badge(shown, color)}</div>"
-    )
-
-
-def locations_html(call: ToolCallState, cwd: str | None) -> str:
-    if not call.locations:
-        return ""
-    names = ", ".join(code(location_label(loc, cwd)) for loc in call.locations)
-    return (
-        f'<div style="color: {MUTED}; font-size: {SMALL_SIZE}; line-height: 1.6">📍 {names}</div>'
-    )
+from .terminal import header_html as terminal_header_html
+from .terminal import output_html
+from .terminal import status_html as terminal_status_html
+from .toolcall_html import (
+    CARD_BORDER,
+    CARD_MARGIN,
+    CARD_PADDING,
+    edge_color,
+    header_html,
+    locations_html,
+    status_label,
+)
 
 
 @dataclass
@@ -311,3 +272,96 @@ class ToolCallCard:
         """Close every widget model of the card."""
         self.close()
         close_tree(self.widget)
+
+
+class DiffView:
+    """One diff as a single ``HTML`` widget (it never changes: a changed diff is a new view)."""
+
+    def __init__(self, shown: DiffShown) -> None:
+        self.shown = shown
+        # A unified diff of old and new text names its file in the header already; a
+        # patch the agent passed keeps its own file lines.
+        self.html = diff_html(shown)
+        self.widget = flat_html(self.html)
+
+    @property
+    def label(self) -> str:
+        return self.shown.label
+
+    @property
+    def note(self) -> str | None:
+        return self.shown.note
+
+    @property
+    def new_file(self) -> bool:
+        return self.shown.new_file
+
+    @property
+    def stats(self) -> tuple[int, int]:
+        return self.shown.stats
+
+
+class TerminalOutputView:
+    """One terminal's command, output and exit status; :meth:`refresh` re-reads it."""
+
+    def __init__(self, terminal_id: str, lookup: TerminalLookup | None) -> None:
+        self.terminal_id = terminal_id
+        self._lookup = lookup
+        self._header = flat_html()
+        self._output = GrowingText(output_html, cut_lines)
+        self._tail: w.HTML | None = None  # replaces the segments once output passes the cap
+        self._status = flat_html()
+        self.widget = layouts.vbox(
+            [self._header, self._output.widget, self._status], margin="4px 0", width="100%"
+        )
+        self._signature: tuple[object, ...] | None = None
+        #: The last snapshot seen; kept if the terminal later disappears (session closed).
+        self.snapshot: TerminalSnapshot | None = None
+        self.refresh()
+
+    @property
+    def output_text(self) -> str:
+        """The output currently shown (for tests and the inspector)."""
+        return self.snapshot.output if self.snapshot is not None else ""
+
+    def refresh(self) -> bool:
+        if self.snapshot is not None and self.snapshot.exited:
+            return False  # an exited command's output is final
+        snapshot = self._lookup(self.terminal_id) if self._lookup is not None else None
+        if snapshot is None:
+            snapshot = self.snapshot  # released and forgotten, or never known: keep what we showed
+        signature = (
+            None
+            if snapshot is None
+            else (
+                snapshot.command,
+                len(snapshot.output),
+                snapshot.truncated,
+                snapshot.exited,
+                snapshot.exit_code,
+                snapshot.signal,
+            )
+        )
+        if signature == self._signature and self._header.value:
+            return False
+        self._signature = signature
+        self.snapshot = snapshot
+        shown = terminal_shown(self.terminal_id, snapshot)
+        self._header.value = terminal_header_html(shown)
+        if shown.known:
+            self._show_output(shown)
+        self._status.value = terminal_status_html(shown)
+        return True
+
+    def _show_output(self, shown: TerminalShown) -> None:
+        if self._tail is None and not shown.dropped:
+            self._output.update(shown.output)
+            return
+        # Past the cap (or the terminal dropped early output): the window slides, so
+        # segments would be rebuilt on every refresh; one bounded widget is cheaper.
+        if self._tail is None:
+            self._tail = flat_html()
+            self._output.close()
+            self.widget.children = (self._header, self._tail, self._status)
+        note = "… (earlier output dropped)\n" if shown.dropped else ""
+        self._tail.value = output_html(note + shown.output)

@@ -50,20 +50,21 @@ from ..protocol import models as m
 from .content import block_html, raw_html, shown_html
 from .diff import diff_html
 from .markdown import render_markdown, render_muted_markdown
-from .message import THOUGHT, USER_EDGE, USER_MARGIN, USER_PADDING, YOU_LABEL, note_html
+from .message_html import THOUGHT, USER_EDGE, USER_MARGIN, USER_PADDING, YOU_LABEL, note_html
 from .notices import compaction_html, notice_html
-from .permission import decision_line, warning_line
 from .plan import plan_html
 from .sent import prompt_html
 from .style import ERROR, MUTED, SMALL_SIZE, WARN, details, div, esc, json_pre
 from .terminal import terminal_html
-from .toolcall import (
+from .toolcall_html import (
     CARD_BORDER,
     CARD_MARGIN,
     CARD_PADDING,
+    decision_line,
     edge_color,
     header_html,
     locations_html,
+    warning_line,
 )
 from .turn_status import NOTABLE_STOPS
 

@@ -36,6 +36,7 @@ from ..client.transcript import (
     Transcript,
     UnknownEntry,
 )
+from ..protocol import models as m
 from . import layouts
 from .attention import CANCEL_CLASS, TURN_CLASS
 from .coalesce import DEFAULT_INTERVAL, Coalescer, ScheduleLater
@@ -44,13 +45,13 @@ from .context import SessionLike, TurnLike, ViewContext
 from .elicitation import ElicitationForm
 from .entry_views import ChildView, EntryViews
 from .markdown import MARKDOWN_SHEET
-from .message import MessageView, ThoughtView, note_html
-from .notices import CompactionView, notice_html
+from .message import CompactionView, MessageView, PromptView, ThoughtView
+from .message_html import note_html
+from .notices import notice_html
 from .permission import PermissionPrompt
-from .plan import PlanWidget
+from .plan import plan_html
 from .request import Post, safe_post
 from .segments import close_tree, flat_html
-from .sent import PromptView
 from .style import BORDER
 from .toolcall import ToolCallCard
 from .turn_status import (
@@ -64,6 +65,23 @@ from .turn_status import (
 )
 
 log = logging.getLogger(__name__)
+
+
+class PlanWidget:
+    """One turn's plan; :meth:`refresh` redraws it when the agent sent a new one."""
+
+    def __init__(self, plan: PlanView) -> None:
+        self.plan = plan
+        self.widget = flat_html()
+        self._shown: list[m.PlanEntry] | None = None
+        self.refresh()
+
+    def refresh(self, active: bool = False) -> bool:
+        if self.plan.entries is self._shown:
+            return False
+        self._shown = self.plan.entries
+        self.widget.value = plan_html(self.plan.entries)
+        return True
 
 
 class StaticView:

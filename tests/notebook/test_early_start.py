@@ -15,8 +15,15 @@ from typing import Any
 import anyio
 
 from acp_notebook.agents.presets import DEMO
-from acp_notebook.notebook.agent_start import EarlyStart, launch_spec
+from acp_notebook.notebook.agent_start import (
+    EarlyStart,
+    Launch,
+    launch_spec,
+    notebook_cwd,
+    would_start,
+)
 from acp_notebook.notebook.loop import AgentLoop
+from acp_notebook.notebook.manager import NotebookAgents
 from acp_notebook.notebook.state import NotebookState
 from acp_notebook.protocol.process import AgentProcess
 
@@ -151,22 +158,63 @@ def test_an_early_start_no_runtime_took_is_shut_down(tmp_path: Path) -> None:
         loop.stop()
 
 
-def test_a_runtime_that_would_start_it_otherwise_does_not_take_it(tmp_path: Path) -> None:
+def _runtime_started(agents: NotebookAgents, agent: str) -> int:
+    """The pid of the process the runtime of ``agent`` runs its connection over."""
+    runtime = agents.runtime(agent)
+    connection = agents.loop.run(runtime.ensure_started, timeout=SAFETY)
+    assert connection.process is not None
+    return connection.process.pid
+
+
+def test_the_runtime_of_the_agent_takes_the_process_started_early(tmp_path: Path) -> None:
+    loop, early = _early_demo(tmp_path)
+    agents = NotebookAgents(cwd=str(tmp_path), early=early)
+    try:
+        pid = _started(loop, early).pid
+        assert _runtime_started(agents, DEMO) == pid
+        assert agents.early is None and not _gone(pid)
+    finally:
+        agents.shutdown()
+
+
+def test_a_runtime_that_would_start_another_process_does_not_take_it(tmp_path: Path) -> None:
+    # Its own variables (what a login puts there): not the process started early.
+    loop, early = _early_demo(tmp_path)
+    agents = NotebookAgents(cwd=str(tmp_path), env={"API_KEY": "k"}, early=early)
+    try:
+        pid = _started(loop, early).pid
+        assert _runtime_started(agents, DEMO) != pid
+        early.finished.result(SAFETY)
+        assert _gone(pid)
+    finally:
+        agents.shutdown()
+
+
+def test_an_early_start_is_taken_only_by_what_would_start_the_same_process(
+    tmp_path: Path,
+) -> None:
     loop, early = _early_demo(tmp_path)
     hosted: list[object] = []
 
     async def host(process: AgentProcess | None) -> None:
         hosted.append(process)
 
-    async def hand_over(env: dict[str, str]) -> bool:
-        return early.hand_over(
-            host, hosted.append, argv=early.spec.argv, env=env, cwd=str(tmp_path)
-        )
+    async def hand_over(launch: Launch) -> bool:
+        return early.hand_over(host, hosted.append, launch)
 
+    other = launch_spec(
+        f'"{sys.executable}" -m acp_notebook.agents.demo', NotebookState(str(tmp_path))
+    )
     try:
         pid = _started(loop, early).pid
+        # Another agent, or another directory: not the process started.
+        assert early.launch != would_start(other, str(tmp_path))
+        assert early.launch != would_start(early.spec, str(tmp_path / "elsewhere"))
+        # The same spec and directory, no variables of its own: the same process.
+        assert early.launch == would_start(early.spec, notebook_cwd(str(tmp_path)))
         # A login put a credential into the agent's environment: not the process started.
-        assert loop.run(hand_over, {**early.spec.env, "API_KEY": "k"}, timeout=SAFETY) is False
+        launch = would_start(early.spec, str(tmp_path), {"API_KEY": "k"})
+        assert loop.run(hand_over, launch, timeout=SAFETY) is False
         early.finished.result(SAFETY)
         assert _gone(pid) and hosted == []
     finally:

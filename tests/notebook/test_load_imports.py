@@ -1,12 +1,15 @@
 """``%load_ext acp_notebook`` registers the magic and imports nothing it does not need: the
 agents, turns, widgets and protocol models load with the first ``%acp`` (issue 15: start-up
-within 1.5× of ``import ipywidgets``, ``benchmarks/startup.py``)."""
+within 1.5× of ``import ipywidgets``, ``benchmarks/startup.py``); a headless first turn
+loads no widgets (the first ``%acp /help``, ``benchmarks/first_turn.py``)."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 #: Loaded by the first prompt, never by `%load_ext`. ipywidgets is the start-up budget's
 #: baseline: importing it alone would spend the whole budget.
@@ -58,3 +61,55 @@ def test_load_ext_registers_the_magic_without_the_notebook_layer() -> None:
     assert "acp" in answer["magics"]  # type: ignore[operator]
     assert answer["agent"] == "gemini"
     assert answer["prompt"] == "await __acp_notebook_await__('what can you do?', None)\n"
+
+
+#: Not loaded by a turn without a frontend (no kernel: what the first-turn benchmark, nbclient
+#: and CI runs do): its saved transcript is rendered without widget modules, the notebook
+#: tools' MCP server is built only when an agent connects (the demo agent does not), and the
+#: live notebook's messages are loaded by a page that connects or a tool that uses it.
+NOT_HEADLESS = (
+    "ipywidgets",
+    "acp_notebook.ui.turn",
+    "acp_notebook.ui.message",
+    "acp_notebook.ui.toolcall",
+    "acp_notebook.ui.permission",
+    "acp_notebook.ui.layouts",
+    "acp_notebook.ui.segments",
+    "acp_notebook.notebook.cell",
+    "acp_notebook.notebook.frontend.live",
+    "acp_notebook.notebook.frontend.protocol",
+    "mcp",
+)
+
+HEADLESS_TURN = """
+import contextlib, io, json, sys
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+shell.run_line_magic("load_ext", "acp_notebook")
+output = io.StringIO()
+with contextlib.redirect_stdout(output):
+    shell.run_line_magic("acp", "/help")
+print(json.dumps({"loaded": sorted(sys.modules), "output": output.getvalue()}))
+"""
+
+
+def test_a_headless_first_turn_imports_no_widgets(tmp_path: Path) -> None:
+    env = {**os.environ, "ACP_DEMO_STATE_FILE": str(tmp_path / "demo.json")}
+    result = subprocess.run(
+        [sys.executable, "-c", HEADLESS_TURN],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+    )
+    answer = json.loads(result.stdout.strip().splitlines()[-1])
+    assert "/help" in answer["output"]  # the demo agent answered, in the saved transcript
+    assert "acp_notebook.ui.saved_transcript" in answer["loaded"]  # the report is read right
+    widgets = [
+        name
+        for name in answer["loaded"]
+        if any(name == heavy or name.startswith(heavy + ".") for heavy in NOT_HEADLESS)
+    ]
+    assert widgets == []

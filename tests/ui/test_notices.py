@@ -9,7 +9,7 @@ from acp_notebook.client.connection import client_capabilities
 from acp_notebook.client.render import transcript_bundle
 from acp_notebook.client.transcript import CompactionEntry, NoticeEntry, UnknownEntry
 from acp_notebook.protocol.conformance import schema_errors
-from acp_notebook.ui.notices import CompactionView
+from acp_notebook.ui.message import CompactionView
 from acp_notebook.ui.transcript_html import turn_html
 from acp_notebook.ui.turn import TurnView
 

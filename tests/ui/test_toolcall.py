@@ -11,9 +11,8 @@ from acp_notebook.client.render import Renderer
 from acp_notebook.client.terminals import TerminalSnapshot
 from acp_notebook.client.transcript import Transcript
 from acp_notebook.ui.context import ViewContext
-from acp_notebook.ui.diff import DiffView
-from acp_notebook.ui.terminal import TerminalOutputView
-from acp_notebook.ui.toolcall import WAITING, ToolCallCard
+from acp_notebook.ui.toolcall import DiffView, TerminalOutputView, ToolCallCard
+from acp_notebook.ui.toolcall_html import WAITING
 
 from .conftest import (
     CWD,

@@ -80,8 +80,9 @@ CellType = Literal["code", "markdown", "raw"]
 
 
 class _Reply(BaseModel):
-    # Lenient in: a newer extension may add fields.
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # Lenient in: a newer extension may add fields. Validators built on first use (a
+    # frontend's first message), not when the module is imported.
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
 
 class LiveCell(_Reply):

@@ -14,13 +14,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..frontend import CellChange, CellDelete, CellEdit, CellInsert, EditOutcome, LiveNotebook
 from .approval import Approved, Denied, ToolApproval, ToolKind, ask
 from .cell_reads import CellReads, current_notebook, describe_cell, guarded
 from .registry import CellChangeReport, ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from ..frontend import Frontends
+    from ..frontend import CellChange, EditOutcome, Frontends, LiveNotebook
 
 _TOOL = {"edit": "edit_cell", "insert": "insert_cell", "delete": "delete_cell"}
 _DEFAULT_LABEL = {"edit": "Edit", "insert": "New cell", "delete": "Deletion"}
@@ -42,6 +41,8 @@ class CellChanges:
             read = self.reads.required(ctx.session, cell_id, "edit")
             if read.source == source:
                 return ToolResult.text(f"Cell {read.index + 1} already has that source.")
+            from ..frontend import CellEdit
+
             change = CellEdit(cell_id, source, read.source)
             report = CellChangeReport(
                 "edit", cell_id, read.index, "denied", "", live.path, cell_type=read.cell_type
@@ -61,6 +62,8 @@ class CellChanges:
             index = 0
             if above is not None:
                 index = (await live.read_cell(above, max_output_chars=0)).index + 1
+            from ..frontend import CellInsert
+
             change = CellInsert(above, source, cell_type)  # type: ignore[arg-type]
             report = CellChangeReport(
                 "insert", "", index, "denied", "", live.path, above_id=above, cell_type=cell_type
@@ -78,6 +81,8 @@ class CellChanges:
             cells = await live.list_cells(max_output_chars=0)
             index = next((c.index for c in cells if c.id == cell_id), read.index)
             above = cells[index - 1].id if 0 < index <= len(cells) else None
+            from ..frontend import CellDelete
+
             change = CellDelete(cell_id, read.source)
             report = CellChangeReport(
                 "delete",
@@ -119,7 +124,9 @@ class CellChanges:
         )
         decision = await ask(ctx.approve, request)
         if isinstance(decision, Denied):
-            ctx.tell(replace(report, status="denied", by=decision.reason, refused_by=decision.decided_by))
+            ctx.tell(
+                replace(report, status="denied", by=decision.reason, refused_by=decision.decided_by)
+            )
             return ToolResult.error(
                 f"The change to {report.label} was not made: {decision.reason}."
             )

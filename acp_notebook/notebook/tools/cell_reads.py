@@ -1,6 +1,8 @@
 """What the agent reads of the live notebook: a cell as text, and what each session's
 agent last read of each cell (an edit is made only against that read, so a cell the user
-changed since is refused as stale, never merged)."""
+changed since is refused as stale, never merged). The live notebook's modules (its
+messages are pydantic models) are imported when a tool reads or changes a cell, not with
+this module: every turn offering the notebook tools imports it."""
 
 from __future__ import annotations
 
@@ -8,12 +10,11 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..frontend import CellNotFound, LiveCell, LiveNotebook, LiveNotebookError
 from ..summaries.model import cut_text, fence
 from .registry import ToolResult
 
 if TYPE_CHECKING:
-    from ..frontend import Frontends
+    from ..frontend import Frontends, LiveCell, LiveNotebook
 
 #: Output text given per cell by ``read_cell`` and ``list_cells``.
 READ_OUTPUT_CHARS = 4000
@@ -49,6 +50,8 @@ def current_notebook(frontends: Frontends) -> LiveNotebook:
     """The connected notebook; none is the agent's error (:data:`NO_NOTEBOOK`)."""
     live = frontends.current()
     if live is None:
+        from ..frontend import LiveNotebookError
+
         raise LiveNotebookError(NO_NOTEBOOK)
     return live
 
@@ -81,6 +84,8 @@ class CellReads:
         """The cell as last read; not read yet is the agent's error."""
         read = self.last(session, cell_id)
         if read is None:
+            from ..frontend import LiveNotebookError
+
             raise LiveNotebookError(
                 f"Read the cell first (read_cell with id {cell_id!r}, or list_cells): "
                 f"a cell is {action}ed only as you last read it."
@@ -91,6 +96,8 @@ class CellReads:
 async def guarded(call: Callable[..., Awaitable[ToolResult]], *args: Any) -> ToolResult:
     """``call(*args)``; a live-notebook failure (gone, not answering, no such cell) is
     the agent's error result in one sentence."""
+    from ..frontend import CellNotFound, LiveNotebookError
+
     try:
         return await call(*args)
     except CellNotFound as exc:

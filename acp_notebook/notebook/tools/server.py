@@ -11,8 +11,11 @@ says the secret with one MCP session, on the agent loop thread. Built on the off
 registry that changes at run time (one registration each, announced to connected
 agents with ``notifications/tools/list_changed``), take their schemas as data, and
 return text and images the way we build them — there is nothing for FastMCP's
-decorators and signature introspection to do. ``mcp`` is imported on first use, in a
-worker thread, so neither ``%load_ext`` nor the agent loop waits for it.
+decorators and signature introspection to do. ``mcp`` is imported when the first relay
+connects, in a worker thread, so neither ``%load_ext`` nor the agent loop waits for it,
+and a turn whose agent never connects (the demo agent; agents without MCP) does not pay
+for it at all: importing ``mcp`` is about half a second of CPU, which a first turn's
+agent start and notebook-layer import would otherwise share the cores (and the GIL) with.
 """
 
 from __future__ import annotations
@@ -87,6 +90,9 @@ class NotebookToolsServer:
         self._scope: anyio.CancelScope | None = None
         self._closed = False
         self._stop_watching: Callable[[], None] | None = None
+        #: The MCP server and its options, built for the first relay that connects.
+        self._built: tuple[Server[Any], InitializationOptions] | None = None
+        self._building: anyio.Lock | None = None
         #: Connected relays, told when the tool list changes.
         self._connections: set[_Connection] = set()
         #: Connections refused for a wrong secret.
@@ -128,15 +134,10 @@ class NotebookToolsServer:
             with anyio.CancelScope() as self._scope:
                 if self._closed:
                     return
-                server = await anyio.to_thread.run_sync(self._mcp_server)
-                from mcp.server.lowlevel import NotificationOptions
-
-                options = server.create_initialization_options(
-                    NotificationOptions(tools_changed=True)
-                )
+                self._building = anyio.Lock()
                 listener = await anyio.abc.SocketListener.from_socket(endpoint.socket)
                 async with listener, anyio.create_task_group() as connections:
-                    serve = functools.partial(self._connection, endpoint, server, options)
+                    serve = functools.partial(self._connection, endpoint)
                     await listener.serve(serve, connections)
         except Exception:
             log.exception("the notebook tools server stopped")
@@ -144,21 +145,35 @@ class NotebookToolsServer:
             if listener is None:  # closed before the listener took the socket over
                 endpoint.socket.close()
 
-    async def _connection(
-        self,
-        endpoint: RelayEndpoint,
-        server: Server[Any],
-        options: InitializationOptions,
-        stream: anyio.abc.SocketStream,
-    ) -> None:
-        from .transport import message_streams
+    async def _server(self) -> tuple[Server[Any], InitializationOptions]:
+        """The MCP server and its initialization options, built once (by the first relay
+        that says the secret; the next ones wait for that)."""
+        assert self._building is not None
+        async with self._building:
+            if self._built is None:
+                server = await anyio.to_thread.run_sync(self._mcp_server)
+                from mcp.server.lowlevel import NotificationOptions
 
+                options = server.create_initialization_options(
+                    NotificationOptions(tools_changed=True)
+                )
+                self._built = (server, options)
+        return self._built
+
+    async def _connection(self, endpoint: RelayEndpoint, stream: anyio.abc.SocketStream) -> None:
         async with stream:
             received = await endpoint.hello(stream)
             if received is None:
                 self.refused += 1
                 log.warning("refused a notebook tools connection with a wrong secret")
                 return
+            try:
+                server, options = await self._server()
+            except Exception:  # this relay's agent sees the server close; the next one retries
+                log.exception("the notebook tools server could not be built")
+                return
+            from .transport import message_streams
+
             connection = _Connection()
             _current.set(connection)
             self._connections.add(connection)
