@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import anyio
@@ -47,6 +48,31 @@ HANDSHAKE_TIMEOUT = 120.0
 #: agent takes seconds (an interpreter, ``npx``) however short the turn may be.
 HANDSHAKE_FLOOR = 10.0
 CLIENT_INFO = {"name": "acp-notebook", "title": "acp_notebook", "version": __version__}
+#: The models of a first turn, in the order it meets them: their validators (built on
+#: first use) are built while the agent starts, before it answers `initialize`.
+FIRST_TURN_MODELS = (
+    "InitializeResponse",
+    "NewSessionRequest",
+    "NewSessionResponse",
+    "PromptRequest",
+    "SessionNotification",
+    "PromptResponse",
+)
+
+
+async def prepare_first_turn(answered: anyio.Event) -> None:
+    """Build the validators of :data:`FIRST_TURN_MODELS` one at a time until the answer
+    is in: a freshly started agent takes a while to answer, and this is work its answers
+    need anyway (an answer that arrives meanwhile waits for at most one model's build)."""
+    for name in FIRST_TURN_MODELS:
+        if answered.is_set():
+            return
+        model = getattr(m, name)
+        if not model.__pydantic_complete__:
+            # A model that cannot be built fails the same way on its first use.
+            with contextlib.suppress(Exception):
+                model.model_rebuild()
+        await anyio.sleep(0)
 
 
 def client_capabilities() -> m.ClientCapabilities:
@@ -139,7 +165,7 @@ class Handshake:
         )
         self.advertised = request.client_capabilities
         with anyio.move_on_after(timeout) as waiting:
-            result = await self.peer.request("initialize", request)
+            result = await self.peer.request("initialize", request, meanwhile=prepare_first_turn)
         if waiting.cancelled_caught:
             raise AgentStartError(self._no_answer("initialize", timeout))
         if self.process is not None:

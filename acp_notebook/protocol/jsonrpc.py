@@ -191,12 +191,21 @@ class Peer:
 
     # ------------------------------------------------------------------ outgoing
 
-    async def request(self, method: str, params: Any = None) -> Any:
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        meanwhile: Callable[[anyio.Event], Awaitable[None]] | None = None,
+    ) -> Any:
         """Send a request and wait for its result.
 
         Raises :class:`RpcError` when the other side answers with an error and
         :class:`ConnectionClosed` when the connection ends first. Cancelling the
-        calling task sends ``$/cancel_request`` for it.
+        calling task sends ``$/cancel_request`` for it. ``meanwhile`` (given the event
+        set when the answer is in) runs once the request is sent, in the calling task:
+        work the caller will need after the answer, done while the other side works; it
+        should return soon after the event is set, and must not raise.
         """
         if self._closed_message is not None:
             raise ConnectionClosed(self._closed_message)
@@ -209,6 +218,8 @@ class Peer:
             message["params"] = _to_wire(params)
         try:
             await self._write(message)
+            if meanwhile is not None:
+                await meanwhile(pending.done)
             await pending.done.wait()
         except anyio.get_cancelled_exc_class():
             if self._pending.pop(request_id, None) is not None and self._closed_message is None:

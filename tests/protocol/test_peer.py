@@ -84,6 +84,35 @@ async def test_request_returns_the_result_the_remote_answered(connect):
     assert results == [{"sessionId": "s1"}]
 
 
+async def test_meanwhile_runs_while_the_answer_is_awaited_and_sees_it_arrive(connect):
+    steps: list[str] = []
+
+    async def meanwhile(answered: anyio.Event) -> None:
+        while not answered.is_set():  # work in small steps until the answer is in
+            steps.append("step")
+            await anyio.sleep(0.01)
+        steps.append("answered")
+
+    sent_before_meanwhile: list[Any] = []
+    results = []
+    async with connect() as (peer, remote):
+        with anyio.fail_after(SAFETY):
+            async with anyio.create_task_group() as tg:
+
+                async def call():
+                    results.append(await peer.request("initialize", {}, meanwhile=meanwhile))
+
+                tg.start_soon(call)
+                sent_before_meanwhile.append(await remote.read())
+                await anyio.sleep(0.05)
+                await remote.send(
+                    {"jsonrpc": "2.0", "id": sent_before_meanwhile[0]["id"], "result": {"ok": 1}}
+                )
+    assert results == [{"ok": 1}]
+    # It ran while the remote had the request and had not answered, and ended with the answer.
+    assert steps[0] == "step" and steps[-1] == "answered" and steps.count("answered") == 1
+
+
 async def test_notifications_are_applied_in_arrival_order_before_the_response(connect):
     seen: list[int] = []
     seen_when_request_returned: list[int] = []
