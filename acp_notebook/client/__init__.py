@@ -12,8 +12,9 @@ session; pass ``handlers=`` to :func:`connect` to serve any of them yourself (th
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..protocol.lazy_names import imported_on_first_use
 
 if TYPE_CHECKING:
     from ..protocol.errors import ConnectionClosed, RpcError
@@ -55,11 +56,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(home, __name__), name)
+__getattr__ = imported_on_first_use(__name__, _HOMES)
 
 
 __all__ = [

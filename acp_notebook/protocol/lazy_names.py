@@ -13,13 +13,18 @@ lookup is a plain attribute, and anything that reads the module's ``__dict__`` (
 resolving a reference, ``vars()``) finds every name made so far. A class made inside a function
 would be called ``_X.<locals>.X``: its ``__qualname__`` is set back to ``X``, so repr, error
 messages and pickling are those of a module-level class.
+
+:func:`imported_on_first_use` is the simpler kind, for a package whose names live in its
+modules (``acp_notebook.client``, ``acp_notebook.ui``): a name's module is imported when the
+name is first asked for.
 """
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from importlib import import_module
 from typing import Any, TypeVar
 
-__all__ = ["LazyNames"]
+__all__ = ["LazyNames", "imported_on_first_use"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -69,3 +74,16 @@ class LazyNames:
     def dir(self) -> list[str]:
         """The module's ``__dir__``: the names made so far and those not made yet."""
         return sorted({*self._namespace, *self._factories})
+
+
+def imported_on_first_use(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
+    """A ``__getattr__`` for ``package`` (PEP 562): a name in ``homes`` is read from its
+    module (relative to ``package``), imported when the name is first asked for."""
+
+    def __getattr__(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(import_module(home, package), name)
+
+    return __getattr__

@@ -14,8 +14,7 @@ views and the saved transcript share is in widget-free modules (``message_html``
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..protocol.lazy_names import imported_on_first_use
 
 #: Where each name lives. Imported when first asked for: the saved transcript's renderers
 #: (``saved_transcript.py`` and the widget-free modules it reads: ``transcript_html``,
@@ -37,11 +36,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module, __name__), name)
+__getattr__ = imported_on_first_use(__name__, _LAZY)
 
 
 __all__ = [

@@ -4,6 +4,9 @@ agent loop thread and the agents it starts are real), and the control context th
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -60,3 +63,20 @@ class Seen:
     def wait(self, what: str) -> None:
         assert self.event.wait(SAFETY), f"waited {SAFETY:.0f} s for {what}"
         self.event.clear()
+
+
+def fresh_python(code: str, *args: str, tmp_path: Path) -> dict[str, Any]:
+    """Run ``code`` in a fresh interpreter in ``tmp_path`` (the demo agent keeps its
+    sessions there) and return the JSON object its last line printed."""
+    env = {**os.environ, "ACP_DEMO_STATE_FILE": str(tmp_path / "demo.json")}
+    result = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+    )
+    answer: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return answer

@@ -5,9 +5,7 @@ process started early that no runtime takes is shut down."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,7 @@ from acp_notebook.notebook.manager import NotebookAgents
 from acp_notebook.notebook.state import NotebookState
 from acp_notebook.protocol.process import AgentProcess
 
-from .conftest import SAFETY
+from .conftest import SAFETY, fresh_python
 
 #: Not loaded when the first prompt's agent starts: the notebook layer and the models
 #: (the line's parser and the controls' registry are; their handlers are not).
@@ -88,18 +86,7 @@ print(json.dumps({
 
 
 def lines_in_a_fresh_shell(tmp_path: Path, *lines: str) -> dict[str, Any]:
-    env = {**os.environ, "ACP_DEMO_STATE_FILE": str(tmp_path / "demo.json")}
-    result = subprocess.run(
-        [sys.executable, "-c", CHILD, *lines],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-        cwd=tmp_path,
-        env=env,
-    )
-    answer: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
-    return answer
+    return fresh_python(CHILD, *lines, tmp_path=tmp_path)
 
 
 def test_the_first_prompt_starts_its_agent_before_the_notebook_layer_and_uses_that_process(

@@ -6,10 +6,11 @@ loads no widgets (the first ``%acp /help``, ``benchmarks/first_turn.py``)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from .conftest import fresh_python
 
 #: Loaded by the first prompt, never by `%load_ext`. ipywidgets is the start-up budget's
 #: baseline: importing it alone would spend the whole budget.
@@ -94,17 +95,7 @@ print(json.dumps({"loaded": sorted(sys.modules), "output": output.getvalue()}))
 
 
 def test_a_headless_first_turn_imports_no_widgets(tmp_path: Path) -> None:
-    env = {**os.environ, "ACP_DEMO_STATE_FILE": str(tmp_path / "demo.json")}
-    result = subprocess.run(
-        [sys.executable, "-c", HEADLESS_TURN],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-        cwd=tmp_path,
-        env=env,
-    )
-    answer = json.loads(result.stdout.strip().splitlines()[-1])
+    answer = fresh_python(HEADLESS_TURN, tmp_path=tmp_path)
     assert "/help" in answer["output"]  # the demo agent answered, in the saved transcript
     assert "acp_notebook.ui.saved_transcript" in answer["loaded"]  # the report is read right
     widgets = [
