@@ -67,11 +67,10 @@ async def prepare_first_turn(answered: anyio.Event) -> None:
     for name in FIRST_TURN_MODELS:
         if answered.is_set():
             return
-        model = getattr(m, name)
-        if not model.__pydantic_complete__:
-            # A model that cannot be built fails the same way on its first use.
-            with contextlib.suppress(Exception):
-                model.model_rebuild()
+        # Nothing to do for a model built already; one that cannot be built fails the same
+        # way on its first use.
+        with contextlib.suppress(Exception):
+            getattr(m, name).model_rebuild()
         await anyio.sleep(0)
 
 

@@ -110,9 +110,12 @@ class NotebookAgents:
             early = self.early if self.early is not None and self.early.agent == agent else None
             # The agent started early was resolved for this directory already: the same
             # spec (the demo's state file in it), not a second resolution.
-            same_place = early is not None and early.cwd == self.cwd
+            if early is not None and early.cwd == self.cwd:
+                spec = early.spec
+            else:
+                spec = launch_spec(agent, self.state)
             runtime = AgentRuntime(
-                early.spec if early is not None and same_place else launch_spec(agent, self.state),
+                spec,
                 cwd=self.cwd,
                 env=self.env,
                 start_task=self._start_task,

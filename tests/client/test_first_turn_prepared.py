@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from ..notebook.conftest import SAFETY
+from .helpers import SAFETY
 
 # A fresh interpreter (no test has built a model yet), a client over memory pipes, and an
 # agent that answers `initialize` only once every first-turn model is built (or says
