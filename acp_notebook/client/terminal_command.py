@@ -26,6 +26,7 @@ from ..protocol import models as m
 from ..protocol.process import (
     SUPERVISED,
     session_members,
+    signal_leader,
     signal_name,
     signal_tree,
     supervised,
@@ -174,8 +175,7 @@ class TerminalCommand:
         told to end its descendants (a SIGKILL would leave the escaped ones behind), a
         command without one gets SIGKILL."""
         if self.supervised:
-            with contextlib.suppress(ProcessLookupError, OSError):
-                os.kill(self.process.pid, signal.SIGTERM)
+            signal_leader(self.process, signal.SIGTERM)
         else:
             self.signal(signal.SIGKILL)
 
@@ -191,8 +191,7 @@ class TerminalCommand:
             if self.process.returncode is not None and not self.members():
                 return
             if self.supervised:
-                with contextlib.suppress(ProcessLookupError, OSError):
-                    self.process.send_signal(signal.SIGTERM)
+                signal_leader(self.process, signal.SIGTERM)
                 if await wait_tree_gone(self.process, grace + _SUPERVISOR_MARGIN):
                     return
             else:

@@ -164,6 +164,19 @@ def signal_tree(pid: int, sig: int, *, leader_alive: bool) -> None:
             os.kill(member, sig)
 
 
+def signal_leader(process: anyio.abc.Process, sig: int) -> None:
+    """Signal the process itself while asyncio has not reported its exit.
+
+    Not ``process.send_signal``: ``Popen.send_signal`` polls first, and a poll that finds
+    the process just ended reaps it behind the back of asyncio's child watcher, which
+    then logs "Unknown child process pid …" and reports exit code 255. Until the watcher
+    has reported the exit, the pid cannot be reused (at worst it is a zombie).
+    """
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(process.pid, sig)
+
+
 async def wait_tree_gone(process: anyio.abc.Process, timeout: float) -> bool:
     """Wait until ``process`` exited and nothing is left in its session; False on timeout."""
     with anyio.move_on_after(timeout):

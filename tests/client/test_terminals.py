@@ -411,3 +411,37 @@ async def test_the_terminal_limit_is_configurable_and_counts_running_creates(roo
                 group.start_soon(attempt)
         assert sorted(result.startswith("term-") for result in results) == [False, True, True]
         assert any("already has 2 terminals" in result for result in results)
+
+
+async def test_releasing_an_ended_command_leaves_its_exit_status_to_the_event_loop(
+    terminals: TerminalManager, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A process that has exited but is not yet reaped by asyncio's child watcher (its
+    thread blocks in ``waitpid``) must not be reaped by the client: ``Popen.send_signal``
+    polls first, took the status, and the watcher then logged "Unknown child process pid
+    …, will report returncode 255" (seen on the CLI's stderr). The watcher is slowed here
+    so the window is wide open."""
+    import threading
+    import time
+
+    real_waitpid = os.waitpid
+    slowed: list[int] = []
+
+    def slow_watcher(pid: int, options: int) -> tuple[int, int]:
+        if options == 0 and threading.current_thread() is not threading.main_thread():
+            slowed.append(pid)
+            time.sleep(0.5)
+        return real_waitpid(pid, options)
+
+    monkeypatch.setattr(os, "waitpid", slow_watcher)
+    terminal_id = await create(terminals, "echo", "hi")
+    assert (await exit_status(terminals, terminal_id)) == {"exitCode": 0, "signal": None}
+    pid = terminals.snapshot(terminal_id).pid
+    assert pid is not None
+    while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        await anyio.sleep(0.01)  # ended, not yet reaped: the window
+    await terminals.release(ref(terminal_id))
+    assert slowed, "the child watcher was not slowed: the window was not opened"
+    assert "Unknown child process" not in caplog.text
+    snap = terminals.snapshot(terminal_id)
+    assert (snap.exit_code, snap.signal, snap.output) == (0, None, "hi\n")
