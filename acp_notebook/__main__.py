@@ -1,7 +1,5 @@
 """``python -m acp_notebook`` is the ``acp-notebook`` command."""
 
-import sys
+from .cli import entry
 
-from .cli import main
-
-sys.exit(main())
+entry()

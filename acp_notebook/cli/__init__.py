@@ -15,7 +15,7 @@ The pieces: :mod:`.commands` (the parser, the small commands, :func:`main`),
 or widget code.
 """
 
-from .commands import build_parser, main
+from .commands import build_parser, entry, main
 from .exits import EXIT_AGENT_FAILED, EXIT_USAGE
 
-__all__ = ["EXIT_AGENT_FAILED", "EXIT_USAGE", "build_parser", "main"]
+__all__ = ["EXIT_AGENT_FAILED", "EXIT_USAGE", "build_parser", "entry", "main"]

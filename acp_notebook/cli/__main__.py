@@ -1,7 +1,5 @@
 """``python -m acp_notebook.cli ARGS``: the ``acp-notebook`` command."""
 
-import sys
+from . import entry
 
-from . import main
-
-sys.exit(main())
+entry()

@@ -1,11 +1,14 @@
-"""The ``acp-notebook`` argument parser, the small commands, and :func:`main`."""
+"""The ``acp-notebook`` argument parser, the small commands, :func:`main`, and
+:func:`entry` (the command as a process)."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 import anyio
 
@@ -16,7 +19,7 @@ from .exits import EXIT_INTERRUPTED, fail
 from .output import terminal_safe_output
 from .run import run
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "entry", "main"]
 
 
 def _env_pair(text: str) -> tuple[str, str]:
@@ -211,3 +214,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+
+
+def entry() -> NoReturn:
+    """The ``acp-notebook`` process: :func:`main`, its output flushed, then out at once.
+
+    By then every agent and terminal it started has been shut down and waited for, and
+    the command registers no exit handler; what the interpreter would still do is free
+    every module and object one by one: 60-130 ms (2 cores) between ``main`` returning
+    and the exit its parent saw, against 4 ms this way.
+    """
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        # The reader went away (BrokenPipeError), or the stream was closed (ValueError).
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            stream.flush()
+    os._exit(code)
