@@ -70,6 +70,21 @@ def descendants(root: int) -> list[int]:
     return found
 
 
+def has_children() -> bool:
+    """Whether any child is left (an exited one not yet reaped included). Without one no
+    descendant lives: as a subreaper, the supervisor inherits every orphan, so each live
+    descendant has a live ancestor among its children; the /proc scans are skipped."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
+
+
+def any_descendant() -> bool:
+    return has_children() and bool(descendants(os.getpid()))
+
+
 def signal_all(sig: int) -> None:
     for pid in descendants(os.getpid()):
         with contextlib.suppress(OSError):
@@ -93,13 +108,15 @@ def reap() -> list[tuple[int, int]]:
 def kill_everything(grace: float = GRACE) -> list[tuple[int, int]]:
     """SIGTERM every descendant, SIGKILL what is left after ``grace`` seconds; what was
     reaped meanwhile."""
-    reaped: list[tuple[int, int]] = []
+    reaped = reap()
+    if not has_children():  # the usual end: the child exited and left nothing behind
+        return reaped
     signal_all(signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while descendants(os.getpid()) and time.monotonic() < deadline:
+    while any_descendant() and time.monotonic() < deadline:
         reaped += reap()
         time.sleep(0.02)
-    while descendants(os.getpid()):
+    while any_descendant():
         signal_all(signal.SIGKILL)
         reaped += reap()
         time.sleep(0.01)
@@ -164,7 +181,7 @@ def linger(child: int, grace: float) -> None:
 
     while signal.sigwaitinfo(WATCHED).si_signo == signal.SIGCHLD:
         record(reap())
-        if status is not None and not descendants(os.getpid()):
+        if status is not None and not any_descendant():
             break
     record(kill_everything(grace))
     if status is None:
