@@ -193,15 +193,20 @@ class PermissionBroker(Broker[PermissionRequest]):
         *,
         cwd: str,
         roots: Sequence[str] = (),
+        notebook_tool: str | None = None,
     ) -> PermissionRequest:
         """A `session/request_permission` arrives: register it (pending), merge its
         `toolCall` into the transcript (spec: into the call with that id, created if
         unseen), give it the merged call (rules match it; its risk is rated against
         ``roots``), and only then tell the views, so no prompt shows without its rating.
+        ``notebook_tool``: the request is the client's own, for that notebook tool (Python
+        in the kernel, not a shell command): rules name it so, and the prompt says so.
         :meth:`decide` then waits for the answer."""
         wire = params.to_wire()
         request = self.open(wire["toolCall"], wire.get("options"))
         call = transcript.merge_permission_tool_call(params.tool_call, request)
+        if notebook_tool is not None:
+            call.notebook_tool = notebook_tool
         request.attach(call, cwd, roots)
         transcript.changed()
         return request

@@ -139,11 +139,13 @@ class SessionTools:
             session_id=session.session_id, tool_call=_update(call_id, request), options=options()
         )
         broker = session.permissions
-        pending = broker.receive(params, session.transcript, cwd=session.cwd, roots=session.roots)
-        if pending.call is not None:
-            # This notebook tool, as rules name it; rated again as Python, not a command.
-            pending.call.notebook_tool = request.tool
-            pending.attach(pending.call, session.cwd, session.roots)
+        pending = broker.receive(
+            params,
+            session.transcript,
+            cwd=session.cwd,
+            roots=session.roots,
+            notebook_tool=request.tool,
+        )
         active = session.active_turn
         if active is not None and active.cancel_requested:
             # spec: after session/cancel every permission request is answered `cancelled`.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,11 @@ def test_an_awaited_cell_runs_the_code_once_the_user_allows_it(kernel: Kernel) -
         "clicked_var = &#x27;yes&#x27;" in turn.html_text()
         or "clicked_var = 'yes'" in turn.html_text()
     )
+    # Python in the kernel, not a shell command: the card shows its code, and no "Run …"
+    # line made of its title (it read "Run Run in the notebook's kernel: …").
+    shown = re.sub(r"<[^>]+>", "", turn.html_text())
+    assert "Run in the notebook" in shown  # the card's title
+    assert "Run Run in the notebook" not in shown, shown
     turn.click("Allow")
     turn.wait("final")
 
