@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -421,9 +423,6 @@ async def test_releasing_an_ended_command_leaves_its_exit_status_to_the_event_lo
     polls first, took the status, and the watcher then logged "Unknown child process pid
     …, will report returncode 255" (seen on the CLI's stderr). The watcher is slowed here
     so the window is wide open."""
-    import threading
-    import time
-
     real_waitpid = os.waitpid
     slowed: list[int] = []
 
