@@ -758,6 +758,31 @@ class Generator:
         )
         return fmt(union, "", f"{spec.name} = ") + docstring(spec.doc or spec.name, "")
 
+    def union_members(self) -> list[str]:
+        """``UNION_MEMBERS``: for each union with a discriminator property, that property and
+        the class each of its values on the wire selects (names, so nothing is made)."""
+        lines = ["UNION_MEMBERS: dict[str, tuple[str, dict[str, str]]] = {"]
+        for spec in self.unions.values():
+            if spec.kind != "field":
+                continue
+            on_wire = DEFAULT_TAG_ON_WIRE.get(spec.name)
+            members = {
+                v.tag: v.cls for v in spec.variants if not v.default or v.tag == on_wire
+            }
+            if any(v.annotation for v in spec.variants):
+                raise SystemExit(f"{spec.name}: a member of a field union is not a class")
+            lines += [f"    {pystr(spec.name)}: ({pystr(spec.prop or '')}, {{"]
+            lines += [f"        {pystr(t)}: {pystr(c)}," for t, c in members.items()]
+            lines += ["    }),"]
+        return [
+            *lines,
+            "}",
+            '"""Union name -> (its discriminator\'s wire name, {value: member class name}): the',
+            "member a value selects, found without making the union (see protocol/variants.py).",
+            '"""',
+            "",
+        ]
+
     def method_tables(self) -> dict[str, list[tuple[str, str, str | None]]]:
         """side -> [(method, params type, result type or None)], from the JSON-RPC envelopes."""
 
@@ -920,6 +945,7 @@ class Generator:
             f"PROTOCOL_VERSION = {int(self.meta['version'])}",
             '"""The wire protocol version (``initialize.protocolVersion``)."""',
             "",
+            *self.union_members(),
             "# --- scalar aliases",
             "",
         ]
@@ -989,6 +1015,7 @@ class Generator:
             "MethodSpec",
             "parse",
             "UNKNOWN_TAG",
+            "UNION_MEMBERS",
         }
         out += ["__all__ = [", *(f"    {pystr(n)}," for n in sorted(public)), "]", ""]
         if lazy:

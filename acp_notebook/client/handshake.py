@@ -49,13 +49,15 @@ HANDSHAKE_TIMEOUT = 120.0
 HANDSHAKE_FLOOR = 10.0
 CLIENT_INFO = {"name": "acp-notebook", "title": "acp_notebook", "version": __version__}
 #: The models of a first turn, in the order it meets them: their validators (built on
-#: first use) are built while the agent starts, before it answers `initialize`.
+#: first use) are built while the agent starts, before it answers `initialize`. Of the
+#: updates, only the list of commands nearly every agent sends after `session/new`: each
+#: update is read by its own variant (protocol/variants.py), and a text chunk by none.
 FIRST_TURN_MODELS = (
     "InitializeResponse",
     "NewSessionRequest",
     "NewSessionResponse",
     "PromptRequest",
-    "SessionNotification",
+    "AvailableCommandsUpdate",
     "PromptResponse",
 )
 

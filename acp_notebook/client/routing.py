@@ -21,6 +21,7 @@ from ..protocol import models as m
 from ..protocol.errors import INVALID_PARAMS, RpcError
 from ..protocol.modelbase import AcpModel
 from ..protocol.text_chunk import text_chunk
+from ..protocol.variants import member
 from .elicitation import ElicitationBroker, scope_of
 from .handlers import (
     SESSION_REQUESTS,
@@ -46,6 +47,23 @@ _SESSION_WAIT = 2.0
 _ORPHAN_LIMIT = 10_000
 #: Unknown session ids kept at once (only a session being opened can be one for real).
 _ORPHAN_SESSIONS = 8
+
+
+def _read_update(params: Any) -> tuple[str, m.SessionUpdate] | None:
+    """The session id and the update of a `session/update`'s params (None: unreadable).
+
+    The update is validated by the one variant its ``sessionUpdate`` names (the union is
+    made only for what that cannot read: see protocol/variants.py); anything else is the
+    whole notification's lenient parse."""
+    if type(params) is dict and len(params) == 2 and type(params.get("sessionId")) is str:
+        update = member("SessionUpdate", params.get("update"))
+        if update is not None:
+            return params["sessionId"], update  # type: ignore[return-value]
+    try:
+        notification = m.SessionNotification.parse(params)
+    except Exception:
+        return None
+    return notification.session_id, notification.update
 
 
 class Router:
@@ -99,29 +117,29 @@ class Router:
             if session is not None:
                 session.transcript.apply_text_chunk(chunk)
                 return
-        try:
-            notification = m.SessionNotification.parse(params)
-        except Exception:
+        read = _read_update(params)
+        if read is None:
             log.warning(
                 "%s: a session/update could not be read even leniently: %.300r",
                 self.connection.name,
                 params,
             )
             return
-        session = self.connection.sessions.get(notification.session_id)
+        session_id, update = read
+        session = self.connection.sessions.get(session_id)
         if session is not None:
-            session.transcript.apply(notification.update)
+            session.transcript.apply(update)
             return
         # An update can race the answer that creates its session (the reader applies the
         # lines after a `session/new` answer before the caller resumes): keep it.
-        orphans = self._orphans.get(notification.session_id)
+        orphans = self._orphans.get(session_id)
         if orphans is None:
             if len(self._orphans) >= _ORPHAN_SESSIONS:
                 # Bounded in ids too: an agent inventing ids forgets its oldest one.
                 del self._orphans[next(iter(self._orphans))]
-            orphans = self._orphans[notification.session_id] = []
+            orphans = self._orphans[session_id] = []
         if len(orphans) < _ORPHAN_LIMIT:
-            orphans.append(notification.update)
+            orphans.append(update)
 
     # ------------------------------------------------------------------ requests
 

@@ -233,82 +233,93 @@ class Transcript:
 
     def apply(self, update: m.SessionUpdate) -> None:
         """Apply one `session/update` (already parsed leniently)."""
-        turn = self.current_turn
-        if isinstance(update, (m.AgentMessageChunk, m.AgentThoughtChunk, m.UserMessageChunk)):
-            self._apply_chunk(update, turn)
-        elif isinstance(update, m.ToolCallStart):
-            self._tool_call(update.tool_call_id, turn).merge(update)
-        elif isinstance(update, m.ToolCallProgress):
-            # Tolerated: an update for an unknown id creates the call.
-            self._tool_call(update.tool_call_id, turn).merge(update)
-        elif isinstance(update, m.AgentPlanUpdate):
-            self.plan = list(update.entries)
-            view = next(
-                (e for e in self.entries if isinstance(e, PlanView) and e.turn == turn), None
-            )
-            if view is None:
-                self.entries.append(PlanView(turn, self.plan))
-            else:
-                view.entries = self.plan
-        elif isinstance(update, m.AvailableCommandsUpdate):
-            self.commands = list(update.available_commands)
-        elif isinstance(update, m.CurrentModeUpdate):
-            if update.current_mode_id != self.current_mode_id:
-                self.current_mode_id = update.current_mode_id
-                self.entries.append(
-                    NoteEntry(turn, f"Mode changed to {self.mode_name(update.current_mode_id)}.")
-                )
-        elif isinstance(update, m.ConfigOptionUpdate):
-            self._set_config_options(update.config_options, turn, announce=True)
-        elif isinstance(update, m.SessionInfoUpdate):
-            present = update.model_fields_set
-            if "title" in present and turn is not None and turn < len(self.turns):
-                self.turns[turn].title = update.title
-            if "title" in present and update.title != self.title:
-                self.title = update.title  # null clears
-                self.entries.append(
-                    NoteEntry(
-                        turn,
-                        f"Session title: {update.title}."
-                        if update.title
-                        else "Session title cleared.",
-                    )
-                )
-            if "updated_at" in present:
-                self.updated_at = update.updated_at
-        elif isinstance(update, m.Notice):
-            self.entries.append(
-                NoticeEntry(turn, str(update.severity), update.title, update.description)
-            )
-        elif isinstance(update, m.CompactionUpdate):
-            entry = self._compaction(update.compaction_id, turn)
-            present = update.model_fields_set
-            entry.status = str(update.status)
-            if "summary" in present and update.summary is not None:
-                entry.summary = MessageEntry("agent", None, entry.turn)  # spec: replaces it
-                for block in update.summary:
-                    entry.summary.append(block)
-            if "error" in present:
-                entry.error = update.error
-            entry.version += 1
-        elif isinstance(update, m.CompactionSummaryChunk):
-            # spec: a first-seen ID creates an in-progress compaction; chunks append.
-            entry = self._compaction(update.compaction_id, turn)
-            entry.summary.append(update.content)
-            entry.version += 1
-        elif isinstance(update, m.UsageUpdate):
-            cost = update.cost
-            self.usage = Usage(
-                update.used,
-                update.size,
-                cost.amount if cost else None,
-                cost.currency if cost else None,
-            )
+        # By the variant's tag, not by isinstance: testing against each variant class would
+        # make every one of them (the models are made on first use), most never seen.
+        apply = _APPLY.get(getattr(type(update), "__acp_tag__", None) or "")
+        if apply is None:
+            self._apply_unknown(update, self.current_turn)
         else:
-            raw = update.to_wire() if hasattr(update, "to_wire") else {"value": repr(update)}
-            kind = raw.get("sessionUpdate") if isinstance(raw, dict) else None
-            self.entries.append(UnknownEntry(turn, kind if isinstance(kind, str) else "?", raw))
+            apply(self, update, self.current_turn)
         self.changed()
+
+    def _apply_tool_call(
+        self, update: m.ToolCallStart | m.ToolCallProgress, turn: int | None
+    ) -> None:
+        # Tolerated: an update for an unknown id creates the call.
+        self._tool_call(update.tool_call_id, turn).merge(update)
+
+    def _apply_plan(self, update: m.AgentPlanUpdate, turn: int | None) -> None:
+        self.plan = list(update.entries)
+        view = next((e for e in self.entries if isinstance(e, PlanView) and e.turn == turn), None)
+        if view is None:
+            self.entries.append(PlanView(turn, self.plan))
+        else:
+            view.entries = self.plan
+
+    def _apply_commands(self, update: m.AvailableCommandsUpdate, turn: int | None) -> None:
+        self.commands = list(update.available_commands)
+
+    def _apply_mode(self, update: m.CurrentModeUpdate, turn: int | None) -> None:
+        if update.current_mode_id != self.current_mode_id:
+            self.current_mode_id = update.current_mode_id
+            self.entries.append(
+                NoteEntry(turn, f"Mode changed to {self.mode_name(update.current_mode_id)}.")
+            )
+
+    def _apply_config_options(self, update: m.ConfigOptionUpdate, turn: int | None) -> None:
+        self._set_config_options(update.config_options, turn, announce=True)
+
+    def _apply_session_info(self, update: m.SessionInfoUpdate, turn: int | None) -> None:
+        present = update.model_fields_set
+        if "title" in present and turn is not None and turn < len(self.turns):
+            self.turns[turn].title = update.title
+        if "title" in present and update.title != self.title:
+            self.title = update.title  # null clears
+            self.entries.append(
+                NoteEntry(
+                    turn,
+                    f"Session title: {update.title}." if update.title else "Session title cleared.",
+                )
+            )
+        if "updated_at" in present:
+            self.updated_at = update.updated_at
+
+    def _apply_notice(self, update: m.Notice, turn: int | None) -> None:
+        self.entries.append(
+            NoticeEntry(turn, str(update.severity), update.title, update.description)
+        )
+
+    def _apply_compaction(self, update: m.CompactionUpdate, turn: int | None) -> None:
+        entry = self._compaction(update.compaction_id, turn)
+        present = update.model_fields_set
+        entry.status = str(update.status)
+        if "summary" in present and update.summary is not None:
+            entry.summary = MessageEntry("agent", None, entry.turn)  # spec: replaces it
+            for block in update.summary:
+                entry.summary.append(block)
+        if "error" in present:
+            entry.error = update.error
+        entry.version += 1
+
+    def _apply_compaction_chunk(self, update: m.CompactionSummaryChunk, turn: int | None) -> None:
+        # spec: a first-seen ID creates an in-progress compaction; chunks append.
+        entry = self._compaction(update.compaction_id, turn)
+        entry.summary.append(update.content)
+        entry.version += 1
+
+    def _apply_usage(self, update: m.UsageUpdate, turn: int | None) -> None:
+        cost = update.cost
+        self.usage = Usage(
+            update.used,
+            update.size,
+            cost.amount if cost else None,
+            cost.currency if cost else None,
+        )
+
+    def _apply_unknown(self, update: Any, turn: int | None) -> None:
+        raw = update.to_wire() if hasattr(update, "to_wire") else {"value": repr(update)}
+        kind = raw.get("sessionUpdate") if isinstance(raw, dict) else None
+        self.entries.append(UnknownEntry(turn, kind if isinstance(kind, str) else "?", raw))
 
     def apply_text_chunk(self, chunk: TextChunk) -> None:
         """Apply a text chunk read without the models (:mod:`~acp_notebook.protocol.text_chunk`):
@@ -434,6 +445,26 @@ class Transcript:
         if isinstance(value, bool):
             return "on" if value else "off"
         return str(value)
+
+
+#: What :meth:`Transcript.apply` does with each `sessionUpdate` (the variant's tag);
+#: any other (``UnknownSessionUpdate``) is kept raw.
+_APPLY: dict[str, Callable[[Transcript, Any, int | None], None]] = {
+    "user_message_chunk": Transcript._apply_chunk,
+    "agent_message_chunk": Transcript._apply_chunk,
+    "agent_thought_chunk": Transcript._apply_chunk,
+    "tool_call": Transcript._apply_tool_call,
+    "tool_call_update": Transcript._apply_tool_call,
+    "plan": Transcript._apply_plan,
+    "available_commands_update": Transcript._apply_commands,
+    "current_mode_update": Transcript._apply_mode,
+    "config_option_update": Transcript._apply_config_options,
+    "session_info_update": Transcript._apply_session_info,
+    "notice": Transcript._apply_notice,
+    "compaction_update": Transcript._apply_compaction,
+    "compaction_summary_chunk": Transcript._apply_compaction_chunk,
+    "usage_update": Transcript._apply_usage,
+}
 
 
 def select_choices(option: m.SessionConfigOptionSelect) -> list[m.SessionConfigSelectOption]:
