@@ -5,6 +5,10 @@ with the same agent (the demo agent, whose own start is in both figures).
 - ``acp-notebook run "/help"``: wall and CPU of a fresh process, children included (the
   agent): ``getrusage(RUSAGE_CHILDREN)`` around each run; the baseline is
   ``python stdlib_client.py`` the same way.
+- the stack's floor (reported, not budgeted): the CPU of ``python stack_floor_client.py``
+  (the same turn on anyio with pydantic models, nothing else) the same way, against the
+  stdlib client and against it the CLI's: how much of the CLI's ratio any client on anyio
+  and pydantic pays, and how much is the CLI's own.
 - the first ``%acp /help``: wall time of the magic in a fresh process with an IPython shell
   made and ``%load_ext acp_notebook`` done (what a fresh kernel has after its first cell);
   the baseline is ``stdlib_client.turn`` in the same kind of process.
@@ -63,7 +67,8 @@ def _command(client: str) -> list[str]:
             shlex.join(AGENT),
             PROMPT,
         ]
-    return [sys.executable, str(ROOT / "benchmarks" / "stdlib_client.py"), PROMPT, *AGENT]
+    script = "stack_floor_client.py" if client == "floor" else "stdlib_client.py"
+    return [sys.executable, str(ROOT / "benchmarks" / script), PROMPT, *AGENT]
 
 
 def _process(client: str) -> tuple[float, float]:
@@ -103,9 +108,11 @@ def measure(quick: bool) -> list[Row]:
     stdlib: list[tuple[float, ...]] = []
     shell: list[tuple[float, ...]] = []
     shell_stdlib: list[tuple[float, ...]] = []
+    floor: list[tuple[float, ...]] = []
     for _ in range(reps):
         cli.append(_process("cli"))
         stdlib.append(_process("stdlib"))
+        floor.append(_process("floor"))
         shell.append((_in_shell("acp"),))
         shell_stdlib.append((_in_shell("stdlib"),))
     figures = [
@@ -113,7 +120,7 @@ def measure(quick: bool) -> list[Row]:
         ('`acp-notebook run "/help"` CPU, agent included', cli, stdlib, 1),
         ("first `%acp /help` after `%load_ext` in a fresh shell", shell, shell_stdlib, 0),
     ]
-    return [
+    rows = [
         Row(
             f"{figure} (median of {reps})",
             _median(ours, index) * 1000,
@@ -124,6 +131,27 @@ def measure(quick: bool) -> list[Row]:
         )
         for figure, ours, theirs, index in figures
     ]
+    # The floor rows go after the CLI's CPU row they explain.
+    floor_cpu = _median(floor, 1) * 1000
+    rows[2:2] = [
+        Row(
+            f"… the stack's floor: a minimal anyio + pydantic client, CPU (median of {reps})",
+            floor_cpu,
+            _median(stdlib, 1) * 1000,
+            "stdlib client, same agent",
+            "ms",
+            limit=float("inf"),
+        ),
+        Row(
+            f"… `acp-notebook run` CPU against that floor (median of {reps})",
+            _median(cli, 1) * 1000,
+            floor_cpu,
+            "anyio + pydantic client, same agent",
+            "ms",
+            limit=float("inf"),
+        ),
+    ]
+    return rows
 
 
 if __name__ == "__main__":
