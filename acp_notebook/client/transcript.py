@@ -262,9 +262,16 @@ class Transcript:
     def _apply_mode(self, update: m.CurrentModeUpdate, turn: int | None) -> None:
         if update.current_mode_id != self.current_mode_id:
             self.current_mode_id = update.current_mode_id
-            self.entries.append(
-                NoteEntry(turn, f"Mode changed to {self.mode_name(update.current_mode_id)}.")
-            )
+            self._announce(turn, f"Mode changed to {self.mode_name(update.current_mode_id)}.")
+
+    def _announce(self, turn: int | None, text: str) -> None:
+        """A note of a change the agent announced, unless it repeats the note just before:
+        an agent whose modes are also a config option (spec: the `mode` category) sends
+        `current_mode_update` and `config_option_update` for one change, which read the same
+        ("Mode changed to Code.")."""
+        note = NoteEntry(turn, text)
+        if not (self.entries and self.entries[-1] == note):
+            self.entries.append(note)
 
     def _apply_config_options(self, update: m.ConfigOptionUpdate, turn: int | None) -> None:
         self._set_config_options(update.config_options, turn, announce=True)
@@ -414,9 +421,7 @@ class Transcript:
             return
         for option in self.known_config_options:
             if option.id in before and before[option.id] != option.current_value:
-                self.entries.append(
-                    NoteEntry(turn, f"{option.name} changed to {self.config_value_name(option)}.")
-                )
+                self._announce(turn, f"{option.name} changed to {self.config_value_name(option)}.")
 
     @property
     def known_config_options(

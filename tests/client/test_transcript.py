@@ -433,6 +433,29 @@ def test_mode_changes_by_the_agent_are_noted_with_the_mode_name() -> None:
     assert notes == ["Mode changed to Code.", "Mode changed to mystery."]
 
 
+def test_a_mode_change_sent_as_mode_and_as_config_option_is_noted_once() -> None:
+    # spec: an agent whose modes are also a config option (category `mode`) announces one
+    # change with both `current_mode_update` and `config_option_update`.
+    transcript = started()
+    modes = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"},
+                                                          {"id": "code", "name": "Code"}]}
+    option = {"id": "mode", "name": "Mode", "type": "select", "category": "mode",
+              "options": [{"value": "ask", "name": "Ask"}, {"value": "code", "name": "Code"}]}
+    transcript.set_modes(m.SessionModeState.parse(modes))
+    transcript.set_config_options(m.parse(list[m.SessionConfigOption], [{**option, "currentValue": "ask"}]))
+    apply(
+        transcript,
+        {"sessionUpdate": "current_mode_update", "currentModeId": "code"},
+        {"sessionUpdate": "config_option_update", "configOptions": [{**option, "currentValue": "code"}]},
+        {"sessionUpdate": "config_option_update", "configOptions": [{**option, "currentValue": "ask"}]},
+        {"sessionUpdate": "current_mode_update", "currentModeId": "ask"},
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "and back"}},
+        {"sessionUpdate": "current_mode_update", "currentModeId": "code"},
+    )  # fmt: skip
+    notes = [e.text for e in transcript.entries if isinstance(e, NoteEntry)]
+    assert notes == ["Mode changed to Code.", "Mode changed to Ask.", "Mode changed to Code."]
+
+
 CONFIG = [
     {
         "id": "model",
