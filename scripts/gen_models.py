@@ -758,9 +758,18 @@ class Generator:
         )
         return fmt(union, "", f"{spec.name} = ") + docstring(spec.doc or spec.name, "")
 
-    def union_members(self) -> list[str]:
+    def union_members(self, lazy: bool) -> list[str]:
         """``UNION_MEMBERS``: for each union with a discriminator property, that property and
-        the class each of its values on the wire selects (names, so nothing is made)."""
+        the class each of its values on the wire selects (names, so nothing is made). The
+        stub (not ``lazy``) declares its type only."""
+        doc = [
+            '"""Union name -> (its discriminator\'s wire name, {value: member class name}): the',
+            "member a value selects, found without making the union (see protocol/variants.py).",
+            '"""',
+            "",
+        ]
+        if not lazy:
+            return ["UNION_MEMBERS: dict[str, tuple[str, dict[str, str]]]", *doc]
         lines = ["UNION_MEMBERS: dict[str, tuple[str, dict[str, str]]] = {"]
         for spec in self.unions.values():
             if spec.kind != "field":
@@ -774,14 +783,7 @@ class Generator:
             lines += [f"    {pystr(spec.name)}: ({pystr(spec.prop or '')}, {{"]
             lines += [f"        {pystr(t)}: {pystr(c)}," for t, c in members.items()]
             lines += ["    }),"]
-        return [
-            *lines,
-            "}",
-            '"""Union name -> (its discriminator\'s wire name, {value: member class name}): the',
-            "member a value selects, found without making the union (see protocol/variants.py).",
-            '"""',
-            "",
-        ]
+        return [*lines, "}", *doc]
 
     def method_tables(self) -> dict[str, list[tuple[str, str, str | None]]]:
         """side -> [(method, params type, result type or None)], from the JSON-RPC envelopes."""
@@ -945,7 +947,7 @@ class Generator:
             f"PROTOCOL_VERSION = {int(self.meta['version'])}",
             '"""The wire protocol version (``initialize.protocolVersion``)."""',
             "",
-            *self.union_members(),
+            *self.union_members(lazy),
             "# --- scalar aliases",
             "",
         ]

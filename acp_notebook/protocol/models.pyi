@@ -96,75 +96,7 @@ SCHEMA_RELEASE = "@agentclientprotocol/sdk 2.4.0"
 PROTOCOL_VERSION = 1
 """The wire protocol version (``initialize.protocolVersion``)."""
 
-UNION_MEMBERS: dict[str, tuple[str, dict[str, str]]] = {
-    "ToolCallContent": ("type", {
-        "content": "ContentToolCallContent",
-        "diff": "DiffToolCallContent",
-        "terminal": "TerminalToolCallContent",
-    }),
-    "ContentBlock": ("type", {
-        "text": "TextContentBlock",
-        "image": "ImageContentBlock",
-        "audio": "AudioContentBlock",
-        "resource_link": "ResourceLinkContentBlock",
-        "resource": "EmbeddedResourceContentBlock",
-    }),
-    "CreateElicitationRequest": ("mode", {
-        "form": "CreateElicitationFormRequest",
-        "url": "CreateElicitationUrlRequest",
-    }),
-    "ElicitationPropertySchema": ("type", {
-        "string": "StringPropertySchema",
-        "number": "NumberPropertySchema",
-        "integer": "IntegerPropertySchema",
-        "boolean": "BooleanPropertySchema",
-        "array": "MultiSelectPropertySchema",
-    }),
-    "MultiSelectItems": ("type", {
-        "string": "StringMultiSelectItems",
-    }),
-    "AuthMethod": ("type", {
-        "terminal": "AuthMethodTerminal",
-        "agent": "AuthMethodAgent",
-    }),
-    "SessionConfigOption": ("type", {
-        "select": "SessionConfigOptionSelect",
-        "boolean": "SessionConfigOptionBoolean",
-    }),
-    "SessionUpdate": ("sessionUpdate", {
-        "user_message_chunk": "UserMessageChunk",
-        "agent_message_chunk": "AgentMessageChunk",
-        "agent_thought_chunk": "AgentThoughtChunk",
-        "tool_call": "ToolCallStart",
-        "tool_call_update": "ToolCallProgress",
-        "plan": "AgentPlanUpdate",
-        "available_commands_update": "AvailableCommandsUpdate",
-        "current_mode_update": "CurrentModeUpdate",
-        "config_option_update": "ConfigOptionUpdate",
-        "session_info_update": "SessionInfoUpdate",
-        "usage_update": "UsageUpdate",
-        "notice": "Notice",
-        "compaction_update": "CompactionUpdate",
-        "compaction_summary_chunk": "CompactionSummaryChunk",
-    }),
-    "McpServer": ("type", {
-        "http": "McpServerHttp",
-        "sse": "McpServerSse",
-        "stdio": "McpServerStdio",
-    }),
-    "SetSessionConfigOptionRequest": ("type", {
-        "boolean": "SetSessionConfigOptionBooleanRequest",
-    }),
-    "RequestPermissionOutcome": ("outcome", {
-        "cancelled": "CancelledPermissionOutcome",
-        "selected": "SelectedPermissionOutcome",
-    }),
-    "CreateElicitationResponse": ("action", {
-        "accept": "AcceptElicitationResponse",
-        "decline": "DeclineElicitationResponse",
-        "cancel": "CancelElicitationResponse",
-    }),
-}
+UNION_MEMBERS: dict[str, tuple[str, dict[str, str]]]
 """Union name -> (its discriminator's wire name, {value: member class name}): the
 member a value selects, found without making the union (see protocol/variants.py).
 """
