@@ -85,7 +85,7 @@ def test_the_budgets_hold(quick_run) -> None:
 @pytest.mark.xfail(
     strict=True,
     reason='issue 15: `acp-notebook run "/help"` CPU (a minimal anyio + pydantic client is'
-    " over the budget already; the wall is within it on a quiet machine only)",
+    " at the budget already, 1.45-1.57x; the wall is within it on a quiet machine only)",
 )
 def test_the_budgets_not_met_yet_hold(quick_run) -> None:
     _, rows = quick_run
