@@ -48,7 +48,6 @@ from ..protocol import models as m
 from ..protocol.errors import RpcError
 from .formatting import short_path
 from .fs import resolve_inside
-from .shell import command_parts, shell_payload
 from .toolcall import ToolCallState
 
 if TYPE_CHECKING:
@@ -96,6 +95,8 @@ def terminal_command(request: m.CreateTerminalRequest) -> str:
     argv = [request.command, *(request.args or [])]
     if len(argv) == 1:
         return request.command
+    from .shell import shell_payload  # imported here: rules.py (PermissionRules.match) says why
+
     return shell_payload(argv) or shlex.join(argv)
 
 
@@ -145,6 +146,8 @@ class Guard:
 
     async def check_command(self, request: m.CreateTerminalRequest) -> None:
         """Raise :class:`RpcError` unless running ``request``'s command is allowed."""
+        from .shell import command_parts  # imported here: rules.py (PermissionRules.match) says why
+
         command = terminal_command(request)
         call = ToolCallState("", None, kind="execute", raw_input={"command": command})
         wanted = {_squash(command), _squash(shlex.join([request.command, *(request.args or [])]))}

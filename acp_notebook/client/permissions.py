@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from ..protocol import models as m
-from .danger import Danger, assess_call
 from .pending import Broker
 from .policy import POLICIES as POLICIES  # the policies were defined here first
 from .policy import Policy as Policy
 from .rules import PermissionRules
 
 if TYPE_CHECKING:
+    from .danger import Danger
     from .rules import RuleMatch
     from .toolcall import ToolCallState
     from .transcript import Transcript
@@ -104,6 +104,8 @@ class PermissionRequest:
     def attach(self, call: ToolCallState, cwd: str, roots: Sequence[str] = ()) -> None:
         """Give the request its merged tool call (rules match it) and rate its risk:
         the command it runs, and its paths against the session's ``roots``."""
+        from .danger import assess_call  # imported here: rules.py (PermissionRules.match) says why
+
         self.call = call
         self.cwd = cwd
         try:

@@ -65,9 +65,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, cast
 
-from .danger import assess_command
-from .shell import command_forms, command_parts, uncertain
-
 if TYPE_CHECKING:
     from .toolcall import ToolCallState
 
@@ -177,6 +174,8 @@ class Rule:
         return any(self._matches_path(p, base) for p, base in forms)
 
     def _matches_command(self, command: str) -> bool:
+        from .shell import command_forms, command_parts  # here: PermissionRules.match says why
+
         pattern = _squash(self.patterns[0])
         if self.action == "allow":
             # Every part as written, so a wildcard never hides a second command.
@@ -260,6 +259,11 @@ class PermissionRules:
 
     def match(self, call: ToolCallState, cwd: str) -> RuleMatch | None:
         """What the first rule that matches ``call`` says (None: no rule matches)."""
+        # The shell reader and the risk rating are imported where a command is read, not
+        # with the module: every session makes its rules, most turns run no command.
+        from .danger import assess_command
+        from .shell import uncertain
+
         for rule in self.rules:
             if not rule.matches(call, cwd):
                 continue

@@ -49,3 +49,13 @@ def test_the_command_and_its_run_start_the_agent_before_loading_the_models() -> 
     later = {"pydantic", "wcmatch", "acp_notebook.client.rules", "acp_notebook.client.trace"}
     assert later & modules == set()
     assert "acp_notebook.protocol.models" in imported_by("acp_notebook.cli.turn")
+
+
+def test_a_turn_loads_the_shell_reader_and_the_risk_rating_only_for_a_command() -> None:
+    # Every session makes its permission rules and guard; the command parser and the risk
+    # rating they use are loaded where a command is read (client/rules.py), so a turn
+    # that runs no command does not pay for them.
+    modules = imported_by("acp_notebook.cli.turn")
+    assert "acp_notebook.client.rules" in modules  # the report is read right
+    reader = {"acp_notebook.client.shell", "acp_notebook.client.shell_lexer"}
+    assert (reader | {"acp_notebook.client.danger"}) & modules == set()
