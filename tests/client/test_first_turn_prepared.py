@@ -10,6 +10,8 @@ import copy
 import json
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -23,26 +25,23 @@ from acp_notebook.protocol.memory import memory_pipe
 
 from .helpers import SAFETY
 
+ROOT = Path(__file__).resolve().parents[2]
+
 # A fresh interpreter (no test has built a model yet), a client over memory pipes, and an
 # agent that answers `initialize` only once every first-turn model is built (or says
 # which are not after 10 s).
 CHILD = """
 import json
 import anyio
-from acp_notebook.client.connection import ClientConnection
 from acp_notebook.client.handshake import FIRST_TURN_MODELS
 from acp_notebook.protocol import models as m
-from acp_notebook.protocol.jsonrpc import Peer
-from acp_notebook.protocol.memory import memory_pipe
+from tests.client.test_first_turn_prepared import initialize_against
 
 def built():
     return [name for name in FIRST_TURN_MODELS if getattr(m, name).__pydantic_complete__]
 
 async def main():
     before = built()
-    client_in, agent_out = memory_pipe()
-    agent_in, client_out = memory_pipe()
-    agent = Peer(agent_in, agent_out, name="agent")
     when_asked = []
 
     async def initialize(params):
@@ -52,25 +51,39 @@ async def main():
         when_asked.append(built())
         return {"protocolVersion": 1}
 
-    agent.handle_request("initialize", initialize)
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(agent.run)
-        peer = Peer(client_in, client_out, name="client")
-        async with ClientConnection.over(peer, name="test") as conn:
-            await conn.initialize()
-        await agent.aclose()
-        tasks.cancel_scope.cancel()
+    await initialize_against(initialize)
     print(json.dumps({"before": before, "answered_with": when_asked[0]}))
 
 anyio.run(main)
 """
 
 
+async def initialize_against(
+    answer: Callable[[Any], Awaitable[dict[str, Any]]],
+    capabilities: m.ClientCapabilities | None = None,
+) -> m.ClientCapabilities:
+    """`initialize` by a client over memory pipes, answered by ``answer(params)``; what the
+    client then says it advertised."""
+    client_in, agent_out = memory_pipe()
+    agent_in, client_out = memory_pipe()
+    agent = Peer(agent_in, agent_out, name="agent")
+    agent.handle_request("initialize", answer)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(agent.run)
+        peer = Peer(client_in, client_out, name="client")
+        async with ClientConnection.over(peer, name="test") as conn:
+            await conn.initialize(capabilities)
+            advertised = conn.advertised
+        await agent.aclose()
+        tasks.cancel_scope.cancel()
+    return advertised
+
+
 def test_the_first_turns_validators_are_built_while_the_agent_starts():
     from acp_notebook.client.handshake import FIRST_TURN_MODELS
 
     proc = subprocess.run(
-        [sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=SAFETY
+        [sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=SAFETY, cwd=ROOT
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -81,24 +94,13 @@ def test_the_first_turns_validators_are_built_while_the_agent_starts():
 async def _initialize_params(capabilities: m.ClientCapabilities | None = None) -> tuple:
     """The params an agent receives in `initialize`, and what the client then says it
     advertised."""
-    client_in, agent_out = memory_pipe()
-    agent_in, client_out = memory_pipe()
-    agent = Peer(agent_in, agent_out, name="agent")
     received: list[Any] = []
 
     async def initialize(params: Any) -> dict[str, Any]:
         received.append(params)
         return {"protocolVersion": 1}
 
-    agent.handle_request("initialize", initialize)
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(agent.run)
-        peer = Peer(client_in, client_out, name="client")
-        async with ClientConnection.over(peer, name="test") as conn:
-            await conn.initialize(capabilities)
-            advertised = conn.advertised
-        await agent.aclose()
-        tasks.cancel_scope.cancel()
+    advertised = await initialize_against(initialize, capabilities)
     return received[0], advertised
 
 
