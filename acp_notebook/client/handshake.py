@@ -114,15 +114,16 @@ class Handshake:
         #: Seconds `session/new|load|resume` may take.
         self.handshake_timeout = HANDSHAKE_TIMEOUT
         self.initialize_response: m.InitializeResponse | None = None
-        self._advertised: m.ClientCapabilities | dict[str, Any] = CLIENT_CAPABILITIES
+        #: Capabilities passed to `initialize`; None: ours (:data:`CLIENT_CAPABILITIES`).
+        self._advertised: m.ClientCapabilities | None = None
 
     @property
     def advertised(self) -> m.ClientCapabilities:
         """What `initialize` advertised (before it is sent: what it would advertise);
-        elicitation modes it did not offer are refused. Read as the model when first
-        asked (an elicitation), not when sent."""
-        if isinstance(self._advertised, dict):
-            self._advertised = m.ClientCapabilities.parse(copy.deepcopy(self._advertised))
+        elicitation modes it did not offer are refused. Ours are read as the model when
+        first asked (an elicitation), not when sent."""
+        if self._advertised is None:
+            self._advertised = client_capabilities()
         return self._advertised
 
     @property
@@ -174,7 +175,7 @@ class Handshake:
                 "clientCapabilities": copy.deepcopy(CLIENT_CAPABILITIES),
                 "clientInfo": dict(CLIENT_INFO),
             }
-            self._advertised = CLIENT_CAPABILITIES
+            self._advertised = None
         else:
             request = m.InitializeRequest(
                 protocol_version=PROTOCOL_VERSION,
