@@ -1078,3 +1078,43 @@ async def test_an_unreadable_state_file_is_ignored_then_replaced(tmp_path: Path)
         assert await client.request("session/list", {}) == {"sessions": []}
         await client.new_session()
     assert json.loads(state.read_text())["sessions"][0]["id"] == "demo-session-1"
+
+
+async def test_a_prompt_sent_at_once_comes_after_the_sessions_command_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The command list follows the answer that opened the session (in that request's task);
+    # a prompt sent the moment that answer arrives runs in another task. Slowed here, the
+    # list still comes first: the demo agent's messages are the same from run to run.
+    from acp_notebook.agents.demo.server import DemoAgent, DemoOptions
+    from acp_notebook.protocol import models as m
+    from acp_notebook.protocol.memory import memory_pipe
+
+    update = DemoAgent._update
+
+    async def slowed(self: DemoAgent, session_id: str, sent: Any) -> None:
+        if isinstance(sent, m.AvailableCommandsUpdate):
+            await anyio.sleep(0.3)
+        await update(self, session_id, sent)
+
+    monkeypatch.setattr(DemoAgent, "_update", slowed)
+    client_in, agent_out = memory_pipe()
+    agent_in, client_out = memory_pipe()
+    agent = DemoAgent(agent_in, agent_out, DemoOptions(state_file=tmp_path / "state.json"))
+    client = Peer(client_in, client_out, name="test-client")
+    kinds: list[str] = []
+    client.handle_notification(
+        "session/update", lambda params: kinds.append(params["update"]["sessionUpdate"])
+    )
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(agent.run)
+        tasks.start_soon(client.run)
+        with anyio.fail_after(30):
+            await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+            opened = await client.request("session/new", {"cwd": str(tmp_path), "mcpServers": []})
+            prompt = [{"type": "text", "text": "/help"}]
+            await client.request(
+                "session/prompt", {"sessionId": opened["sessionId"], "prompt": prompt}
+            )
+        tasks.cancel_scope.cancel()
+    assert kinds[:2] == ["available_commands_update", "session_info_update"]

@@ -41,6 +41,8 @@ __all__ = ["DemoAgent", "DemoOptions", "serve"]
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
+#: Seconds a prompt waits for its session's command list to go out (see ``_prompt``).
+ANNOUNCE_WAIT = 5.0
 AGENT_INFO = m.Implementation(
     name="acp-notebook-demo", title="acp_notebook demo agent", version=__version__
 )
@@ -130,8 +132,16 @@ class DemoAgent:
 
     def _opened(self, session: DemoSession, result: dict[str, Any]) -> Reply:
         """The answer that opened ``session``, followed by its command list (real agents
-        send it right after that answer)."""
-        return Reply(result, lambda: self._update(session.id, available_commands()))
+        send it right after that answer, before anything of a prompt: see :meth:`_prompt`)."""
+        announced = session.announced = anyio.Event()
+
+        async def announce() -> None:
+            try:
+                await self._update(session.id, available_commands())
+            finally:
+                announced.set()
+
+        return Reply(result, announce)
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -365,6 +375,12 @@ class DemoAgent:
     async def _prompt(self, params: Any) -> Any:
         request = m.PromptRequest.parse(params)
         session = self._active(request.session_id)
+        if session.announced is not None:
+            # A prompt sent as soon as the session opened waits for the command list: the
+            # first one makes its models and could lose the race to the prompt's own
+            # updates (bounded: an answer never written runs no announcement).
+            with anyio.move_on_after(ANNOUNCE_WAIT):
+                await session.announced.wait()
         if session.turn is not None:
             # v1 defines no queueing: one prompt at a time per session.
             raise RpcError(

@@ -12,6 +12,8 @@ from ...protocol import models as m
 from ...protocol.modelbase import AcpModel
 
 if TYPE_CHECKING:
+    import anyio
+
     from .turn import Turn
 
 __all__ = ["MODELS", "MODES", "ClientCaps", "DemoModel", "DemoSession", "config_options"]
@@ -120,6 +122,8 @@ class DemoSession:
     #: The stdio MCP servers given, by name (the scenes that use the client's MCP tools).
     mcp_stdio: dict[str, m.McpServerStdio] = field(default_factory=dict)
     turn: Turn | None = None
+    #: Set once the command list that follows the answer opening the session went out.
+    announced: anyio.Event | None = None
 
     def new_call_id(self) -> str:
         # Counted per session, never random: the same prompts give the same transcript.
