@@ -1,5 +1,7 @@
 const jestJupyterLab = require('@jupyterlab/testutils/lib/jest-config');
 
+// The template's list, and the base config's modules that a real notebook model
+// (@jupyterlab/notebook's NotebookModel, used by the cells and changes tests) loads.
 const esModules = [
   '@codemirror',
   '@jupyter/react-components',
