@@ -26,6 +26,7 @@ from acp_notebook.notebook.frontend.protocol import (
     FRONTEND_TARGET,
     KERNEL_TARGET,
     PROTOCOL_VERSION,
+    CellChange,
     CellDelete,
     CellEdit,
     CellInsert,
@@ -87,7 +88,7 @@ def connected(answer: Callable[[Message], Message | None] = lambda _: None) -> L
 
 
 def sent(live: LiveNotebook) -> list[Message]:
-    return live._comm.sent  # type: ignore[attr-defined,no-any-return]
+    return live._comm.sent  # type: ignore[attr-defined]
 
 
 def run(call: Coroutine[Any, Any, Any]) -> Any:
@@ -267,11 +268,12 @@ def test_the_kernel_sends_propose(name: str, reply: str) -> None:
     live = connected(replying(TO_KERNEL[reply]))
     asked = TO_FRONTEND[name]
     wire = asked["change"]
-    change = {
+    made: dict[str, Callable[[], CellChange]] = {
         "edit": lambda: CellEdit(wire["cell_id"], wire["source"], wire["expected_source"]),
         "insert": lambda: CellInsert(wire["after_id"], wire["source"], wire["cell_type"]),
         "delete": lambda: CellDelete(wire["cell_id"], wire["expected_source"]),
-    }[wire["op"]]()
+    }
+    change = made[wire["op"]]()
     outcome = run(live.propose(change, label=asked["label"]))
     assert request_as_sent(live, name) == asked
     assert outcome.model_dump() == result(reply)
