@@ -15,16 +15,21 @@ import { cellIndex, findCell, liveCell } from './cells';
 import { apply, currentCell, isStale, target } from './changes';
 import {
   Change,
-  cellIdOf,
+  errorReply,
   FRONTEND_TARGET,
+  hello,
   IEditOutcome,
   ILiveCell,
+  IRunOutcome,
   KERNEL_TARGET,
-  maxChars,
-  message,
-  parseChange,
+  parseRequest,
   parseReview,
-  RequestError
+  pathChanged,
+  reply,
+  RequestError,
+  RequestResult,
+  requestId,
+  revert
 } from './protocol';
 import { Proposal } from './proposal';
 import { ReviewBar } from './review';
@@ -41,7 +46,7 @@ const GONE: ReadonlyArray<Kernel.Status> = [
 /** A request we answer nothing to (the kernel withdrew it, or the comm is gone). */
 const NO_REPLY = Symbol('no reply');
 
-type Result = Record<string, unknown> | typeof NO_REPLY;
+type Result = RequestResult | typeof NO_REPLY;
 
 export class LiveLink {
   private _kernel: Kernel.IKernelConnection | null = null;
@@ -157,11 +162,7 @@ export class LiveLink {
       }
     };
     comm.open(
-      message('hello', {
-        path: this._panel.context.localPath,
-        extension_version: EXTENSION_VERSION,
-        app: this._appName
-      })
+      hello(this._panel.context.localPath, EXTENSION_VERSION, this._appName)
     );
   }
 
@@ -186,7 +187,7 @@ export class LiveLink {
   }
 
   private _onPath(): void {
-    this._comm?.send(message('path', { path: this._panel.context.localPath }));
+    this._comm?.send(pathChanged(this._panel.context.localPath));
   }
 
   // ---------------------------------------------------------------- messages
@@ -203,16 +204,20 @@ export class LiveLink {
       case 'review':
         this._review(data);
         break;
-      case 'cancel':
-        if (typeof data.id === 'number') {
-          this._withdrawn.add(data.id);
-          this._proposals.get(data.id)?.dispose();
+      case 'cancel': {
+        const id = requestId(data);
+        if (id !== null) {
+          this._withdrawn.add(id);
+          this._proposals.get(id)?.dispose();
         }
         break;
-      default:
-        if (typeof data.id === 'number') {
-          void this._serve(comm, data.id, data);
+      }
+      default: {
+        const id = requestId(data);
+        if (id !== null) {
+          void this._serve(comm, id, data);
         }
+      }
     }
   }
 
@@ -241,9 +246,7 @@ export class LiveLink {
       });
       const id = review.review;
       const created = new ReviewBar(id, (change, hunk, revision) =>
-        this._comm?.send(
-          message('revert', { review: id, change, hunk, revision })
-        )
+        this._comm?.send(revert(id, change, hunk, revision))
       );
       created.disposed.connect(() => this._reviews.delete(id));
       this._reviews.set(id, created);
@@ -258,27 +261,24 @@ export class LiveLink {
     id: number,
     data: Record<string, unknown>
   ): Promise<void> {
-    let reply: Record<string, unknown>;
+    let answer;
     try {
       const result = await this._handle(id, data);
       if (result === NO_REPLY) {
         return;
       }
-      reply = { id, result };
+      answer = reply(id, result);
     } catch (error) {
-      const known = error instanceof RequestError;
-      reply = {
+      answer = errorReply(
         id,
-        error: {
-          code: known ? error.code : 'failed',
-          message: error instanceof Error ? error.message : String(error)
-        }
-      };
+        error instanceof RequestError ? error.code : 'failed',
+        error instanceof Error ? error.message : String(error)
+      );
     } finally {
       this._withdrawn.delete(id);
     }
     if (!comm.isDisposed && this._comm === comm) {
-      comm.send(message('reply', reply));
+      comm.send(answer);
     }
   }
 
@@ -290,8 +290,9 @@ export class LiveLink {
     if (model === null) {
       throw new RequestError('failed', 'The notebook is not loaded yet.');
     }
-    const max = maxChars(data.max_output_chars);
-    switch (data.type) {
+    const request = parseRequest(data);
+    const max = request.max_output_chars;
+    switch (request.type) {
       case 'list_cells': {
         const cells: ILiveCell[] = [];
         for (let i = 0; i < model.cells.length; i++) {
@@ -300,30 +301,17 @@ export class LiveLink {
         return { cells };
       }
       case 'read_cell': {
-        const { cell, index } = findCell(model, cellIdOf(data.cell_id));
+        const { cell, index } = findCell(model, request.cell_id);
         return { cell: liveCell(cell, index, max) };
       }
-      case 'propose': {
-        const label = typeof data.label === 'string' ? data.label : '';
-        return this._propose(id, model, parseChange(data.change), label, max);
-      }
-      case 'apply': {
-        const change = parseChange(data.change);
-        target(model, change); // an unknown cell id is an error, not a stale change
-        return this._outcome(model, change, 'applied', max);
-      }
+      case 'propose':
+        return this._propose(id, model, request.change, request.label, max);
+      case 'apply':
+        // An unknown cell id is an error, not a stale change.
+        target(model, request.change);
+        return this._outcome(model, request.change, 'applied', max);
       case 'run_cell':
-        return this._run(
-          model,
-          cellIdOf(data.cell_id),
-          data.wait !== false,
-          max
-        );
-      default:
-        throw new RequestError(
-          'invalid',
-          `Unknown request ${String(data.type)}.`
-        );
+        return this._run(model, request.cell_id, request.wait, max);
     }
   }
 
@@ -333,7 +321,7 @@ export class LiveLink {
     change: Change,
     status: 'accepted' | 'applied',
     max: number
-  ): IEditOutcome & Record<string, unknown> {
+  ): IEditOutcome {
     if (isStale(model, change)) {
       return { status: 'stale', cell: currentCell(model, change, max) };
     }
@@ -425,7 +413,7 @@ export class LiveLink {
     cellId: string,
     wait: boolean,
     max: number
-  ): Promise<Result> {
+  ): Promise<IRunOutcome> {
     const found = findCell(model, cellId);
     const widget = this._panel.content.widgets[found.index];
     const now = () => {
