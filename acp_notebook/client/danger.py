@@ -30,9 +30,11 @@ from .shell import (
     MAX_DEPTH,
     SimpleCommand,
     flags,
+    inline_code,
     is_interpreter,
     pipelines,
     positional,
+    shell_invocation,
     shell_payload,
     substitutions,
     unwrap,
@@ -81,6 +83,13 @@ def combine(*ratings: Danger | None) -> Danger | None:
 
 
 _DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https"})
+#: Inline code (``python -c``, ``node -e``…) that deletes files or starts other programs.
+_DESTRUCTIVE_CODE = re.compile(
+    r"rmtree|os\.(remove|unlink|rmdir|removedirs|system|exec|spawn|kill)|\.unlink\(|subprocess"
+    r"|popen|pty\.spawn|child_process|(rm|unlink|rmdir)Sync|fs\.rm\b|FileUtils\.rm|File\.delete"
+    r"|\bsystem\s*\(|\bexec\s*\(|`|\brm\s+-|\bunlink\b|\bqx\b",
+    re.IGNORECASE,
+)
 _FORK_BOMB = re.compile(r"([A-Za-z_:][\w:]*)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&")
 
 
@@ -180,11 +189,19 @@ def _rate_command(
     if not argv:
         return
     name = os.path.basename(argv[0])
-    payload = shell_payload(argv)
+    invocation = shell_invocation(argv)
+    payload = invocation.script if invocation is not None else shell_payload(argv)
     if payload is not None:
         if depth < MAX_DEPTH:
             _rate(payload, roots, found, depth + 1)
         return
+    code = inline_code(argv)
+    if code is not None:
+        # Code is not read, so it is never "not rated": what it may do is named instead.
+        if any(_DESTRUCTIVE_CODE.search(w) for w in argv[1:]):
+            found.danger.append(f"runs inline code that deletes files or starts programs ({code})")
+        else:
+            found.caution.append(f"runs code given inline, which is not rated ({code})")
     short, long = flags(argv)
     args = positional(argv)
     if name == "rm":
