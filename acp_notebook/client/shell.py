@@ -92,6 +92,10 @@ _META_BUILTINS = frozenset(
     {"eval", "alias", "unalias", "source", ".", "trap", "enable", "hash", "shopt", "set",
      "export", "declare", "typeset", "local", "readonly", "unset", "let"}
 )  # fmt: skip
+#: Builtins that take a variable's name, whose subscript (``a[$(touch M)]``) bash evaluates
+#: as arithmetic, running the substitution in it even from a quoted word.
+_NAMES_VARIABLES = frozenset({"printf", "read", "mapfile", "readarray", "test", "[", "wait"})
+_SUBSCRIPT = re.compile(r"\w\[[^]]*[$`]")
 #: Characters bash reads differently from this reader (``\r`` is part of a word there).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -381,10 +385,12 @@ def _doubts_of(part: CommandPart) -> list[str]:
         and _reads_stdin(argv)
     ):
         doubts.append(f"`{name}` runs a program from its input, which this reader does not see")
+    if name in _NAMES_VARIABLES and any(_SUBSCRIPT.search(w) for w in argv[1:]):
+        doubts.append(f"`{name}` with a subscript the shell evaluates as arithmetic")
     git_options = _git_globals(argv) if name == "git" else []
     if any(w in ("-c", "--config-env") or w.startswith("--config-env=") for w in git_options):
         doubts.append("`git -c`, whose settings can run commands")
-    if name in ("cd", "pushd") and any(is_expanded(w) for w in positional(argv)):
+    if name in ("cd", "pushd") and any(is_expanded(w.lstrip("~")) for w in positional(argv)):
         doubts.append("changes to a directory the shell expands")
     return doubts
 

@@ -47,7 +47,8 @@ class _Grammar:
     as_root: bool = False
     #: It adds words of its own to the command (``xargs rm`` runs ``rm`` with the input).
     adds_arguments: bool = False
-    #: ``NAME=value`` words before the command set variables (``env A=1 cmd``).
+    #: Words with ``=`` before the command set variables (``env A=1 cmd``); unlike the
+    #: shell, these wrappers take any name (``env 'BASH_FUNC_echo%%=() { …; }'``).
     assignments: bool = False
     #: Options after which what runs is not the next words as they stand: each gives the
     #: doubt it raises (``sudo -s`` hands the words to a shell).
@@ -181,9 +182,20 @@ _GRAMMARS: dict[str, _Grammar] = {
         as_root=True,
     ),
     "run0": _Grammar(values="ug", long_values=_names("user", "group"), as_root=True),
+    # Multi-call binaries and wrappers without options of their own: the next word runs.
+    "busybox": _Grammar(),
+    "toybox": _Grammar(),
+    "unbuffer": _Grammar(),
+    "chronic": _Grammar(),
 }
 #: Wrappers whose words are joined and read by a shell: what runs is a script.
-_SHELL_WRAPPERS = {"watch": "`watch` runs its words through `sh -c`"}
+_SHELL_WRAPPERS = {
+    "watch": "`watch` runs its words through `sh -c`",
+    "script": "`script` runs a command through a shell",
+    "flock": "`flock` runs a command through a shell",
+    "runuser": "`runuser` runs a command through a shell",
+    "sg": "`sg` runs a command through a shell",
+}
 
 
 @dataclass
@@ -275,7 +287,7 @@ def _options(name: str, grammar: _Grammar, words: list[str], out: Unwrapped) -> 
         if word == "--":
             words = words[1:]
             break
-        if grammar.assignments and is_assignment(word):
+        if grammar.assignments and "=" in word and not word.startswith("-"):
             out.assigned.append(_assigned_name(word))
             words = words[1:]
             continue

@@ -80,6 +80,10 @@ UNCERTAIN = [
     ("su", "`su` without `-c`"),
     ("watch rm x", "`watch` runs its words"),
     ("doas -s", "`doas -s`"),
+    ("env 'BASH_FUNC_echo%%=() { touch M; }' bash -c 'echo hi'", "sets BASH_FUNC_echo%%"),
+    ("script -c 'rm -rf x'", "`script` runs a command through a shell"),
+    ("printf -v 'a[$(touch M)]' x", "a subscript the shell evaluates"),
+    ("read 'a[`touch M`]' <<< 1", "a subscript the shell evaluates"),
     # shell invocations with options it does not model
     ("bash -c -- 'rm -rf x'", "`--` in a shell's options"),
     ("bash -O extglob -c 'rm -rf x'", "`-O extglob`"),
@@ -261,6 +265,8 @@ DECISIONS: list[tuple[list[str], str, dict[str, str] | None, str | None]] = [
     (["deny execute rm *"], "bash +e -c 'rm -rf x'", None, "deny"),
     (["deny execute rm *"], "su -c 'rm -rf x'", None, "deny"),
     (["deny execute rm *"], "find . -name '*.o' -exec rm {} ;", None, "deny"),
+    (["deny execute rm *"], "busybox rm -rf x", None, "deny"),
+    (["allow execute printf*"], "printf -v 'a[$(touch M)]' x", None, "ask"),
     # a deny or ask rule that an unreadable command may escape asks
     (["deny execute rm *"], "/bin/r[m] -rf x", None, "ask"),
     (["deny execute rm *"], "$(echo rm) -rf x", None, "ask"),

@@ -83,7 +83,18 @@ WRAPPERS = [
     "bash +e -c ",
     "sh -c ",
 ]
-PROGRAMS = ["echo", "echo -n", "printf %s", TOUCH, REMOVE, "/bin/ech[o]", "$(echo touch) pwned"]
+PROGRAMS = [
+    "echo",
+    "echo -n",
+    "printf %s",
+    TOUCH,
+    REMOVE,
+    "/bin/ech[o]",
+    "$(echo touch) pwned",
+    "printf -v 'a[$(touch pwned)]' x",
+    "busybox touch pwned",
+    "env 'BASH_FUNC_echo%%=() { touch pwned; }' bash -c echo",
+]
 SEPARATORS = ["; ", " && ", " | ", "\n"]
 
 
@@ -199,6 +210,8 @@ def test_the_sandbox_sees_each_payload(payloads: Path, tmp_path: Path) -> None:
         ("timeout --signal KILL 20 rm -f marker", {}),
         ("bash -c -- 'touch pwned'", {}),
         ("env -S 'touch pwned'", {}),
+        ("printf -v 'a[$(touch pwned)]' x", {}),
+        ("env 'BASH_FUNC_echo%%=() { touch pwned; }' bash -c echo", {}),
     ]:
         assert run_in_sandbox(command, env, tmp_path / "box") != [], (command, env)
         assert not auto_allowed(RULE_SETS["echo"], command, env), command
