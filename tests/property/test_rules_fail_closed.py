@@ -105,11 +105,25 @@ def quoted_for(wrapper: str, words: str) -> str:
     return words
 
 
+def mostly(plain: list[str], hostile: list[str]) -> st.SearchStrategy[str]:
+    """Three draws in four from ``plain``: most commands are auto-allowed and run, and
+    each carries a hostile word often enough to be tried."""
+    return st.one_of(*[st.sampled_from(plain)] * 3, st.sampled_from(hostile))
+
+
+def split(words: list[str], hostile: list[str]) -> tuple[list[str], list[str]]:
+    return [w for w in words if w not in hostile], hostile
+
+
+HOSTILE_WRAPPERS = ["env -S ", "bash -c -- ", "bash -O extglob -c ", "bash +e -c "]
+PLAIN_EXPANSIONS = ["${#HOME}", "${HOME}", "$HOME", "hi", "'a b'", "--"]
 segment = st.builds(
     lambda wrapper, program, args: wrapper + quoted_for(wrapper, " ".join([program, *args])),
-    st.sampled_from(WRAPPERS),
-    st.sampled_from(PROGRAMS),
-    st.lists(st.sampled_from(EXPANSIONS), max_size=3),
+    st.one_of(st.just(""), st.just(""), mostly(*split(WRAPPERS, HOSTILE_WRAPPERS))),
+    mostly(["echo", "echo -n", "printf %s"], PROGRAMS[3:]),
+    st.lists(
+        mostly(*split(EXPANSIONS, [e for e in EXPANSIONS if e not in PLAIN_EXPANSIONS])), max_size=3
+    ),
 )
 commands = st.builds(
     lambda first, rest: first + "".join(sep + seg for sep, seg in rest),
@@ -129,8 +143,9 @@ def env_entries(payloads: Path) -> st.SearchStrategy[dict[str, str]]:
         "LANG": "C",
         "FOO": "$(touch pwned)",
     }
-    return st.dictionaries(st.sampled_from(sorted(entries)), st.just(""), max_size=2).map(
-        lambda chosen: {name: entries[name] for name in chosen}
+    chosen = st.dictionaries(st.sampled_from(sorted(entries)), st.just(""), max_size=2)
+    return st.one_of(st.just({}), st.just({}), chosen).map(
+        lambda names: {name: entries[name] for name in names}
     )
 
 
