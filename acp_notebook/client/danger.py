@@ -39,6 +39,7 @@ from .shell import (
     substitutions,
     unwrap,
 )
+from .shell_writes import written_words
 
 if TYPE_CHECKING:
     from .toolcall import ToolCallState
@@ -112,25 +113,6 @@ class _Findings:
 
 
 _DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|mapper/|md\d|dm-|loop)")
-_MUTATORS = frozenset(
-    {
-        "rm",
-        "rmdir",
-        "mv",
-        "touch",
-        "mkdir",
-        "tee",
-        "truncate",
-        "chmod",
-        "chown",
-        "chgrp",
-        "unlink",
-        "shred",
-        "sed",
-    }
-)
-#: Commands whose last argument is the one they write (the others are read).
-_WRITE_LAST = frozenset({"cp", "ln", "install", "rsync"})
 _INSTALLERS: dict[str, tuple[str, ...]] = {
     "pip": ("install",),
     "pip3": ("install",),
@@ -244,14 +226,8 @@ def _rate_command(
     elif name in ("kill", "pkill", "killall"):
         found.caution.append(f"stops processes ({name})")
     _rate_install(name, argv, args, found)
-    if roots and name in _MUTATORS | _WRITE_LAST:
-        if name == "sed" and not ("i" in short or "--in-place" in long):
-            targets: list[str] = []
-        elif name in _WRITE_LAST:
-            targets = args[-1:] if len(args) > 1 else []
-        else:
-            targets = args[1:] if name in ("chmod", "chown", "chgrp") else args
-        outside = [t for t in targets if _outside(t, roots)]
+    if roots:
+        outside = [t for t in written_words(argv, landed=False) if _outside(t, roots)]
         if outside:
             found.caution.append(f"changes files outside the project ({_named(outside)})")
 

@@ -236,19 +236,34 @@ class _Lexer:
         return end
 
     def _balanced(self, i: int) -> int:
-        """The position after the ``)`` closing the ``(`` at ``i`` (quotes skipped)."""
+        """The position after the ``)`` closing the ``(`` at ``i``, skipping what bash
+        skips: quoted text (a double-quoted string with its escapes and substitutions),
+        ``${…}`` and comments."""
         text, depth = self.text, 0
         while i < len(text):
             ch = text[i]
             if ch == "\\":
                 i += 2
                 continue
-            if ch in "'\"":
-                end = text.find(ch, i + 1)
+            if ch == "'":
+                end = text.find("'", i + 1)
+                if end < 0:
+                    break
+                i = end + 1
+                continue
+            if ch == '"':
+                i = self._double_quoted(i + 1, [])
+                continue
+            if text.startswith("${", i):
+                i = self._parameter(i)
+                continue
+            if ch == "#" and (i == 0 or text[i - 1] in " \t\n;&|("):
+                end = text.find("\n", i)
                 if end < 0:
                     break
                 i = end
-            elif ch == "(":
+                continue
+            if ch == "(":
                 depth += 1
             elif ch == ")":
                 depth -= 1

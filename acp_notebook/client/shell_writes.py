@@ -2,8 +2,9 @@
 write (``>``, ``>>``, ``>|``, ``&>``, ``2>``…) and what the programs that name their
 outputs change — ``cp``/``mv``/``install``/``ln``/``rsync`` destinations (also the file a
 copy lands on inside a destination directory, and what ``mv`` takes away), ``tee``'s
-files, ``dd of=``, ``touch``, ``truncate``, ``sed -i``'s files, what ``rm``/``unlink``/
-``shred`` remove and what ``chmod``/``chown`` change.
+files, ``dd of=``, ``touch``, ``truncate``, ``mkdir``, ``sed -i``'s files, what ``rm``/
+``unlink``/``shred`` remove, what ``chmod``/``chown`` change, ``curl -o``, ``wget -O``,
+``sort -o``, and the directories ``tar -C`` and ``unzip -d`` extract into.
 
 This is what the client's protected paths (a notebook, ``.git/``, the notebook settings,
 the state directory) are checked against, so a terminal cannot write them behind the
@@ -28,33 +29,59 @@ __all__ = ["redirect_writes", "write_targets", "written_words"]
 _COPIERS = frozenset({"cp", "mv", "install", "ln", "rsync"})
 _TARGET_DIRECTORY = ("-t", "--target-directory")
 #: Programs whose every operand is a file they change.
-_CHANGES_EACH = frozenset({"tee", "touch", "truncate", "rm", "unlink", "shred", "rmdir"})
+_CHANGES_EACH = frozenset({"tee", "touch", "truncate", "rm", "unlink", "shred", "rmdir", "mkdir"})
+#: Programs with options whose value is a file (or directory) they write.
+_OUTPUT_OPTIONS: dict[str, tuple[str, ...]] = {
+    "curl": ("-o", "--output"),
+    "wget": ("-O", "--output-document", "-P", "--directory-prefix"),
+    "sort": ("-o", "--output"),
+    "tar": ("-C", "--directory"),
+    "unzip": ("-d",),
+}
 #: Programs whose first operand is a mode or owner, the rest files they change.
 _CHANGES_AFTER_FIRST = frozenset({"chmod", "chown", "chgrp"})
 
 
-def written_words(argv: list[str]) -> list[str]:
+def written_words(argv: list[str], *, landed: bool = True) -> list[str]:
     """The words of ``argv`` (what runs, wrappers looked through) that name a file it
-    writes, creates, moves or removes, as written (not resolved)."""
+    writes, creates, moves or removes, as written (not resolved). ``landed``: also the
+    file a copy would be inside a destination that is a directory (``cp a d`` → ``d/a``),
+    for a check that must not miss it; a person is shown the destination alone."""
     if not argv:
         return []
     name = os.path.basename(argv[0])
     args = positional(argv)
     if name in _COPIERS:
-        return _copy_targets(name, argv, args)
+        return _copy_targets(name, argv, args, landed)
     if name in _CHANGES_EACH:
         return args
     if name in _CHANGES_AFTER_FIRST:
         return args[1:]
     if name == "dd":
         return [w[3:] for w in argv[1:] if w.startswith("of=")]
+    if name in _OUTPUT_OPTIONS:
+        return _option_values(argv, _OUTPUT_OPTIONS[name])
     if name == "sed" and any(w.startswith(("-i", "--in-place")) for w in argv[1:]):
         scripted = any(w in ("-e", "-f") or w.startswith(("--expression", "--file")) for w in argv)
         return args if scripted else args[1:]
     return []
 
 
-def _copy_targets(name: str, argv: list[str], args: list[str]) -> list[str]:
+def _option_values(argv: list[str], options: tuple[str, ...]) -> list[str]:
+    """The values of ``options`` in ``argv``: ``-o F``, ``-oF``, ``--output F``, ``--output=F``."""
+    found = []
+    for index, word in enumerate(argv[1:], 1):
+        for option in options:
+            if word == option and index + 1 < len(argv):
+                found.append(argv[index + 1])
+            elif option.startswith("--") and word.startswith(option + "="):
+                found.append(word.partition("=")[2])
+            elif not option.startswith("--") and word.startswith(option) and len(word) > 2:
+                found.append(word[2:])
+    return found
+
+
+def _copy_targets(name: str, argv: list[str], args: list[str], landed: bool) -> list[str]:
     directory = None
     for index, word in enumerate(argv[1:], 1):
         if word in _TARGET_DIRECTORY and index + 1 < len(argv):
@@ -74,9 +101,9 @@ def _copy_targets(name: str, argv: list[str], args: list[str]) -> list[str]:
         directory, sources = args[-1], args[:-1]
     if name == "rsync" and _is_remote(directory):
         return []
-    landed = [os.path.join(directory, os.path.basename(s.rstrip("/"))) for s in sources]
+    inside = [os.path.join(directory, os.path.basename(s.rstrip("/"))) for s in sources]
     removed = sources if name == "mv" else []
-    return [directory, *landed, *removed]
+    return [directory, *(inside if landed else []), *removed]
 
 
 def _is_remote(path: str) -> bool:

@@ -163,6 +163,9 @@ CERTAIN = [
     "cp a b",
     "cd build && make",
     "echo x > out.txt",
+    'echo $(echo "a\\")"; echo "x")',
+    'echo $(echo "(")',
+    "echo $(echo hi # )\n)",
 ]
 
 
@@ -248,6 +251,9 @@ DECISIONS: list[tuple[list[str], str, dict[str, str] | None, str | None]] = [
     (["allow execute echo*"], "echo hi", {"NODE_OPTIONS": "--require x"}, "ask"),
     (["allow execute echo*"], "echo hi > nb.ipynb", None, "ask"),
     (["allow execute echo*"], "echo hi", {"LANG": "C"}, "allow"),
+    (["allow execute echo*"], 'echo $(echo "a\\")"; touch M; echo "x")', None, None),
+    (["allow execute echo*"], "echo $(echo hi # )\ntouch M\n)", None, None),
+    (["deny execute touch *"], 'echo $(echo "a\\")"; touch M; echo "x")', None, "deny"),
     (["allow execute python*"], "python3 -c 'import shutil; shutil.rmtree(\"x\")'", None, "ask"),
     # a deny rule sees through wrappers by their own option grammar
     (["deny execute rm *"], "ionice -c 3 rm -rf x", None, "deny"),
@@ -365,6 +371,11 @@ WRITES = [
     ("echo x | tee -a a.ipynb b", ["a.ipynb", "b"]),
     ("dd if=/dev/zero of=nb.ipynb bs=1", ["nb.ipynb"]),
     ("sed -i 's/a/b/' .git/config", [".git/config"]),
+    ("curl -fsSL -o .git/hooks/post-checkout https://x", [".git/hooks/post-checkout"]),
+    ("wget -O nb.ipynb https://x", ["nb.ipynb"]),
+    ("sort -o nb.ipynb x", ["nb.ipynb"]),
+    ("tar -xf a.tar -C .git", [".git"]),
+    ("mkdir -p .git/hooks", [".git/hooks"]),
     ("rm -f nb.ipynb", ["nb.ipynb"]),
     ("touch .git/hooks/x", [".git/hooks/x"]),
     ("sudo -u bob tee nb.ipynb", ["nb.ipynb"]),
