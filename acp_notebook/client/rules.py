@@ -337,7 +337,9 @@ class PermissionRules:
         if any(r.kind in ("execute", "*") and r.patterns for r in self.rules):
             lines.append(
                 "A chained command (a && b, a | b, $(…), sh -c '…') is allowed only when every "
-                "part matches, and denied or asked when any part does."
+                "part matches, and denied or asked when any part does. A command the client "
+                "cannot read with certainty (${x:=…}, $(echo rm), python -c '…', an env entry "
+                "such as LD_PRELOAD) is asked, whatever the rules say."
             )
         if any(r.action == "allow" and r.wildcard_only for r in self.rules):
             lines.append(

@@ -316,6 +316,11 @@ def test_the_transcript_says_which_rule_could_not_be_checked() -> None:
     assert "deny execute rm *" in found.note and "cannot read with certainty" in found.note
 
 
+def test_the_rules_say_that_an_uncertain_command_is_asked() -> None:
+    lines = PermissionRules.parse(["deny execute rm *"]).describe("allow")
+    assert any("cannot read with certainty" in line for line in lines)
+
+
 def test_a_deny_rule_sees_the_command_that_env_split_string_runs() -> None:
     assert "rm -rf x" in command_forms("env -S 'rm -rf x'")
     assert "rm -rf x" in command_forms("timeout --signal KILL 20 rm -rf x")
