@@ -13,7 +13,7 @@ name an author or a date; so does a name no shell would accept as a variable.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 __all__ = ["env_doubts", "variable_doubt"]
 
@@ -35,11 +35,18 @@ _GIT_HARMLESS = frozenset(
      "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT"}
 )  # fmt: skip
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Pagers that only show text: ``PAGER=cat`` (agents set it to keep output plain) runs
+#: nothing else.
+_PAGERS = frozenset({"PAGER", "GIT_PAGER", "MANPAGER"})
+_PLAIN_PAGERS = frozenset({"", "cat", "less", "more", "less -R", "less -FRX", "less -FX"})
 
 
-def variable_doubt(name: str) -> str | None:
-    """Why setting the variable ``name`` changes what a command runs (None: it does not)."""
+def variable_doubt(name: str, value: str | None = None) -> str | None:
+    """Why setting the variable ``name`` (to ``value``, when known) changes what a command
+    runs (None: it does not)."""
     upper = name.upper()
+    if upper in _PAGERS and value is not None and value.strip() in _PLAIN_PAGERS:
+        return None
     if upper in _RUNS or upper.startswith(_RUNS_PREFIXES):
         return f"sets {name}"
     if not _NAME.fullmatch(name):
@@ -49,6 +56,7 @@ def variable_doubt(name: str) -> str | None:
     return None
 
 
-def env_doubts(names: Iterable[str]) -> list[str]:
-    """Why an environment with these variable names changes what a command runs."""
-    return list(dict.fromkeys(d for n in names if (d := variable_doubt(n)) is not None))
+def env_doubts(env: Mapping[str, str] | Iterable[tuple[str, str]]) -> list[str]:
+    """Why an environment (names and values) changes what a command runs."""
+    pairs = env.items() if isinstance(env, Mapping) else env
+    return list(dict.fromkeys(d for n, v in pairs if (d := variable_doubt(n, v)) is not None))

@@ -30,7 +30,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from .command_env import variable_doubt
+from .command_env import env_doubts
 from .shell_lexer import Pipeline, Reading, SimpleCommand, read
 from .shell_wrappers import Unwrapped, is_assignment, is_expanded, unwrap
 
@@ -350,7 +350,7 @@ def _doubts_of(part: CommandPart) -> list[str]:
 
     cmd, unwrapped = part.cmd, part.unwrapped
     doubts = list(unwrapped.doubts)
-    doubts += [d for name in unwrapped.assigned if (d := variable_doubt(name)) is not None]
+    doubts += env_doubts(unwrapped.assigned)
     doubts += [
         f"writes to `{word}`, a path the shell expands"
         for word in [*cmd.writes, *written_words(unwrapped.argv)]

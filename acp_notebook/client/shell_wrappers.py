@@ -209,8 +209,8 @@ class Unwrapped:
     adds_arguments: bool = False
     #: Why what runs cannot be read with certainty (empty: it can).
     doubts: list[str] = field(default_factory=list)
-    #: Variables set on the way (``FOO=1``, ``env A=1``, ``sudo A=1``), by name.
-    assigned: list[str] = field(default_factory=list)
+    #: Variables set on the way (``FOO=1``, ``env A=1``, ``sudo A=1``): name and value.
+    assigned: list[tuple[str, str]] = field(default_factory=list)
 
 
 def is_expanded(word: str) -> bool:
@@ -224,8 +224,10 @@ def is_assignment(word: str) -> bool:
     return bool(_ASSIGNMENT.match(word))
 
 
-def _assigned_name(word: str) -> str:
-    return re.split(r"[\[+=]", word, maxsplit=1)[0]
+def _assignment(word: str) -> tuple[str, str]:
+    """``NAME=value`` (``NAME[i]=``, ``NAME+=``) as the name and the value."""
+    head, _, value = word.partition("=")
+    return re.split(r"[\[+]", head, maxsplit=1)[0], value
 
 
 def unwrap(argv: list[str]) -> Unwrapped:
@@ -236,7 +238,7 @@ def unwrap(argv: list[str]) -> Unwrapped:
     rest = list(argv)
     for _ in range(MAX_WRAPPERS):
         while rest and is_assignment(rest[0]):
-            out.assigned.append(_assigned_name(rest.pop(0)))
+            out.assigned.append(_assignment(rest.pop(0)))
         if not rest:
             break
         name = os.path.basename(rest[0])
@@ -288,7 +290,7 @@ def _options(name: str, grammar: _Grammar, words: list[str], out: Unwrapped) -> 
             words = words[1:]
             break
         if grammar.assignments and "=" in word and not word.startswith("-"):
-            out.assigned.append(_assigned_name(word))
+            out.assigned.append(_assignment(word))
             words = words[1:]
             continue
         if word == "-" and name == "env":

@@ -204,7 +204,11 @@ def test_an_env_entry_that_changes_what_runs_makes_the_call_uncertain(name: str,
 
 
 def test_a_harmless_env_keeps_the_call_certain() -> None:
-    call = run("echo hi", {"LANG": "C.UTF-8", "TERM": "dumb", "GIT_AUTHOR_NAME": "x"})
+    call = run(
+        "echo hi", {"LANG": "C.UTF-8", "TERM": "dumb", "GIT_AUTHOR_NAME": "x", "PAGER": "cat"}
+    )
+    assert uncertain("GIT_PAGER=cat git log") is None
+    assert "sets GIT_PAGER" in (uncertain("GIT_PAGER='sh -c x' git log") or "")
     assert call.command_uncertainty is None
     assert decide(["allow execute echo*"], "echo hi", {"LANG": "C"}) == "allow"
 
