@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import models as m
-from .rawinput import FileDiff, command_of, edits_from_raw_input, paths_of, url_of
+from .rawinput import FileDiff, command_of, cwd_of, edits_from_raw_input, paths_of, url_of
 
 if TYPE_CHECKING:
     from .permissions import PermissionRequest
@@ -155,16 +155,21 @@ class ToolCallState:
         destinations of ``cp``/``mv``/``install``/``ln``/``rsync``, ``tee``'s files,
         ``dd of=``, what ``rm`` removes… (``shell_writes.py``) — as absolute paths
         resolved against the directory it runs in (``command_cwd``, else ``cwd``, the
-        session's) and every directory a literal ``cd`` in it leads to. Symlinks are not
-        resolved: a protected-path check resolves them itself. A path the shell expands is
-        not listed; :attr:`command_uncertainty` names it."""
+        session's) and every directory a literal ``cd`` in it leads to. An agent's own
+        call that names its directory in rawInput (``cwd``, ``workdir``) is resolved from
+        there *and* from ``cwd``: the agent says where, the client cannot check it. Symlinks
+        are not resolved: a protected-path check resolves them itself. A path the shell
+        expands is not listed; :attr:`command_uncertainty` names it."""
         command = self.command
         if command is None:
             return []
         from .shell_writes import write_targets
 
-        base = os.path.join(cwd, self.command_cwd) if self.command_cwd else cwd
-        return write_targets(command, base)
+        if self.command_cwd:
+            return write_targets(command, os.path.join(cwd, self.command_cwd))
+        claimed = cwd_of(self.raw_input)
+        found = write_targets(command, os.path.join(cwd, claimed)) if claimed else []
+        return list(dict.fromkeys([*found, *write_targets(command, cwd)]))
 
     @property
     def url(self) -> str | None:

@@ -416,6 +416,13 @@ def test_write_targets_read_a_leading_tilde_both_ways() -> None:
     assert found == [f"{CWD}/~/.bashrc", os.path.expanduser("~/.bashrc")]
 
 
+def test_an_agents_call_is_resolved_from_the_directory_it_names_and_the_sessions() -> None:
+    call = ToolCallState(
+        "c", 0, kind="execute", raw_input={"command": "echo x > hooks/x", "workdir": ".git"}
+    )
+    assert call.write_targets(CWD) == [f"{CWD}/.git/hooks/x", f"{CWD}/hooks/x"]
+
+
 def test_a_call_that_runs_no_command_writes_nothing_and_is_certain() -> None:
     call = ToolCallState("c", 0, kind="edit", raw_input={"path": "x.py"})
     assert call.write_targets(CWD) == [] and call.command_uncertainty is None
