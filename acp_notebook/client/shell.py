@@ -100,7 +100,9 @@ _SUBSCRIPT = re.compile(r"\w\[[^]]*[$`]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 #: Shell options read with certainty: what they change is how errors and tracing behave.
-_SHELL_FLAGS = frozenset("abefhiklmnpuvxBCEHPT")
+#: Not ``-i`` (aliases, history expansion, rc files), ``-H`` (``!`` expansion) or ``-k``
+#: (``NAME=value`` anywhere sets a variable): they change what the words mean.
+_SHELL_FLAGS = frozenset("abeflmnpuvxBCEPT")
 _SHELL_LONG = frozenset({"--norc", "--noprofile", "--login", "--posix", "--noediting"})
 _SHELL_SET_OPTIONS = frozenset({"pipefail", "errexit", "nounset", "xtrace", "verbose", "noclobber"})
 
