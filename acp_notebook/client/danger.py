@@ -30,13 +30,16 @@ from .shell import (
     MAX_DEPTH,
     SimpleCommand,
     flags,
+    inline_code,
     is_interpreter,
     pipelines,
     positional,
+    shell_invocation,
     shell_payload,
     substitutions,
     unwrap,
 )
+from .shell_writes import written_words
 
 if TYPE_CHECKING:
     from .toolcall import ToolCallState
@@ -81,6 +84,13 @@ def combine(*ratings: Danger | None) -> Danger | None:
 
 
 _DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https"})
+#: Inline code (``python -c``, ``node -e``…) that deletes files or starts other programs.
+_DESTRUCTIVE_CODE = re.compile(
+    r"rmtree|os\.(remove|unlink|rmdir|removedirs|system|exec|spawn|kill)|\.unlink\(|subprocess"
+    r"|popen|pty\.spawn|child_process|(rm|unlink|rmdir)Sync|fs\.rm\b|FileUtils\.rm|File\.delete"
+    r"|\bsystem\s*\(|\bexec\s*\(|`|\brm\s+-|\bunlink\b|\bqx\b",
+    re.IGNORECASE,
+)
 _FORK_BOMB = re.compile(r"([A-Za-z_:][\w:]*)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&")
 
 
@@ -103,25 +113,6 @@ class _Findings:
 
 
 _DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|mapper/|md\d|dm-|loop)")
-_MUTATORS = frozenset(
-    {
-        "rm",
-        "rmdir",
-        "mv",
-        "touch",
-        "mkdir",
-        "tee",
-        "truncate",
-        "chmod",
-        "chown",
-        "chgrp",
-        "unlink",
-        "shred",
-        "sed",
-    }
-)
-#: Commands whose last argument is the one they write (the others are read).
-_WRITE_LAST = frozenset({"cp", "ln", "install", "rsync"})
 _INSTALLERS: dict[str, tuple[str, ...]] = {
     "pip": ("install",),
     "pip3": ("install",),
@@ -180,11 +171,19 @@ def _rate_command(
     if not argv:
         return
     name = os.path.basename(argv[0])
-    payload = shell_payload(argv)
+    invocation = shell_invocation(argv)
+    payload = invocation.script if invocation is not None else shell_payload(argv)
     if payload is not None:
         if depth < MAX_DEPTH:
             _rate(payload, roots, found, depth + 1)
         return
+    code = inline_code(argv)
+    if code is not None:
+        # Code is not read, so it is never "not rated": what it may do is named instead.
+        if any(_DESTRUCTIVE_CODE.search(w) for w in argv[1:]):
+            found.danger.append(f"runs inline code that deletes files or starts programs ({code})")
+        else:
+            found.caution.append(f"runs code given inline, which is not rated ({code})")
     short, long = flags(argv)
     args = positional(argv)
     if name == "rm":
@@ -227,14 +226,8 @@ def _rate_command(
     elif name in ("kill", "pkill", "killall"):
         found.caution.append(f"stops processes ({name})")
     _rate_install(name, argv, args, found)
-    if roots and name in _MUTATORS | _WRITE_LAST:
-        if name == "sed" and not ("i" in short or "--in-place" in long):
-            targets: list[str] = []
-        elif name in _WRITE_LAST:
-            targets = args[-1:] if len(args) > 1 else []
-        else:
-            targets = args[1:] if name in ("chmod", "chown", "chgrp") else args
-        outside = [t for t in targets if _outside(t, roots)]
+    if roots:
+        outside = [t for t in written_words(argv, landed=False) if _outside(t, roots)]
         if outside:
             found.caution.append(f"changes files outside the project ({_named(outside)})")
 

@@ -11,7 +11,8 @@ common shapes (agent-shell#123; jupyter-ai does the same):
 * a unified diff or apply_patch text under ``diff``, ``patch`` or ``unified_diff``
   (Codex puts one per file under ``changes``, keyed by path);
 * a whole new file under ``content`` when the tool kind is ``edit`` (write tools);
-* the shell command under ``command`` or ``cmd`` (a string or an argv list);
+* the shell command under ``command`` or ``cmd`` (a string or an argv list), and the
+  directory it runs in under ``cwd``, ``workdir``…;
 * the URL of a fetch under ``url``.
 
 :class:`~acp_notebook.client.toolcall.ToolCallState` reads these once, as its ``command``,
@@ -32,6 +33,7 @@ OLD_KEYS = ("old_string", "oldString", "oldText", "old_text", "old_str")
 NEW_KEYS = ("new_string", "newString", "newText", "new_text", "new_str")
 PATCH_KEYS = ("diff", "patch", "unified_diff", "unifiedDiff", "input")
 COMMAND_KEYS = ("command", "cmd")
+CWD_KEYS = ("cwd", "workdir", "working_directory", "workingDirectory", "dir")
 URL_KEYS = ("url",)
 #: How deep into nested rawInput to look, and how many diffs to derive at most.
 MAX_DEPTH = 4
@@ -183,6 +185,13 @@ def command_of(raw_input: Any) -> str | None:
                 return command[2]
             return shlex.join(command)
     return None
+
+
+def cwd_of(raw_input: Any) -> str | None:
+    """The directory a command runs in, if its rawInput names one (Codex's ``workdir``)."""
+    if not isinstance(raw_input, dict):
+        return None
+    return _first_str(raw_input, CWD_KEYS) or None
 
 
 def paths_of(raw_input: Any) -> list[str]:

@@ -45,9 +45,15 @@ What a pattern is matched against:
   with one they match from the session's directory; ``*`` stays within a directory and
   ``**`` crosses them. Paths outside the session's directory match only absolute globs.
 
-Failing closed: an allow rule never allows a command that :func:`~.shell.uncertain`
-cannot read with certainty (``$'…'`` quoting, a quoted ``#``, heredocs, brace groups,
-functions, ``eval``, writes by redirection, assignments to ``PATH``…): it is asked.
+Failing closed: a command the shell reader cannot read with certainty
+(:attr:`ToolCallState.command_uncertainty`: ``$'…'`` quoting, ``${…}`` beyond a plain
+variable, a quoted ``#``, heredocs, brace groups, functions, ``eval``, a command name the
+shell expands, a wrapper option or shell flag it does not know, code given inline to an
+interpreter, an assignment or a ``terminal/create`` ``env`` entry that changes what runs…)
+is asked, whatever the rule: an allow rule that matches it asks, and so does a deny or ask
+rule of its kind that it does not visibly match (it may be what that rule is about). An
+allow rule also asks about writes by redirection (``> file``): no command pattern names
+the file written.
 
 The safeguard: a rule whose pattern is only wildcards (``allow *``, ``allow execute``,
 ``allow execute *``) never allows a command that :func:`~.danger.assess_command` rates
@@ -147,6 +153,12 @@ class Rule:
         return f"{verb} {what}"
 
     # ------------------------------------------------------------------ matching
+
+    def applies_to(self, call: ToolCallState) -> bool:
+        """The rule is about calls of ``call``'s kind (whatever its pattern says)."""
+        if self.kind == "notebook":
+            return call.notebook_tool is not None
+        return self.kind == "*" or call.kind == self.kind
 
     def matches(self, call: ToolCallState, cwd: str) -> bool:
         if self.kind == "notebook":
@@ -262,21 +274,43 @@ class PermissionRules:
         # The shell reader and the risk rating are imported where a command is read, not
         # with the module: every session makes its rules, most turns run no command.
         from .danger import assess_command
-        from .shell import uncertain
+        from .shell_writes import redirect_writes
 
+        command = call.command
+        doubt: str | None = None
         for rule in self.rules:
+            reads_command = command is not None and rule.kind in ("*", "execute")
+            if reads_command and doubt is None:
+                doubt = call.command_uncertainty or ""
             if not rule.matches(call, cwd):
+                if reads_command and doubt and rule.action != "allow" and rule.applies_to(call):
+                    # A deny or ask rule that a command it cannot read might escape
+                    # (`$(echo rm) -rf x` and `deny execute rm *`) asks, never lets it pass.
+                    return RuleMatch(
+                        "ask",
+                        rule.text,
+                        note=f"rule `{rule.text}` cannot be checked against a command it "
+                        f"cannot read with certainty ({doubt})",
+                        safeguard=True,
+                    )
                 continue
-            command = call.command
-            if rule.action == "allow" and command is not None and rule.kind in ("*", "execute"):
-                doubt = uncertain(command)
-                if doubt is not None:
+            if rule.action == "allow" and reads_command and command is not None:
+                if doubt:
                     # Fail closed: what cannot be read with certainty is asked.
                     return RuleMatch(
                         "ask",
                         rule.text,
                         note=f"rule `{rule.text}` does not cover a command it cannot read "
                         f"with certainty ({doubt})",
+                        safeguard=True,
+                    )
+                writes = redirect_writes(command)
+                if writes:
+                    return RuleMatch(
+                        "ask",
+                        rule.text,
+                        note=f"rule `{rule.text}` does not cover writes by redirection "
+                        f"({', '.join(f'`{w}`' for w in writes)})",
                         safeguard=True,
                     )
             if rule.action == "allow" and rule.wildcard_only:
@@ -303,7 +337,9 @@ class PermissionRules:
         if any(r.kind in ("execute", "*") and r.patterns for r in self.rules):
             lines.append(
                 "A chained command (a && b, a | b, $(…), sh -c '…') is allowed only when every "
-                "part matches, and denied or asked when any part does."
+                "part matches, and denied or asked when any part does. A command the client "
+                "cannot read with certainty (${x:=…}, $(echo rm), python -c '…', an env entry "
+                "such as LD_PRELOAD) is asked, whatever the rules say."
             )
         if any(r.action == "allow" and r.wildcard_only for r in self.rules):
             lines.append(

@@ -24,6 +24,9 @@ _PIPES = frozenset({"|", "|&"})
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 _READ_REDIRECTS = frozenset({"<", "<<", "<<<", "<<-", "<&"})
 _HEREDOCS = frozenset({"<<", "<<-"})
+#: What inside ``${…}`` is only a variable's value: a name, a positional or special
+#: parameter, or its length.
+_SIMPLE_PARAMETER = re.compile(r"#?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])")
 
 
 @dataclass
@@ -142,12 +145,13 @@ class _Lexer:
                 buf.append(text[i:end])
                 i = end
             elif text.startswith("${", i):
-                end = text.find("}", i)
-                if end < 0:
-                    self.doubt("an unclosed ${")
-                    end = len(text) - 1
-                buf.append(text[i : end + 1])
-                i = end + 1
+                end = self._parameter(i)
+                buf.append(text[i:end])
+                i = end
+            elif text.startswith("$[", i):
+                self.doubt("arithmetic ($[…])")
+                buf.append(ch)
+                i += 1
             else:
                 buf.append(ch)
                 i += 1
@@ -165,12 +169,54 @@ class _Lexer:
                 end = self._substitution(i)
                 buf.append(text[i:end])
                 i = end
+            elif text.startswith("${", i):
+                end = self._parameter(i)
+                buf.append(text[i:end])
+                i = end
             else:
+                if text.startswith("$[", i):
+                    self.doubt("arithmetic ($[…])")
                 buf.append(text[i])
                 i += 1
         if i >= len(text):
             self.doubt("an unclosed quote")
         return i + 1
+
+    def _parameter(self, i: int) -> int:
+        """``${…}`` at ``i``: its end. Only ``${NAME}`` (and ``${#NAME}``, ``${1}``, ``${@}``…)
+        is modelled; anything else inside — defaults, substitutions, patterns, indirection —
+        is a doubt, and the commands of ``$(…)`` and backticks inside are recorded."""
+        text, j, depth = self.text, i + 2, 1
+        while j < len(text):
+            ch = text[j]
+            if ch == "\\":
+                j += 2
+                continue
+            if ch == "'":
+                end = text.find("'", j + 1)
+                j = len(text) if end < 0 else end + 1
+                continue
+            if ch == '"':
+                j = self._double_quoted(j + 1, [])
+                continue
+            if text.startswith("$(", j) or ch == "`":
+                j = self._substitution(j)
+                continue
+            if text.startswith("${", j):
+                depth += 1
+                j += 2
+                continue
+            if ch == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        if j >= len(text):
+            self.doubt("an unclosed ${")
+            return len(text)
+        if not _SIMPLE_PARAMETER.fullmatch(text[i + 2 : j]):
+            self.doubt("an expansion inside ${…}")
+        return j + 1
 
     def _substitution(self, i: int) -> int:
         """``$(…)`` or a backtick substitution at ``i``: its end; its body is recorded."""
@@ -190,19 +236,34 @@ class _Lexer:
         return end
 
     def _balanced(self, i: int) -> int:
-        """The position after the ``)`` closing the ``(`` at ``i`` (quotes skipped)."""
+        """The position after the ``)`` closing the ``(`` at ``i``, skipping what bash
+        skips: quoted text (a double-quoted string with its escapes and substitutions),
+        ``${…}`` and comments."""
         text, depth = self.text, 0
         while i < len(text):
             ch = text[i]
             if ch == "\\":
                 i += 2
                 continue
-            if ch in "'\"":
-                end = text.find(ch, i + 1)
+            if ch == "'":
+                end = text.find("'", i + 1)
+                if end < 0:
+                    break
+                i = end + 1
+                continue
+            if ch == '"':
+                i = self._double_quoted(i + 1, [])
+                continue
+            if text.startswith("${", i):
+                i = self._parameter(i)
+                continue
+            if ch == "#" and (i == 0 or text[i - 1] in " \t\n;&|("):
+                end = text.find("\n", i)
                 if end < 0:
                     break
                 i = end
-            elif ch == "(":
+                continue
+            if ch == "(":
                 depth += 1
             elif ch == ")":
                 depth -= 1

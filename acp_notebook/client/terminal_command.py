@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import re
+import shlex
 import signal
 import subprocess
 from collections.abc import Callable, Mapping
@@ -34,7 +35,7 @@ from ..protocol.process import (
 )
 from .terminal_output import TerminalOutput
 
-__all__ = ["TerminalCommand", "command_argv", "open_command"]
+__all__ = ["TerminalCommand", "command_argv", "command_line", "open_command"]
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,19 @@ def command_argv(command: str, args: list[str]) -> list[str]:
     if _PLAIN_WORD.fullmatch(command) or (os.path.isabs(command) and os.path.isfile(command)):
         return [command]
     return ["/bin/sh", "-c", command]
+
+
+def command_line(command: str, args: list[str]) -> str:
+    """What a ``terminal/create`` of ``command`` with ``args`` runs, as one command line for
+    the shell reader: the command alone (run by ``/bin/sh -c`` unless a plain word), the
+    script of ``sh -c SCRIPT`` when the shell's options are ones the reader models, else
+    the argv quoted word by word (run without a shell, so nothing in a word expands)."""
+    if not args:
+        return command
+    from .shell import shell_payload  # here: most turns run no command (test_cli_imports)
+
+    argv = [command, *args]
+    return shell_payload(argv) or shlex.join(argv)
 
 
 async def open_command(

@@ -10,11 +10,12 @@ names.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import models as m
-from .rawinput import FileDiff, command_of, edits_from_raw_input, paths_of, url_of
+from .rawinput import FileDiff, command_of, cwd_of, edits_from_raw_input, paths_of, url_of
 
 if TYPE_CHECKING:
     from .permissions import PermissionRequest
@@ -56,6 +57,30 @@ class ToolCallState:
     #: Who rejected what this call asked, when the client itself knows (a cell edit the
     #: user rejected in the cell: ``Transcript.reject_running_call``), never from the wire.
     client_rejection: str | None = None
+    #: The environment the command runs with (a ``terminal/create``'s ``env``, by name), set
+    #: by the client that runs it (:meth:`for_terminal`), never from a tool call's fields.
+    command_env: dict[str, str] | None = None
+    #: The directory the command runs in (a ``terminal/create``'s ``cwd``), set like
+    #: ``command_env``; None: the session's directory.
+    command_cwd: str | None = None
+
+    @classmethod
+    def for_terminal(
+        cls, request: m.CreateTerminalRequest, tool_call_id: str = ""
+    ) -> ToolCallState:
+        """The facts of a ``terminal/create``: kind ``execute``, the command line it runs
+        (:func:`~.terminal_command.command_line`), its ``env`` and its ``cwd``."""
+        from .terminal_command import command_line
+
+        call = cls(
+            tool_call_id,
+            None,
+            kind="execute",
+            raw_input={"command": command_line(request.command, request.args or [])},
+        )
+        call.command_env = {v.name: v.value for v in request.env or []}
+        call.command_cwd = request.cwd
+        return call
 
     @property
     def finished(self) -> bool:
@@ -105,6 +130,46 @@ class ToolCallState:
         if command is None and self.kind == "execute":
             command = self.title.strip().strip("`").strip()
         return command or None
+
+    @property
+    def command_uncertainty(self) -> str | None:
+        """Why the command cannot be read with certainty, in a short phrase ("an expansion
+        inside ${…}; sets LD_PRELOAD"), or None: it can (or the call runs no command).
+        Whatever the reader does not model is a doubt (:func:`~.shell.uncertain`), and so
+        is an ``env`` entry that changes what runs (``command_env.py``). No rule decides
+        an uncertain command without asking: an allow rule does not allow it, and a deny or
+        ask rule it might escape asks."""
+        command = self.command
+        if command is None:
+            return None
+        # Imported here: most turns run no command (tests/cli/test_cli_imports.py).
+        from .command_env import env_doubts
+        from .shell import uncertain
+
+        doubts = [d for d in [uncertain(command)] if d is not None]
+        doubts += env_doubts(self.command_env or {})
+        return "; ".join(doubts) or None
+
+    def write_targets(self, cwd: str) -> list[str]:
+        """Every file the command names as written — redirection targets, the
+        destinations of ``cp``/``mv``/``install``/``ln``/``rsync``, ``tee``'s files,
+        ``dd of=``, what ``rm`` removes… (``shell_writes.py``) — as absolute paths
+        resolved against the directory it runs in (``command_cwd``, else ``cwd``, the
+        session's) and every directory a literal ``cd`` in it leads to. An agent's own
+        call that names its directory in rawInput (``cwd``, ``workdir``) is resolved from
+        there *and* from ``cwd``: the agent says where, the client cannot check it. Symlinks
+        are not resolved: a protected-path check resolves them itself. A path the shell
+        expands is not listed; :attr:`command_uncertainty` names it."""
+        command = self.command
+        if command is None:
+            return []
+        from .shell_writes import write_targets
+
+        if self.command_cwd:
+            return write_targets(command, os.path.join(cwd, self.command_cwd))
+        claimed = cwd_of(self.raw_input)
+        found = write_targets(command, os.path.join(cwd, claimed)) if claimed else []
+        return list(dict.fromkeys([*found, *write_targets(command, cwd)]))
 
     @property
     def url(self) -> str | None:

@@ -99,7 +99,6 @@ def test_caution(command: str, reason: str) -> None:
         "ls -la && cat README.md",
         "rm notes.txt",  # a plain delete of one file: the kind of thing a rule may allow
         "rsync -av src/ backup/",
-        "python -c \"import csv; print(sum(1 for _ in open('sales.csv')))\"",
         "pytest 2>&1 > /dev/null",
         "echo 'rm -rf /'",  # quoted text is data, not a command
         "echo hi # rm -rf /",  # a comment

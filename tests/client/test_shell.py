@@ -98,7 +98,7 @@ def test_uncertain_names_what_the_reader_cannot_follow() -> None:
         ("f() { ls; }", "function"),
         ("echo $((1+1))", "arithmetic"),
         ("diff <(ls) <(ls -a)", "process substitution"),
-        ("pytest > out", "writes `out`"),
+        ('pytest > "$OUT"', "a path the shell expands"),
         ("PATH=. ls", "sets PATH"),
         ("env LD_PRELOAD=x.so ls", "sets LD_PRELOAD"),
         ("eval ls", "`eval`"),
