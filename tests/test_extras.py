@@ -11,6 +11,7 @@ distribution that provides each, and checks that the runtime dependencies and th
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata as metadata
 import re
 import sys
@@ -33,6 +34,7 @@ def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+@functools.cache
 def imported_modules() -> dict[str, str]:
     """Top-level module → the first test file importing it, outside the standard library
     and this repository."""
