@@ -33,7 +33,7 @@ _STDERR_LINE_CHARS = 2000
 
 class AgentStartError(Exception):
     """The agent command could not be started at all (not found, not executable), or
-    it could not get the agent (a package runner offline), or it never answered."""
+    it could not get the agent (a package runner offline)."""
 
 
 #: How a package runner says it cannot reach its registry (npm's error codes, uv's words).
@@ -284,6 +284,10 @@ class AgentProcess:
     def _alive(self) -> list[int]:
         return self._tree.scan(root_alive=self.process.returncode is None)
 
+    def left(self) -> list[int]:
+        """The processes of its tree alive now (none once :meth:`shutdown` succeeded)."""
+        return self._alive()
+
     async def _wait_gone(self, timeout: float) -> bool:
         """Wait until the process exited and nothing seen in its tree lives; False on timeout."""
         with anyio.move_on_after(timeout):
@@ -333,7 +337,7 @@ class AgentProcess:
         return self.stopped or Stopped(self.name, (), left=tuple(self._alive()))
 
     async def _end(self, stdin_grace: float, term_grace: float) -> Stopped:
-        began = tuple(self._alive())
+        self._alive()  # what runs now is seen, before its stdin closes
         forced = False
         with contextlib.suppress(Exception):
             await self.stdin.aclose()
@@ -342,7 +346,7 @@ class AgentProcess:
             if not await self._wait_gone(term_grace):
                 forced = True
                 await self._kill_tree(2.0)
-        return Stopped(self.name, began, forced, tuple(self._alive()))
+        return Stopped(self.name, tuple(self._tree.seen), forced, tuple(self._alive()))
 
     def kill_now(self) -> None:
         """SIGKILL everything at once; for interpreter exit, where nothing can be awaited."""

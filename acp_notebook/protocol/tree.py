@@ -55,13 +55,28 @@ def proc_stats() -> dict[int, ProcStat]:
     return stats
 
 
+def _start_time(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot); None when it is not running."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read()
+    except OSError:
+        return None
+    parts = fields[fields.rfind(b")") + 2 :].split()
+    return int(parts[19]) if len(parts) > 19 else None
+
+
 class ProcessTree:
-    """The processes started under ``root``, as far as they were seen (:meth:`scan`)."""
+    """The processes started under ``root``, as far as they were seen: the root from the
+    start, the rest at each :meth:`scan`."""
 
     def __init__(self, root: int) -> None:
         self.root = root
         #: Every process seen in the tree: pid -> start time.
         self.seen: dict[int, int] = {}
+        start = _start_time(root) if PROC else None
+        if start is not None:
+            self.seen[root] = start
 
     def scan(self, *, root_alive: bool = True) -> list[int]:
         """The processes of the tree alive now (the root first, when alive), remembering
@@ -92,10 +107,10 @@ def _pids(pids: tuple[int, ...]) -> str:
 
 @dataclass(frozen=True)
 class Stopped:
-    """What ending an agent ended: the processes of its tree alive when the end began
-    (its supervisor, where there is one, included), whether SIGKILL was needed, and the
-    processes still alive afterwards (none, unless one ignored SIGKILL: a process stuck
-    in the kernel, or one that changed its user)."""
+    """What ending an agent ended: the processes of its tree (its supervisor, where there
+    is one, included: from its start, the others as they were found while it was ended),
+    whether SIGKILL was needed, and the processes still alive afterwards (none, unless one
+    ignored SIGKILL: a process stuck in the kernel, or one that changed its user)."""
 
     name: str
     pids: tuple[int, ...]
@@ -119,19 +134,22 @@ class Stopped:
     @property
     def still_running(self) -> str:
         """The processes left, as a clause with the command that ends them."""
+        them = "it" if len(self.left) == 1 else "them"
         return (
             f"{_pids(self.left)} still running after SIGKILL "
-            f"(`kill -9 {' '.join(map(str, self.left))}` ends them, or they end with the kernel)"
+            f"(`kill -9 {' '.join(map(str, self.left))}` ends {them})"
         )
 
     def sentence(self) -> str:
         """One sentence for ``%acp --stop``: what ended, or what is left and what to do."""
         if self.left:
             return f"The agent `{self.name}` was not stopped: {self.still_running}."
+        if not self.pids:
+            return f"The agent `{self.name}` was not running; nothing of it is left."
         return f"Stopped `{self.name}`: {self.ended}."
 
     def clause(self) -> str:
-        """How a sentence about a timeout goes on: "so it was stopped (… ended)"."""
+        """How a sentence about a timeout goes on: "so it was stopped: … ended"."""
         if self.left:
-            return f"and it could not be stopped ({self.still_running})"
-        return f"so it was stopped ({self.ended})"
+            return f"and it could not be stopped: {self.still_running}"
+        return f"so it was stopped: {self.ended}"
