@@ -88,6 +88,19 @@ def test_stop_before_the_process_is_up_still_stops_the_start(
         time.sleep(0.05)
 
 
+def test_restart_says_what_it_ended_and_what_runs_now(agents: NotebookAgents, tmp_path: Path):
+    spec = hostile(f"--pid-file={tmp_path / 'agent.pid'}")
+    runtime = agents.runtime(spec)
+    agents.loop.run(runtime.ensure_started, timeout=SAFETY)
+    first = int((tmp_path / "agent.pid").read_text())
+    said = str(agents.loop.run(agent_controls.restart, context(agents, agent=spec), timeout=SAFETY))
+    ended, now = said.split("\n")
+    assert not alive(first)
+    assert re.fullmatch(r"Stopped `python`: 2 processes ended \(pids [\d, ]+\)\.", ended), said
+    assert str(first) in ended
+    assert now.startswith("python: running (") and str(first) not in now
+
+
 def _agent_pids(marker: str) -> list[int]:
     """The pids of the hostile agent processes whose command line has ``marker`` (from
     /proc)."""
