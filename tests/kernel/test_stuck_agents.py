@@ -3,7 +3,9 @@ turn's timeout (``-t``) and by ``%acp --stop``, and the cell says what ended (is
 agent that never answered `initialize` survived both, and ``--stop`` printed "Stopped.").
 
 The agents here are the worst case: they ignore SIGTERM and the end of their stdin, and
-each started a process that left its group and session and ignores SIGTERM too.
+each started a process that left its group and session and ignores SIGTERM too. The
+kernel's handshake floor is lowered to two seconds through its environment variable (the
+hostile agent is standard library only: it answers what it answers at once).
 """
 
 from __future__ import annotations
@@ -11,19 +13,21 @@ from __future__ import annotations
 import re
 import shlex
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from acp_notebook.client.handshake import HANDSHAKE_FLOOR
+from acp_notebook.client.handshake import HANDSHAKE_FLOOR_ENV
 
-from .conftest import ROOT, Kernel
+from .conftest import ROOT, Kernel, _start
 from .test_lifecycle import Proc, needs_proc
 
 pytestmark = [pytest.mark.kernel, needs_proc]
 
 HOSTILE = ROOT / "tests" / "hostile" / "agents" / "hostile_agent.py"
+FLOOR = 2
 #: The hostile agent's option, and the request it never answers.
 STUCK = [
     ("--hang-initialize", "initialize"),
@@ -95,6 +99,18 @@ def nothing_left(kernel: Kernel, agent: StuckAgent) -> None:
     assert said == "The agent `python` was not running; nothing of it is left.", said
 
 
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+    """The module's kernel, started with the handshake floor at :data:`FLOOR` seconds."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(HANDSHAKE_FLOOR_ENV, str(FLOOR))
+        kernel = _start(tmp_path_factory.mktemp("kernel"))
+    try:
+        yield kernel
+    finally:
+        kernel.shutdown()
+
+
 @pytest.fixture
 def stuck(tmp_path: Path, request: pytest.FixtureRequest) -> StuckAgent:
     return StuckAgent.made(tmp_path, request.param)
@@ -112,7 +128,7 @@ def test_a_handshake_timeout_stops_the_agents_whole_tree_and_says_so(
     error = turn.plain.strip()
     assert_gone(tree, error)
     assert re.fullmatch(
-        rf"Error: The agent `python` did not answer `{method}` within {HANDSHAKE_FLOOR:g} s, "
+        rf"Error: The agent `python` did not answer `{method}` within {FLOOR} s, "
         r"so it was stopped: \d+ processes ended \(pids [\d, ]+, after SIGKILL\); check that "
         "it is an ACP agent, or allow it more time with a longer timeout.",
         error,
