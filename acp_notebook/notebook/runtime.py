@@ -274,7 +274,7 @@ class AgentRuntime:
             return Stopped(self.name, ())
         ended = await process.shutdown()
         if process is ended_before:  # nothing ran: only what may be left of it
-            return Stopped(ended.name, (), left=tuple(process.left()))
+            return Stopped(ended.name, (), left=tuple(process.alive()))
         return ended
 
     # ------------------------------------------------------------------ sessions

@@ -281,18 +281,16 @@ class AgentProcess:
             return
         signal_tree(self.pid, sig, leader_alive=self.process.returncode is None)
 
-    def _alive(self) -> list[int]:
+    def alive(self) -> list[int]:
+        """The processes of its tree alive now (none once :meth:`shutdown` succeeded), each
+        remembered: what :meth:`shutdown` reports as ended includes them."""
         return self._tree.scan(root_alive=self.process.returncode is None)
-
-    def left(self) -> list[int]:
-        """The processes of its tree alive now (none once :meth:`shutdown` succeeded)."""
-        return self._alive()
 
     async def _wait_gone(self, timeout: float) -> bool:
         """Wait until the process exited and nothing seen in its tree lives; False on timeout."""
         with anyio.move_on_after(timeout):
             await self.process.wait()
-            while self._alive():
+            while self.alive():
                 await anyio.sleep(0.02)
             return True
         return False
@@ -307,7 +305,7 @@ class AgentProcess:
             await self._wait_gone(timeout)
             return
         with anyio.move_on_after(timeout):
-            while others := [pid for pid in self._alive() if pid != self.pid]:
+            while others := [pid for pid in self.alive() if pid != self.pid]:
                 for pid in others:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.kill(pid, signal.SIGKILL)
@@ -334,10 +332,10 @@ class AgentProcess:
                     self.stopped = await self._end(stdin_grace, term_grace)
                 finally:
                     self._ending.set()
-        return self.stopped or Stopped(self.name, (), left=tuple(self._alive()))
+        return self.stopped or Stopped(self.name, (), left=tuple(self.alive()))
 
     async def _end(self, stdin_grace: float, term_grace: float) -> Stopped:
-        self._alive()  # what runs now is seen, before its stdin closes
+        self.alive()  # what runs now is seen, before its stdin closes
         forced = False
         with contextlib.suppress(Exception):
             await self.stdin.aclose()
@@ -346,11 +344,11 @@ class AgentProcess:
             if not await self._wait_gone(term_grace):
                 forced = True
                 await self._kill_tree(2.0)
-        return Stopped(self.name, tuple(self._tree.seen), forced, tuple(self._alive()))
+        return Stopped(self.name, tuple(self._tree.seen), forced, tuple(self.alive()))
 
     def kill_now(self) -> None:
         """SIGKILL everything at once; for interpreter exit, where nothing can be awaited."""
-        for pid in self._alive():
+        for pid in self.alive():
             if pid != self.pid:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
