@@ -35,15 +35,16 @@ def alive(pid: int) -> bool:
         return False
 
 
-def test_stop_stops_an_agent_that_never_answers_initialize(agents: NotebookAgents):
-    spec = hostile("--hang-initialize")
+def test_stop_stops_an_agent_that_never_answers_initialize(agents: NotebookAgents, tmp_path: Path):
+    marker = f"--pid-file={tmp_path / 'agent.pid'}"  # this test's agent among others
+    spec = hostile("--hang-initialize", marker)
     runtime = agents.runtime(spec)
     starting = agents.loop.submit(runtime.ensure_started)
     deadline = time.monotonic() + SAFETY
-    while not _agent_pids():
+    while not _agent_pids(marker):
         assert time.monotonic() < deadline, "the agent never started"
         time.sleep(0.05)
-    pids = _agent_pids()
+    pids = _agent_pids(marker)
     ctx = context(agents, agent=spec)
     said = agents.loop.run(agent_controls.stop, ctx, timeout=SAFETY)
     assert re.fullmatch(r"Stopped `python`: \d+ process(es)? ended \(pids? [\d, ]+\)\.", str(said))
