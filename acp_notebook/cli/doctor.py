@@ -80,6 +80,14 @@ def _stderr_hint(conn: ClientConnection, out: IO[str], lead: str, spec: LaunchSp
         )
 
 
+async def _stop(conn: ClientConnection, out: IO[str]) -> None:
+    """An agent that did not answer: ended now, its whole tree, and what that ended said."""
+    if conn.process is None:
+        return
+    ended = await conn.process.shutdown()
+    print(f"Stopped: {ended.still_running if ended.left else ended.ended}", file=out)
+
+
 async def _check_new_session(
     conn: ClientConnection, args: argparse.Namespace, spec: LaunchSpec, out: IO[str]
 ) -> bool:
@@ -97,6 +105,7 @@ async def _check_new_session(
     except TimeoutError:
         print(f"session/new: no answer within {args.timeout:g} s", file=out)
         _stderr_hint(conn, out, "its last stderr lines", spec)
+        await _stop(conn, out)
         return False
     except (RpcError, AcpClientError) as exc:
         print(f"session/new: failed: {exc}", file=out)
@@ -162,6 +171,7 @@ async def doctor(args: argparse.Namespace) -> int:
             except TimeoutError:
                 print(f"initialize: no answer within {args.timeout:g} s", file=out)
                 _stderr_hint(conn, out, "its last stderr lines", spec)
+                await _stop(conn, out)
                 return EXIT_AGENT_FAILED
             except AcpClientError as exc:  # a protocol version we do not speak
                 print(f"initialize: {exc}", file=out)

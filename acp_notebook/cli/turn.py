@@ -11,7 +11,7 @@ from typing import IO, TYPE_CHECKING
 
 from ..agents.presets import LaunchSpec
 from ..client.connection import START_TIMEOUT, ClientConnection
-from ..client.errors import AcpClientError, AuthRequired
+from ..client.errors import AcpClientError, AuthRequired, HandshakeTimeout, TurnTimeout
 from ..client.handshake import handshake_limit
 from ..client.secrets import redacting
 from ..client.session import PromptTurn, Session
@@ -80,6 +80,11 @@ async def run_turn(
                     session.elicitations.asker = elicitation_asker(session, console)
                 printer = _printer(session) if _for_terminal(args) else None
                 turn = await session.prompt(args.prompt, timeout=args.timeout)
+            if turn.timed_out:
+                # The agent is ended before the failure is told, and that says what ended.
+                ended = await process.shutdown()
+                if isinstance(turn.exception, TurnTimeout):  # it ignored session/cancel
+                    turn.error = turn.exception.sentence(ended)
             if isinstance(turn.exception, AuthRequired):
                 hint = auth_hint(agent, spec.command_line, turn.exception.auth_methods)
                 turn.error = f"{turn.error} To log in, {hint}."
@@ -89,6 +94,8 @@ async def run_turn(
             return _report(turn, args.timeout)
     except AuthRequired as exc:
         return fail(f"{exc} To log in, {auth_hint(agent, spec.command_line, exc.auth_methods)}.")
+    except HandshakeTimeout as exc:
+        return fail(exc.sentence(await process.shutdown()))
     except (AgentStartError, ConnectionClosed, AcpClientError) as exc:
         return fail(str(exc))
     except RpcError as exc:

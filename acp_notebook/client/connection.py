@@ -375,6 +375,10 @@ class ClientConnection(Handshake):
         with anyio.CancelScope(shield=True):
             for session in list(self.sessions.values()):
                 await session._shutdown()
+            if self.process is not None:
+                # Seen while it runs: an agent may end at once on its stdin's end, and its
+                # shutdown reports what ended.
+                self.process.alive()
             await self.peer.aclose()
 
     @property

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..protocol.errors import AUTH_REQUIRED, RpcError
+from ..protocol.tree import Stopped
 from .auth import AuthMethodInfo
 
 __all__ = [
@@ -38,7 +39,28 @@ class UnsupportedByAgent(AcpClientError):
 
 
 class HandshakeTimeout(AcpClientError):
-    """The agent did not answer `initialize` or `session/new|load|resume` in time."""
+    """The agent did not answer `initialize`, `authenticate` or `session/new|load|resume`
+    in time: which request, within how long, and its last stderr lines; once the agent
+    was stopped for it, :meth:`sentence` says what that ended too."""
+
+    ADVICE = "check that it is an ACP agent, or allow it more time with a longer timeout."
+
+    def __init__(self, agent: str, method: str, seconds: float, stderr: Sequence[str] = ()) -> None:
+        self.agent = agent
+        self.method = method
+        self.seconds = seconds
+        self.stderr = list(stderr)
+        super().__init__(self.sentence())
+
+    def sentence(self, stopped: Stopped | None = None) -> str:
+        """One sentence: the request without an answer, the agent's last words, what
+        stopping it ended (``stopped``), and what the user can do."""
+        said = f" (its last stderr lines: {' | '.join(self.stderr)})" if self.stderr else ""
+        ended = f", {stopped.clause()}" if stopped is not None else ""
+        return (
+            f"{self.agent} did not answer `{self.method}` within {self.seconds:g} s"
+            f"{said}{ended}; {self.ADVICE}"
+        )
 
 
 class ProtocolVersionMismatch(AcpClientError):
@@ -90,7 +112,20 @@ def looks_like_auth(error: RpcError) -> bool:
 
 
 class TurnTimeout(AcpClientError):
-    """A prompt turn did not end in time, nor after `session/cancel` and a grace period."""
+    """A prompt turn did not end in time, nor after `session/cancel` and a grace period;
+    once the agent was stopped for it, :meth:`sentence` says what that ended too."""
+
+    def __init__(self, seconds: float, grace: float) -> None:
+        self.seconds = seconds
+        self.grace = grace
+        super().__init__(self.sentence())
+
+    def sentence(self, stopped: Stopped | None = None) -> str:
+        ended = f", {stopped.clause()}" if stopped is not None else ""
+        return (
+            f"The agent did not finish the turn within {self.seconds:g} s, nor confirm "
+            f"the cancellation within {self.grace:g} s{ended}."
+        )
 
 
 class PromptNotSupported(AcpClientError):

@@ -18,7 +18,7 @@ from .._version import __version__
 from ..protocol import models as m
 from ..protocol.errors import INVALID_PARAMS, RpcError
 from ..protocol.jsonrpc import Peer
-from ..protocol.process import AgentProcess, AgentStartError
+from ..protocol.process import AgentProcess
 from .auth import AuthMethodInfo, auth_method_info
 from .errors import (
     AuthRequired,
@@ -181,7 +181,7 @@ class Handshake:
         """`initialize` with protocol version 1, our capabilities and clientInfo.
 
         An agent that has not answered within ``timeout`` seconds (None: wait forever)
-        is reported as not started, with its last stderr lines.
+        raises :class:`HandshakeTimeout`, with its last stderr lines.
         """
         request: m.InitializeRequest | dict[str, Any]
         if capabilities is None:
@@ -202,7 +202,7 @@ class Handshake:
         with anyio.move_on_after(timeout) as waiting:
             result = await self.peer.request("initialize", request, meanwhile=prepare_first_turn)
         if waiting.cancelled_caught:
-            raise AgentStartError(self._no_answer("initialize", timeout))
+            raise self._no_answer("initialize", timeout)
         if self.process is not None:
             self.process.starting = False
         response = m.InitializeResponse.parse(result if isinstance(result, dict) else {})
@@ -248,17 +248,12 @@ class Handshake:
         the command line forever."""
         with anyio.move_on_after(timeout):
             return await self.peer.request(method, request)
-        raise HandshakeTimeout(self._no_answer(method, timeout))
+        raise self._no_answer(method, timeout)
 
-    def _no_answer(self, method: str, timeout: float | None) -> str:
-        """One sentence: which request got no answer, the agent's last words on stderr,
-        and what the user can do."""
+    def _no_answer(self, method: str, timeout: float | None) -> HandshakeTimeout:
+        """Which request got no answer, and the agent's last words on stderr."""
         tail = [line for line in (self.process.stderr_tail(3) if self.process else []) if line]
-        said = f" (its last stderr lines: {' | '.join(tail)})" if tail else ""
-        return (
-            f"{self.agent_name} did not answer `{method}` within {timeout or 0:g} s{said}; "
-            "check that it is an ACP agent, or allow it more time with a longer timeout."
-        )
+        return HandshakeTimeout(self.agent_name, method, timeout or 0, tail)
 
     def auth_error(self, exc: RpcError) -> RpcError:
         """``exc`` as :class:`AuthRequired` when it asks for a login (with the methods

@@ -287,12 +287,8 @@ class Session:
                         await turn._prompt_done.wait()
                     if not turn._prompt_done.is_set():
                         task_group.cancel_scope.cancel()
-                        message = (
-                            f"The agent did not finish the turn within {turn.timeout:g} s, nor confirm "
-                            f"the cancellation within {self.connection.cancel_grace:g} s."
-                        )
-                        turn.error = message
-                        turn.exception = TurnTimeout(message)
+                        turn.exception = TurnTimeout(turn.timeout, self.connection.cancel_grace)
+                        turn.error = str(turn.exception)
                         return
             await turn._prompt_done.wait()
 

@@ -216,9 +216,8 @@ class NotebookAgents:
         if early is not None and early.process is not None:
             early.process.kill_now()
         for runtime in self.runtimes.values():
-            conn = runtime.connection
-            if conn is not None and conn.process is not None:
-                conn.process.kill_now()
+            if runtime.process is not None:  # ready, or still starting
+                runtime.process.kill_now()
             for session in runtime.sessions.values():
                 session.terminals.kill_now()
             runtime.close_tools()

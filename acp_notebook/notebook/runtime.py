@@ -15,7 +15,7 @@ import anyio
 
 from ..agents.presets import AgentNotFound, LaunchSpec
 from ..client.connection import ClientConnection
-from ..client.errors import AcpClientError
+from ..client.errors import AcpClientError, HandshakeTimeout
 from ..client.handshake import START_TIMEOUT, handshake_limit
 from ..client.mcp import choose_for_agent
 from ..client.permissions import Policy
@@ -25,6 +25,7 @@ from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import Observer
 from ..protocol.process import AgentProcess, AgentStartError
+from ..protocol.tree import Stopped
 from .agent_start import Launch, would_start
 from .tool_calls import SessionTools
 
@@ -81,6 +82,9 @@ class AgentRuntime:
         self.status: Status = "stopped"
         self.error: str | None = None
         self.connection: ClientConnection | None = None
+        #: Its agent process, from the moment it runs until the next start (an ended
+        #: one says what its end ended: ``process.stopped``).
+        self.process: AgentProcess | None = None
         #: The notebook's sessions on this agent, by name (``-s NAME``).
         self.sessions: dict[str, Session] = {}
         self.restarts = 0
@@ -135,6 +139,7 @@ class AgentRuntime:
             self.exited = False
             self.last_error = None
             self.sessions = {}
+            self.process = None
             self._ready = anyio.Event()
             self._stop = anyio.Event()
             self._stopped = anyio.Event()
@@ -178,8 +183,10 @@ class AgentRuntime:
     ) -> None:
         """Owns the connection for its whole life (an async context lives in one task),
         over ``process`` (started early) or the agent process it starts."""
+        failure: BaseException | None = None
         try:
             async with self._connection(process) as conn:
+                self.process = conn.process
                 # `%acp --stop` cancels this too (an agent that never answers `initialize`
                 # would otherwise keep --stop waiting): see stop().
                 with anyio.CancelScope() as self._starting:
@@ -216,12 +223,17 @@ class AgentRuntime:
                     self.error = conn.peer.closed_message or f"The agent `{self.name}` stopped."
         except (AgentStartError, ConnectionClosed, RpcError, AcpClientError) as exc:
             self.status = "failed"
-            self.error = self._sentence(exc)
+            failure = exc
         except Exception as exc:  # never let an agent problem kill the loop
             log.exception("agent host failed")
             self.status = "failed"
             self.error = f"The agent `{self.name}` failed: {type(exc).__name__}: {exc}"
         finally:
+            # Ended before anyone hears of the end (a process started early is shut down
+            # by its holder only after this returns): what it ended goes into the error.
+            ended = await self.process.shutdown() if self.process is not None else None
+            if failure is not None:
+                self.error = self._sentence(failure, ended)
             self._starting = None
             if self.status == "ready":
                 self.status = "stopped"
@@ -236,14 +248,19 @@ class AgentRuntime:
         if self.status == "starting" and self.progress is not None:
             self.progress(line)
 
-    def _sentence(self, exc: BaseException) -> str:
+    def _sentence(self, exc: BaseException, ended: Stopped | None) -> str:
+        if isinstance(exc, HandshakeTimeout):
+            return exc.sentence(ended)
         text = str(exc)
         if isinstance(exc, RpcError) and not isinstance(exc, AcpClientError):
             text = f"The agent `{self.name}` answered `initialize` with an error: {exc}"
         return text
 
-    async def stop(self) -> None:
-        """Shut the agent down (its sessions' terminals are killed first)."""
+    async def stop(self) -> Stopped:
+        """Shut the agent down, whatever it is doing (starting, answering, stuck), its
+        sessions' terminals first; what that ended, and what is left of it. Nothing ended
+        when its process had ended already (a failed start, a timeout: said then)."""
+        ended_before = self.process if self.process and self.process.stopped else None
         if self._stop is not None:
             self._stop.set()
         if self._starting is not None:
@@ -252,6 +269,13 @@ class AgentRuntime:
             await self._stopped.wait()
         if self.status != "failed":
             self.status = "stopped"
+        process = self.process
+        if process is None:
+            return Stopped(self.name, ())
+        ended = await process.shutdown()
+        if process is ended_before:  # nothing ran: only what may be left of it
+            return Stopped(ended.name, (), left=tuple(process.alive()))
+        return ended
 
     # ------------------------------------------------------------------ sessions
 

@@ -240,20 +240,24 @@ async def run_turn(
         ):
             # The agent refused the prompt for want of a login; logged in now: again.
             session, turn = await _prompt(runtime, settings, handle, cell)
-        if turn.error is not None and turn.record is None:
-            handle.error = turn.error
         if isinstance(turn.exception, TurnTimeout):
             # The agent ignored session/cancel: stop it, so the next prompt gets a
-            # fresh one instead of an agent still busy with this turn.
-            await runtime.stop()
+            # fresh one instead of an agent still busy with this turn, and say so.
+            turn.error = turn.exception.sentence(await runtime.stop())
+            if turn.record is not None:
+                session.transcript.end_turn(
+                    turn.record, stop_reason=turn.stop_reason, error=turn.error
+                )
+        if turn.error is not None and turn.record is None:
+            handle.error = turn.error
         agents.remember(runtime, settings.session, session)
         runtime.last_error = turn.error
     except (*EXPECTED_FAILURES, LoginFailed) as exc:
         handle.error = str(exc)
         if isinstance(exc, HandshakeTimeout) and runtime is not None:
             # An agent that does not answer the handshake is stuck: stop it, no process
-            # is left, and the next %acp starts afresh.
-            await runtime.stop()
+            # is left, the next %acp starts afresh, and the turn says what was ended.
+            handle.error = exc.sentence(await runtime.stop())
     except Exception as exc:  # the kernel must survive anything an agent does
         log.exception("turn failed")
         handle.error = f"{type(exc).__name__}: {exc}"

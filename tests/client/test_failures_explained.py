@@ -15,7 +15,7 @@ import pytest
 
 from acp_notebook.client import ClientConnection, connect
 from acp_notebook.client.auth import auth_method_info
-from acp_notebook.client.errors import AuthRequired, looks_like_auth
+from acp_notebook.client.errors import AuthRequired, HandshakeTimeout, looks_like_auth
 from acp_notebook.protocol import models as m
 from acp_notebook.protocol.errors import INTERNAL_ERROR, ConnectionClosed, RpcError
 from acp_notebook.protocol.process import AgentStartError, startup_problem
@@ -171,7 +171,7 @@ async def test_an_agent_that_never_answers_initialize_times_out_with_its_stderr(
         "-c",
         "import sys, time; print('loading model', file=sys.stderr, flush=True); time.sleep(60)",
     ]
-    with pytest.raises(AgentStartError) as caught, anyio.fail_after(SAFETY):
+    with pytest.raises(HandshakeTimeout) as caught, anyio.fail_after(SAFETY):
         async with ClientConnection.spawn(silent, name="silent") as conn:
             await wait_until(lambda: bool(conn.process and conn.process.stderr_tail()))
             await conn.initialize(timeout=0.5)

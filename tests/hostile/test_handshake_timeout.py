@@ -1,12 +1,14 @@
 """A turn's timeout bounds the handshake too (issue 11): an agent that never answers
 `initialize`, `authenticate` or `session/new` ends the CLI run and the `%acp` cell with one
-sentence naming the request and what to do, and leaves no process behind. Each request gets
+sentence naming the request, what was stopped for it and what to do, and leaves no process
+behind (issue 30: the sentence came while the agent still ran). Each request gets
 at least ``HANDSHAKE_FLOOR`` seconds (starting an agent takes seconds); here the floor is
 lowered to one second through its environment variable, which the CLI's process inherits
 (the hostile agent is standard library only: it answers what it answers at once)."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,23 +46,38 @@ def agent_pid(pid_file: Path) -> int:
     return int(pid_file.read_text())
 
 
-def gone(pid: int) -> None:
-    deadline = time.monotonic() + SAFETY
-    while alive(pid):
-        assert time.monotonic() < deadline, "the agent outlived the timeout"
-        time.sleep(0.05)
+def stuck(directory: Path, option: str) -> str:
+    """The hostile agent stuck at ``option``, at its worst: it ignores SIGTERM and its
+    stdin's end, and sent away a process (out of its group and session) that ignores
+    SIGTERM too; both write their pids into ``directory``."""
+    return hostile(
+        option,
+        "--stubborn",
+        f"--pid-file={directory / 'agent.pid'}",
+        f"--escapee={directory / 'escapee.pid'}",
+    )
+
+
+def assert_stopped(sentence: str, directory: Path) -> None:
+    """The agent and the process it sent away are gone, and ``sentence`` names both as
+    ended (read as it was told: each had ended before)."""
+    pids = [agent_pid(directory / name) for name in ("agent.pid", "escapee.pid")]
+    assert not [pid for pid in pids if alive(pid)], sentence
+    named = re.search(r"\d+ processes ended \(pids ([\d, ]+), after SIGKILL\)", sentence)
+    assert named, sentence
+    assert set(pids) <= {int(pid) for pid in named.group(1).split(", ")}, sentence
 
 
 @pytest.mark.parametrize(("option", "method"), STEPS)
 def test_the_command_line_gives_up_on_a_handshake_request_after_the_timeout(
     tmp_path: Path, option: str, method: str
 ) -> None:
-    pid_file = tmp_path / "agent.pid"
-    agent = hostile(option, f"--pid-file={pid_file}")
+    agent = stuck(tmp_path, option)
     result = cli("run", "hi", "--agent", agent, "--auth", "login", "--timeout", "1", cwd=tmp_path)
     line = one_error_line(result)
-    assert f"did not answer `{method}` within {handshake_floor():g} s; {WHAT_TO_DO}" in line
-    gone(agent_pid(pid_file))
+    assert_stopped(line, tmp_path)
+    assert f"did not answer `{method}` within {handshake_floor():g} s, so it was stopped: " in line
+    assert line.endswith(f"); {WHAT_TO_DO}"), line
 
 
 @pytest.fixture
@@ -74,15 +91,16 @@ def agents(tmp_path: Path) -> Iterator[NotebookAgents]:
 def test_a_cell_with_a_timeout_gives_up_on_a_handshake_request_and_stops_the_agent(
     agents: NotebookAgents, tmp_path: Path, option: str, method: str
 ) -> None:
-    pid_file = tmp_path / "agent.pid"
-    agent = hostile(option, f"--pid-file={pid_file}")
+    agent = stuck(tmp_path, option)
     agents.runtime(agent).auth_method = "login"  # as after `%acp --login login`
     settings = TurnSettings(prompt="hi", agent=agent, timeout=1, headless=True)
     handle = agents.start_turn(settings).wait(SAFETY)
     assert handle.error is not None
-    assert handle.error.endswith(
-        f"did not answer `{method}` within {handshake_floor():g} s; {WHAT_TO_DO}"
+    assert_stopped(handle.error, tmp_path)
+    assert (
+        f"did not answer `{method}` within {handshake_floor():g} s, so it was stopped: "
+        in handle.error
     )
+    assert handle.error.endswith(f"); {WHAT_TO_DO}"), handle.error
     assert handle.error.count(";") == 1  # one sentence
-    gone(agent_pid(pid_file))
     assert agents.runtime(agent).status in ("stopped", "failed")

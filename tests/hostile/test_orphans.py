@@ -16,6 +16,7 @@ import anyio
 import pytest
 
 from acp_notebook.protocol.process import SUPERVISED, AgentStartError, open_agent_process
+from acp_notebook.protocol.tree import Stopped
 
 from ..cli.test_cli import CLI
 from .test_cli_payloads import hostile
@@ -73,6 +74,36 @@ def test_an_escaped_grandchild_dies_when_the_agent_is_shut_down(tmp_path: Path):
 
     pid = anyio.run(main)
     wait_for(lambda: not alive(pid), "the escapee outlived the agent's shutdown")
+
+
+#: ESCAPING_AGENT, but it and its escapee ignore SIGTERM and its stdin's end.
+STUBBORN_AGENT = ESCAPING_AGENT.replace(
+    "import os, sys, time",
+    "import os, signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)",
+).replace("sys.stdin.read()", "time.sleep(120)")
+
+
+def test_an_escapee_that_ignores_sigterm_dies_and_the_shutdown_says_what_it_ended(
+    tmp_path: Path,
+):
+    """Seen: the SIGKILL of the agent's group killed its supervisor first, and an escapee
+    that ignored SIGTERM lived on, re-parented to init, while the shutdown reported
+    nothing left."""
+    pid_file = tmp_path / "escapee.pid"
+
+    async def main() -> tuple[int, Stopped]:
+        argv = [sys.executable, "-c", STUBBORN_AGENT, str(pid_file)]
+        async with open_agent_process(argv, name="stubborn") as agent:
+            pid = await anyio.to_thread.run_sync(escapee, pid_file)
+            return pid, await agent.shutdown()
+
+    pid, stopped = anyio.run(main)
+    assert not alive(pid)
+    assert stopped.forced and stopped.gone and pid in stopped.pids
+    assert stopped.sentence() == (
+        f"Stopped `stubborn`: {len(stopped.pids)} processes ended "
+        f"(pids {', '.join(map(str, stopped.pids))}, after SIGKILL)."
+    )
 
 
 def test_an_escaped_grandchild_dies_when_the_client_is_killed(tmp_path: Path):

@@ -1,9 +1,11 @@
-"""`%acp --stop` stops an agent that never answers `initialize`: it returns, says so, and
-the agent process is gone (issue 11: it raised TimeoutError and left the agent running)."""
+"""`%acp --stop` stops an agent that never answers `initialize`: it returns, says what it
+ended, and the agent process is gone (issue 11: it raised TimeoutError and left the agent
+running)."""
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,18 +35,20 @@ def alive(pid: int) -> bool:
         return False
 
 
-def test_stop_stops_an_agent_that_never_answers_initialize(agents: NotebookAgents):
-    spec = hostile("--hang-initialize")
+def test_stop_stops_an_agent_that_never_answers_initialize(agents: NotebookAgents, tmp_path: Path):
+    marker = f"--pid-file={tmp_path / 'agent.pid'}"  # this test's agent among others
+    spec = hostile("--hang-initialize", marker)
     runtime = agents.runtime(spec)
     starting = agents.loop.submit(runtime.ensure_started)
     deadline = time.monotonic() + SAFETY
-    while not _agent_pids():
+    while not _agent_pids(marker):
         assert time.monotonic() < deadline, "the agent never started"
         time.sleep(0.05)
-    pids = _agent_pids()
+    pids = _agent_pids(marker)
     ctx = context(agents, agent=spec)
     said = agents.loop.run(agent_controls.stop, ctx, timeout=SAFETY)
-    assert str(said) == "Stopped." and runtime.status == "stopped"
+    assert re.fullmatch(r"Stopped `python`: \d+ process(es)? ended \(pids? [\d, ]+\)\.", str(said))
+    assert runtime.status == "stopped"
     assert starting.exception(SAFETY) is not None  # the start ended, without a connection
     deadline = time.monotonic() + SAFETY
     while any(alive(pid) for pid in pids):
@@ -83,6 +87,19 @@ def test_stop_before_the_process_is_up_still_stops_the_start(
     while _agent_pids(marker):
         assert time.monotonic() < deadline, "the agent outlived --stop"
         time.sleep(0.05)
+
+
+def test_restart_says_what_it_ended_and_what_runs_now(agents: NotebookAgents, tmp_path: Path):
+    spec = hostile(f"--pid-file={tmp_path / 'agent.pid'}")
+    runtime = agents.runtime(spec)
+    agents.loop.run(runtime.ensure_started, timeout=SAFETY)
+    first = int((tmp_path / "agent.pid").read_text())
+    said = str(agents.loop.run(agent_controls.restart, context(agents, agent=spec), timeout=SAFETY))
+    ended, now = said.split("\n")
+    assert not alive(first)
+    assert re.fullmatch(r"Stopped `python`: 2 processes ended \(pids [\d, ]+\)\.", ended), said
+    assert str(first) in ended
+    assert now.startswith("python: running (") and str(first) not in now
 
 
 def _agent_pids(marker: str) -> list[int]:

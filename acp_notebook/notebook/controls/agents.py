@@ -47,19 +47,20 @@ async def cancel(ctx: ControlContext) -> Text:
 
 
 async def restart(ctx: ControlContext) -> Text:
-    """Stop the agent and start it again; what runs now."""
+    """Stop the agent and start it again; what that ended, and what runs now."""
     runtime = ctx.runtime()
-    await runtime.stop()
+    ended = await runtime.stop()
     await runtime.ensure_started()
-    return Text(runtime.describe())
+    return Text(f"{ended.sentence()}\n{runtime.describe()}")
 
 
 async def stop(ctx: ControlContext) -> Text:
-    """Stop the agent given, or every agent, with their sessions' terminals."""
+    """Stop the agent given, or every agent, with their sessions' terminals, whatever
+    each is doing; per agent, what that ended or what is left of it."""
     runtimes = [rt for key, rt in ctx.agents.runtimes.items() if ctx.agent in (None, key)]
-    for runtime in runtimes:
-        await runtime.stop()
-    return Text("Stopped." if runtimes else "No agent was running.")
+    if not runtimes:
+        return Text("No agent was running.")
+    return Text("\n".join([(await runtime.stop()).sentence() for runtime in runtimes]))
 
 
 def presets(ctx: ControlContext) -> Table[PresetStatus]:

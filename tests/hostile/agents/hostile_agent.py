@@ -4,7 +4,11 @@ Options (argv):
   --hang-initialize      never answer ``initialize``
   --hang-new             never answer ``session/new``
   --hang-authenticate    never answer ``authenticate`` (the auth method ``login`` is offered)
+  --hang-prompt          never answer ``session/prompt`` (nor end it on ``session/cancel``)
   --pid-file=PATH        write the agent's pid to PATH first
+  --stubborn             ignore SIGTERM, and live on once stdin ends
+  --escapee=PATH         first start a process that leaves the group and session (double
+                         fork + ``setsid``) and ignores SIGTERM; it writes its pid to PATH
 
 Prompts (the first word of the first text block):
   deep N         a tool call whose ``rawInput`` is nested N deep, then a chunk ``after deep``
@@ -20,6 +24,7 @@ Every other prompt ends with ``end_turn``.
 
 import json
 import os
+import signal
 import sys
 import time
 
@@ -134,11 +139,28 @@ def prompt(word, arg):
         chunk("after garbage")
 
 
+def escape(path):
+    """A process that left the agent's group and session, ignoring SIGTERM."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            with open(path + ".tmp", "w") as handle:
+                handle.write(str(os.getpid()))
+            os.rename(path + ".tmp", path)
+            time.sleep(300)
+        os._exit(0)
+
+
 def main():
+    if "--stubborn" in sys.argv:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for option in sys.argv[1:]:
         if option.startswith("--pid-file="):
             with open(option.split("=", 1)[1], "w") as handle:
                 handle.write(str(AGENT_PID))
+        elif option.startswith("--escapee="):
+            escape(option.split("=", 1)[1])
     for line in sys.stdin.buffer:
         try:
             message = json.loads(line)
@@ -159,14 +181,16 @@ def main():
         elif method == "session/new":
             if "--hang-new" not in sys.argv:
                 write({"jsonrpc": "2.0", "id": mid, "result": {"sessionId": SESSION}})
-        elif method == "session/prompt":
+        elif method == "session/prompt" and "--hang-prompt" not in sys.argv:
             blocks = message["params"]["prompt"]
             words = [*(blocks[0].get("text", "") if blocks else "").split(), "", ""]
             if prompt(words[0], words[1]) is False:
                 continue
             write({"jsonrpc": "2.0", "id": mid, "result": {"stopReason": "end_turn"}})
-        elif mid is not None and method is not None:
+        elif mid is not None and method not in (None, "session/prompt"):
             write({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "no"}})
+    while "--stubborn" in sys.argv:
+        time.sleep(60)
 
 
 main()
