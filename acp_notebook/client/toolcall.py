@@ -107,6 +107,20 @@ class ToolCallState:
         return command or None
 
     @property
+    def command_uncertainty(self) -> str | None:
+        """Why the shell reader cannot read :attr:`command` with certainty, or None. The
+        decision reads it to ask instead of letting a grant or rule allow it; the reader
+        does not report it yet, so nothing is uncertain here."""
+        return None
+
+    @property
+    def write_targets(self) -> tuple[str, ...]:
+        """The files :attr:`command` writes (redirections, ``tee``, ``cp`` destinations), as
+        written. The decision protects them as it does ``fs/*`` writes; the reader does not
+        report them yet, so there are none here."""
+        return ()
+
+    @property
     def url(self) -> str | None:
         """The URL the call fetches, from rawInput (never its title: a title is a
         description the agent chose, not what is fetched)."""
