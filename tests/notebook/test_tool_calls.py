@@ -51,3 +51,18 @@ def test_what_would_be_asked_is_reviewed_in_the_cell_unless_no_one_can_answer() 
     assert decide("ask", ["ask notebook"]) == Review()
     denied = decide("ask", interactive=False)
     assert isinstance(denied, Denied) and "no one can answer" in denied.reason
+
+
+def test_notebook_tools_outside_a_turn_are_not_approved_whatever_the_policy() -> None:
+    """After a `-p allow` turn ended, the agent called run_code while the kernel was idle:
+    it ran at once in the user's namespace, with no card and no turn showing it."""
+    loop: Any = None
+    tools = SessionTools(loop, loop, loop, "s", ToolRegistry())
+    broker = PermissionBroker("allow", interactive=True, rules=PermissionRules.parse(["allow *"]))
+    broker.turn = lambda: None  # the session's turn ended
+    tools.session = SimpleNamespace(closed=False, cwd="/work", permissions=broker)  # type: ignore[assignment]
+    run = ToolApproval("s", "run_code", "Run in the notebook's kernel: x = 1", "x = 1")
+    for request in (EDIT, run):
+        decision = anyio.run(tools.approve, request)
+        assert isinstance(decision, Denied) and "no turn is running" in decision.reason
+    assert broker.requests == {}, "no card was made"
