@@ -33,7 +33,7 @@ import anyio.to_thread
 from ..protocol import models as m
 from ..protocol.errors import RpcError
 from .decision import Grant, Question, Verdict, decide, risk_rank
-from .formatting import short_path
+from .formatting import code_span, short_path
 from .fs import resolve_inside
 from .protected import STATE_FILE_NAMES, is_protected
 from .toolcall import ToolCallState
@@ -114,12 +114,20 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
+def _shortened(command: str, limit: int = 80) -> str:
+    words = _squash(command)
+    return words if len(words) <= limit else words[: limit - 1].rstrip() + "…"
+
+
 class Guard:
     """The gate of one session (see the module docstring)."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
         self._ids = itertools.count(1)
+        #: Commands started without a permission request naming them (a rule, the policy
+        #: or an "always" answer allowed them): (turn, command, who allowed it).
+        self.ran: list[tuple[int, str, str]] = []
 
     # ------------------------------------------------------------------ the two gates
 
@@ -244,6 +252,8 @@ class Guard:
             can_ask=broker.can_ask,
         )
         if verdict.action == "allow":
+            if question.origin == "command" and turn is not None and verdict.by not in _ASKED:
+                self.ran.append((turn.index, question.call.command or "", verdict.by))
             return
         if verdict.action == "deny":
             raise _refusal(refused, verdict, data)
@@ -257,6 +267,17 @@ class Guard:
             f"{refused} was refused: the user did not allow it; do not retry it.",
             data,
         )
+
+    def ran_note(self, turn: int) -> str:
+        """One line listing the commands of ``turn`` (now ended: they are forgotten) that
+        no permission request named, as "Changed in this turn" lists its files; empty when
+        there were none."""
+        ran = [f"{code_span(_shortened(c))} ({by})" for t, c, by in self.ran if t == turn]
+        self.ran = [entry for entry in self.ran if entry[0] != turn]
+        if not ran:
+            return ""
+        more = f", and {len(ran) - _NAMED} more" if len(ran) > _NAMED else ""
+        return f"Ran in this turn without a permission request: {', '.join(ran[:_NAMED])}{more}."
 
     async def _ask(self, call: ToolCallState, title: str) -> PermissionRequest:
         """The client asks itself about ``call``; the question's call ends completed when
@@ -278,6 +299,12 @@ class Guard:
             shown.status = "completed" if decided.state == "selected" and allowed else "failed"
             session.transcript.changed()
         return decided
+
+
+#: Who allowed a command that a permission request of this turn named (shown in its call).
+_ASKED = frozenset({"the user", "this turn's answer"})
+#: How many commands the "Ran in this turn" line names before "and N more".
+_NAMED = 20
 
 
 def _refusal(refused: str, verdict: Verdict, data: dict[str, str]) -> RpcError:

@@ -265,6 +265,9 @@ class Session:
                 changes = self.checkpoints.end()
                 if changes is not None:
                     self.transcript.add_note(changes.summary())
+                ran = self.guard.ran_note(turn.record.index)
+                if ran:
+                    self.transcript.add_note(ran)
                 if turn.stop_reason is None and turn.error is None:
                     # Abandoned mid-turn (the connection or the session closed): a finished
                     # turn must never read "Running…".

@@ -1,6 +1,7 @@
 """The audit's findings against the one permission decision, each with a hostile stdio
 agent: a policy that ends with its turn, "Allow always" that never widens to a riskier
-command, and the agent's own questions about the notebook tools."""
+command, the agent's own questions about the notebook tools, and the commands a rule let
+through listed in the turn."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from acp_notebook.client import connect
 from acp_notebook.client.notebook_names import NotebookServer
 from acp_notebook.client.rules import PermissionRules
+from acp_notebook.client.transcript import NoteEntry
 
 from .test_binding_permissions import SAFETY, argv, ask, run_turn, unasked
 
@@ -153,3 +155,20 @@ async def test_run_code_asked_by_the_agent_leaves_the_one_question_to_the_client
     assert {r.decided_by for r in session.permissions.requests.values()} == {
         "the notebook tool's own approval"
     }
+
+
+async def test_a_command_a_rule_allowed_is_listed_in_its_turn(tmp_path: Path) -> None:
+    """A command a rule allowed without a permission request left no line in the turn,
+    where a file written that way does."""
+    actions = [["terminal", "echo", ["hi"]], ["write", "{cwd}/notes.txt", "ok"]]
+    async with connect(argv(actions)) as conn:
+        session, report = await run_turn(
+            conn, tmp_path, policy="deny", rules=["allow execute echo *", "allow edit notes.txt"]
+        )
+    assert report == ["terminal echo: ok", f"write {tmp_path}/notes.txt: ok"]
+    notes = [e.text for e in session.transcript.entries if isinstance(e, NoteEntry)]
+    assert (
+        "Ran in this turn without a permission request: `echo hi` (rule `allow execute echo *`)."
+        in notes
+    )
+    assert any(note.startswith("Changed in this turn: notes.txt") for note in notes), notes
