@@ -45,8 +45,8 @@ async def test_a_policy_ends_with_its_turn(tmp_path: Path) -> None:
 
 
 async def test_allow_always_never_widens_to_a_riskier_command(tmp_path: Path) -> None:
-    """ "Allow always" on `echo hello` let a later command rated 🔸 (it stops processes)
-    run without a question."""
+    """Choosing "Allow always" on `echo hello` let a later command rated 🔸 (it stops
+    processes) run without a question."""
     marker = tmp_path / "marker"
     risky = f"kill -0 $$; touch {marker}"
     actions = [
@@ -172,3 +172,17 @@ async def test_a_command_a_rule_allowed_is_listed_in_its_turn(tmp_path: Path) ->
         in notes
     )
     assert any(note.startswith("Changed in this turn: notes.txt") for note in notes), notes
+
+
+async def test_the_per_user_state_directory_is_protected_under_allow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the state directory inside the notebook's folder (a notebook kept in `~`), an
+    agent under `-p allow` wrote the MCP servers' trust into it itself."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / ".local" / "state"))
+    planted = tmp_path / ".local" / "state" / "acp-notebook" / "notebooks" / "x.json"
+    actions = [["write", str(planted), '{"trustedMcpServers": {}}']]
+    async with connect(argv(actions)) as conn:
+        _, report = await run_turn(conn, tmp_path, policy="allow", rules=["allow *"])
+    assert "acp_notebook's own state" in report[0] and "no one can be asked" in report[0], report
+    assert not planted.exists()
