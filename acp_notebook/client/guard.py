@@ -151,7 +151,8 @@ class Guard:
         command = terminal_command(request)
         call = ToolCallState("", None, kind="execute", raw_input={"command": command})
         argv = shlex.join([request.command, *(request.args or [])])
-        question, grants = await anyio.to_thread.run_sync(self._command_facts, call, argv)
+        where = request.cwd or self.session.cwd  # where its relative write targets land
+        question, grants = await anyio.to_thread.run_sync(self._command_facts, call, argv, where)
         await self._apply(
             question,
             grants,
@@ -178,10 +179,11 @@ class Guard:
         )
         return question, self._grants()
 
-    def _command_facts(self, call: ToolCallState, argv: str) -> tuple[Question, list[Grant]]:
-        session = self.session
+    def _command_facts(
+        self, call: ToolCallState, argv: str, where: str
+    ) -> tuple[Question, list[Grant]]:
         command = call.command or ""
-        targets = [_real(t, session.cwd) for t in call.write_targets]
+        targets = [_real(os.path.expanduser(t), where) for t in call.write_targets]
         protected = next((why for t in targets if (why := is_protected(t)) is not None), None)
         question = Question(
             call,

@@ -14,6 +14,7 @@ import pytest
 from acp_notebook.client import connect
 from acp_notebook.client.notebook_names import NotebookServer
 from acp_notebook.client.rules import PermissionRules
+from acp_notebook.client.toolcall import ToolCallState
 from acp_notebook.client.transcript import NoteEntry
 
 from .test_binding_permissions import SAFETY, argv, ask, run_turn, unasked
@@ -186,3 +187,33 @@ async def test_the_per_user_state_directory_is_protected_under_allow(
         _, report = await run_turn(conn, tmp_path, policy="allow", rules=["allow *"])
     assert "acp_notebook's own state" in report[0] and "no one can be asked" in report[0], report
     assert not planted.exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "target"),
+    [
+        ("echo '{}' > analysis.ipynb", "analysis.ipynb"),
+        ("printf x > .git/hooks/post-checkout", ".git/hooks/post-checkout"),
+        ("echo '{}' > .acp-notebook.json", ".acp-notebook.json"),
+    ],
+)
+async def test_a_commands_write_targets_are_protected_like_fs_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, target: str
+) -> None:
+    """`echo '{}' > nb.ipynb`, `printf … > .git/hooks/post-checkout` and `> .acp-notebook.json`
+    in a terminal ran unasked under `-p allow`, where `fs/write_text_file` to them is asked.
+    The shell reader's write targets are stood in for here (the decision's side only)."""
+    (tmp_path / ".git" / "hooks").mkdir(parents=True)
+    notebook = tmp_path / "analysis.ipynb"
+    notebook.write_text('{"cells": []}')
+
+    def targets(call: ToolCallState) -> tuple[str, ...]:
+        return (target,) if call.command == command else ()
+
+    monkeypatch.setattr(ToolCallState, "write_targets", property(targets))
+    async with connect(argv([["terminal", command]])) as conn:
+        _, report = await run_turn(conn, tmp_path, policy="allow", notebook_path=str(notebook))
+    assert "error -32003" in report[0], report
+    assert notebook.read_text() == '{"cells": []}'
+    assert not (tmp_path / ".git" / "hooks" / "post-checkout").exists()
+    assert not (tmp_path / ".acp-notebook.json").exists()
