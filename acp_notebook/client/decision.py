@@ -17,23 +17,24 @@ in this order, the first that decides wins:
    and ``command``: a write target of the command): deny, unless an allow rule names it.
 3. **A deny rule** denies.
 4. **The agent asks about a notebook tool of this session** (``request`` whose call is a
-   notebook tool): allow, unless the rules or the turn's policy would deny the tool when it
-   runs. A read-only tool asks nothing; one that asks when it runs (``run_code``, cell
-   edits) is then decided by its own approval, which sees the real code: the one question.
+   notebook tool, ``notebook_names.py``): a read-only tool is allowed (it asks nothing when
+   it runs); one that asks when it runs (``run_code``, cell edits) is allowed unless the
+   turn's policy is ``deny`` and no rule names it: its own approval, which sees the real
+   code, is then the one question.
 5. **This turn's answer**: for a ``write`` or ``command``, the latest decided request of
    this turn whose call names the same action binds: rejected, deny; allowed, allow (a
    protected path only when a person allowed it).
 6. **An ask rule** (or an allow rule its safeguard turned into asking) asks.
-7. **Uncertain**: a command the shell reader cannot read with certainty is not allowed by
-   a rule or an "always" answer (a rule asks instead); the turn's policy still decides it.
-8. **A protected path** written (``fs/*`` or a command's write target; not the notebook
-   tools, which are the way to edit a notebook) is asked, unless an allow rule names it.
-9. **An allow rule** allows.
-10. **An "always" answer** (``write`` and ``command``): the latest ``allow_always`` /
-    ``reject_always`` to a call of the same kind stands for the session; an allow covers
-    a call of the same or a lower risk rating, never a riskier one.
-11. **The turn's policy**: ``allow`` allows, ``deny`` denies.
-12. **A person**: ask; when no one can answer (headless), deny.
+7. **A protected path** written (``fs/*`` or a command's write target; not by the notebook
+   tools, which are the way to edit a notebook) is asked, unless an allow rule names it;
+   under the policy ``deny`` it is refused.
+8. **An allow rule** allows, but not a command the shell reader cannot read with
+   certainty (``ToolCallState.command_uncertainty``): that is asked.
+9. **An "always" answer** (``write`` and ``command``; not for an uncertain command): the
+   latest ``allow_always`` / ``reject_always`` to a call of the same kind stands for the
+   session; an allow covers a call of the same or a lower risk rating, never a riskier one.
+10. **The turn's policy**: ``allow`` allows, ``deny`` denies.
+11. **A person**: ask; when no one can answer (headless), deny.
 """
 
 from __future__ import annotations
