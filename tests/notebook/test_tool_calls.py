@@ -11,7 +11,7 @@ import anyio
 from acp_notebook.client.permissions import PermissionBroker
 from acp_notebook.client.rules import PermissionRules
 from acp_notebook.notebook.tool_calls import SessionTools
-from acp_notebook.notebook.tools import Approved, Denied, ToolApproval, ToolRegistry
+from acp_notebook.notebook.tools import Approved, Denied, ToolApproval, ToolRegistry, kernel_tools
 from acp_notebook.notebook.tools.approval import Review
 
 EDIT = ToolApproval(
@@ -66,3 +66,14 @@ def test_notebook_tools_outside_a_turn_are_not_approved_whatever_the_policy() ->
         decision = anyio.run(tools.approve, request)
         assert isinstance(decision, Denied) and "no turn is running" in decision.reason
     assert broker.requests == {}, "no card was made"
+
+
+def test_a_sessions_broker_knows_its_notebook_server_and_which_tools_only_read() -> None:
+    loop: Any = None
+    tools = SessionTools(loop, loop, loop, "s", kernel_tools())
+    broker = PermissionBroker("ask")
+    tools.session = SimpleNamespace(closed=False, cwd="/work", permissions=broker)  # type: ignore[assignment]
+    server = broker.notebook_server
+    assert server is not None and server.name == "notebook"
+    offered = server.tools()
+    assert offered["list_variables"] is True and offered["run_code"] is False
