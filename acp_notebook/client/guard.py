@@ -210,23 +210,28 @@ class Guard:
             return risk_rank(None)
 
     def _grants(self) -> list[Grant]:
-        """The agent's decided requests, as the decision reads them (the client's own
-        questions cover nothing beyond themselves)."""
+        """The agent's decided requests that can bear on a decision now: this turn's, and
+        "always" answers of any turn (the client's own questions cover nothing beyond
+        themselves). Only this turn's are read for what they name."""
+        turn = self.session.permissions.turn()
         grants = []
         for request in list(self.session.permissions.requests.values()):
             call, chosen = request.call, request.chosen
             if request.pending or request.unasked or call is None:
                 continue
-            allowed = request.state == "selected" and chosen is not None and chosen.allows
+            always = chosen is not None and chosen.kind.endswith("_always")
+            current = turn is not None and call.turn == turn.index
+            if not (current or always):
+                continue
             grants.append(
                 Grant(
                     kind=call.kind,
                     turn=call.turn,
-                    allowed=allowed,
-                    always=chosen is not None and chosen.kind.endswith("_always"),
+                    allowed=request.state == "selected" and chosen is not None and chosen.allows,
+                    always=always,
                     by_user=request.decided_by == "user",
                     risk=risk_rank(request.danger),
-                    names=_names(call, self.session.cwd),
+                    names=_names(call, self.session.cwd) if current else frozenset(),
                 )
             )
         return grants
