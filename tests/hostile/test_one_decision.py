@@ -217,3 +217,17 @@ async def test_a_commands_write_targets_are_protected_like_fs_writes(
     assert notebook.read_text() == '{"cells": []}'
     assert not (tmp_path / ".git" / "hooks" / "post-checkout").exists()
     assert not (tmp_path / ".acp-notebook.json").exists()
+
+
+async def test_a_policy_is_the_turns_it_was_given_with(tmp_path: Path) -> None:
+    """The next `%acp` sets the session's policy while an earlier turn still runs: the
+    earlier turn keeps the policy it was sent with."""
+    actions = [["write", "{cwd}/notes.txt", "ok"]]
+    async with connect(argv(actions)) as conn:
+        session = await conn.new_session(tmp_path, policy="allow", interactive=False)
+        turn = session.submit("go")
+        session.permissions.policy = "deny"  # a later prompt's -p deny, adopted at once
+        with anyio.fail_after(SAFETY):
+            await turn.wait()
+    assert turn.stop_reason == "end_turn"
+    assert (tmp_path / "notes.txt").read_text() == "ok"
