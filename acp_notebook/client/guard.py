@@ -1,32 +1,19 @@
-"""The client's own decision point: every `fs/write_text_file` and `terminal/create`
-passes here before it is served, so what the user decided binds whatever path the agent
-takes — not only the permission requests it chose to send.
+"""The client's own gate: every `fs/write_text_file` and `terminal/create` passes here
+before it is served, so what the user decided binds whatever path the agent takes — not
+only the permission requests it chose to send.
 
-A write or a command is served when one of these holds, checked in order:
+:class:`Guard` gathers the facts of the write or command (its resolved path, whether it is
+protected or the open notebook, its risk, which earlier answers name it) and asks
+:func:`~.decision.decide`, whose docstring is the policy, in order. An earlier answer
+names a write when the path is among its call's ``paths`` after resolving symlinks, and a
+command when it equals the call's ``command``, one of its parts (``a && b``), or the
+script of the ``sh -c`` the agent starts: an allow covers every use within its turn
+(agents write a file in several steps and retry failed commands).
 
-1. a permission rule allows it (:class:`~.rules.PermissionRules`, on a tool call made of
-   the path or command alone); a deny rule refuses it;
-2. it is *covered*: in the running turn, the latest decided permission request whose tool
-   call names it was allowed. A path is named when it is among the call's ``paths``
-   after resolving symlinks; a command when it equals the call's ``command``, one of its
-   parts (``a && b``), or the script of the ``sh -c`` the agent starts. An allow covers
-   every use within its turn (not only the first): agents write a file in several steps
-   and retry failed commands, and the user approved the call, not one system call of it.
-   A rejected (or cancelled) latest request refuses it: what the user decided binds.
-   Beyond the turn, an "always" answer (``allow_always`` / ``reject_always``: "this and
-   later actions like it") to a request of the same tool kind stands for the session;
-3. the session's policy is ``allow``;
-4. a person allows it when asked: the client asks itself, with a permission request in the
-   turn saying the agent did not ask ("The agent wants to write `x.py` without asking
-   first"), options Allow once / Reject. With no one to ask (policy ``deny``, or ``ask``
-   without a UI, as in headless runs) it is refused.
-
-Protected paths (:func:`is_protected`: inside ``.git/``, a virtual environment or
-``site-packages``, the notebook state file, any ``.ipynb``) are always asked, whatever the
-policy or a wildcard rule says; only a rule with a pattern naming them, or the user's own
-allow of a request naming them, lets them through. The notebook open in Jupyter (the
-session's ``notebook_path``) is never written behind the browser's back: refused, unless
-such a rule names it.
+When the decision is to ask, the client asks itself (:func:`ask_itself`, the one way it
+does, also for its notebook tools): a permission request in the turn saying the agent did
+not ask ("The agent wants to write `x.py` without asking first"), options Allow once /
+Reject.
 
 A refusal is a JSON-RPC error (:data:`PERMISSION_DENIED`) with one sentence the agent can
 act on.
@@ -38,56 +25,79 @@ import itertools
 import logging
 import os
 import shlex
-from collections.abc import Callable
-from pathlib import PurePath
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
 from ..protocol import models as m
 from ..protocol.errors import RpcError
-from .formatting import short_path
+from .decision import Grant, Question, Verdict, decide, risk_rank
+from .formatting import code_span, short_path
 from .fs import resolve_inside
+from .protected import STATE_FILE_NAMES, is_protected
 from .toolcall import ToolCallState
 
 if TYPE_CHECKING:
     from .permissions import PermissionRequest
-    from .rules import RuleMatch
     from .session import Session
 
-__all__ = ["PERMISSION_DENIED", "STATE_FILE_NAMES", "Guard", "is_protected", "terminal_command"]
+__all__ = [
+    "PERMISSION_DENIED",
+    "STATE_FILE_NAMES",
+    "Guard",
+    "ask_itself",
+    "is_protected",
+    "terminal_command",
+]
 
 log = logging.getLogger(__name__)
 
 #: The error code of a refused write or command (JSON-RPC's implementation-defined range;
 #: ACP defines none for it).
 PERMISSION_DENIED = -32003
-#: The notebook state file (``notebook/state.py`` writes it): MCP servers planted there
-#: reach later agents, so the agent never writes it unasked.
-STATE_FILE_NAMES = frozenset({".acp-notebook.json"})
-_OPTIONS = [
-    {"optionId": "allow", "name": "Allow once", "kind": "allow_once"},
-    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
-]
 
 
-def is_protected(path: str) -> str | None:
-    """Why writing ``path`` (absolute) always asks, or None: inside ``.git/`` (a hook or a
-    ``core.fsmonitor`` there runs commands), inside a virtual environment or
-    ``site-packages`` (code every later run imports), the notebook state file, or a
-    notebook (``.ipynb``). Reads the disk (``pyvenv.cfg`` of each ancestor)."""
-    pure = PurePath(path)
-    if ".git" in pure.parts[:-1] or pure.name == ".git":
-        return "inside `.git/`, where hooks and config run commands"
-    if "site-packages" in pure.parts or pure.name == "pyvenv.cfg":
-        return "inside a Python environment"
-    if any(os.path.isfile(os.path.join(parent, "pyvenv.cfg")) for parent in pure.parents):
-        return "inside a virtual environment"
-    if pure.name in STATE_FILE_NAMES:
-        return "the notebook's acp_notebook settings"
-    if pure.suffix == ".ipynb":
-        return "a notebook"
-    return None
+def options(allow: str = "Allow once") -> list[m.PermissionOption]:
+    """The buttons of a question the client asks itself: ``allow`` (its label) and Reject.
+    Built when a question is, not at import: a model built at import builds its validator
+    while the notebook layer loads."""
+    return [
+        m.PermissionOption(option_id="allow", name=allow, kind="allow_once"),
+        m.PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+    ]
+
+
+async def ask_itself(
+    session: Session,
+    tool_call: m.ToolCallUpdate,
+    *,
+    notebook_tool: str | None = None,
+    unasked: bool = False,
+    allow: str = "Allow once",
+) -> PermissionRequest:
+    """A permission request of the client's own, shown in the running turn like the
+    agent's, decided by the session's broker: about its notebook tool ``notebook_tool``
+    (the broker decides it with :func:`~.decision.decide`), or ``unasked``: about a write
+    or command the agent did not ask for, which only a person decides. ``allow`` labels
+    the allow button ("Allow": a notebook tool's call runs once anyway)."""
+    params = m.RequestPermissionRequest(
+        session_id=session.session_id, tool_call=tool_call, options=options(allow)
+    )
+    broker = session.permissions
+    request = broker.receive(
+        params,
+        session.transcript,
+        cwd=session.cwd,
+        roots=session.roots,
+        notebook_tool=notebook_tool,
+    )
+    request.unasked = unasked
+    active = session.active_turn
+    if active is not None and active.cancel_requested:
+        # spec: after session/cancel every permission request is answered `cancelled`.
+        broker.cancel(request.key, by="cancel")
+    return await broker.decide(request)
 
 
 def terminal_command(request: m.CreateTerminalRequest) -> str:
@@ -104,41 +114,33 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
+def _shortened(command: str, limit: int = 80) -> str:
+    words = _squash(command)
+    return words if len(words) <= limit else words[: limit - 1].rstrip() + "…"
+
+
 class Guard:
-    """The decision point of one session (see the module docstring)."""
+    """The gate of one session (see the module docstring)."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
         self._ids = itertools.count(1)
+        #: Commands started without a permission request naming them (a rule, the policy
+        #: or an "always" answer allowed them): (turn, command, who allowed it).
+        self.ran: list[tuple[int, str, str]] = []
 
     # ------------------------------------------------------------------ the two gates
 
     async def check_write(self, path: str) -> None:
         """Raise :class:`RpcError` unless writing ``path`` is allowed."""
         session = self.session
-        real, protected = await anyio.to_thread.run_sync(_path_facts, path, session.fs.roots)
-        shown = short_path(path, session.cwd)
         call = ToolCallState("", None, kind="edit", raw_input={"path": path})
         call.locations = [m.ToolCallLocation(path=path)]
-        rule = self._rule(call)
-        named = rule is not None and rule.action == "allow" and not rule.wildcard
-        notebook = session.notebook_path
-        if notebook is not None and not named and real == _real(notebook):
-            raise RpcError(
-                PERMISSION_DENIED,
-                f"The file {path} is the notebook open in Jupyter; edit it with the `notebook` "
-                "MCP tools (edit_cell, insert_cell) instead of writing the file.",
-                {"path": path},
-            )
-
-        def covers(prior: ToolCallState) -> bool:
-            return any(_real(p, session.cwd) == real for p in prior.paths)
-
-        await self._decide(
-            call,
-            rule,
-            covers,
-            protected=None if named else protected,
+        question, grants = await anyio.to_thread.run_sync(self._write_facts, call, path)
+        shown = short_path(path, session.cwd)
+        await self._apply(
+            question,
+            grants,
             asking=f"The agent wants to write `{shown}` without asking first",
             refused=f"Writing {path}",
             data={"path": path},
@@ -146,134 +148,157 @@ class Guard:
 
     async def check_command(self, request: m.CreateTerminalRequest) -> None:
         """Raise :class:`RpcError` unless running ``request``'s command is allowed."""
-        from .shell import command_parts  # imported here: rules.py (PermissionRules.match) says why
-
-        command = terminal_command(request)
-        call = ToolCallState("", None, kind="execute", raw_input={"command": command})
-        wanted = {_squash(command), _squash(shlex.join([request.command, *(request.args or [])]))}
-
-        def covers(prior: ToolCallState) -> bool:
-            if prior.command is None:
-                return False
-            named = {_squash(prior.command), *(_squash(p) for p in command_parts(prior.command))}
-            return bool(wanted & named)
-
-        await self._decide(
-            call,
-            self._rule(call),
-            covers,
-            protected=None,
+        # Its env and cwd are facts too: `BASH_ENV`, `LD_PRELOAD`, `PATH`… change what runs.
+        call = ToolCallState.for_terminal(request)
+        command = call.command or terminal_command(request)
+        argv = shlex.join([request.command, *(request.args or [])])
+        question, grants = await anyio.to_thread.run_sync(self._command_facts, call, argv)
+        await self._apply(
+            question,
+            grants,
             asking=f"The agent wants to run `{command}` without asking first",
             refused=f"Running `{command}`",
             data={"command": command},
         )
 
+    # ------------------------------------------------------------------ facts (a worker thread)
+
+    def _write_facts(self, call: ToolCallState, path: str) -> tuple[Question, list[Grant]]:
+        session = self.session
+        # Resolved inside the roots (the file system's own error when it is not: nobody
+        # is asked about a write that cannot happen).
+        real = resolve_inside(path, session.fs.roots)
+        protected = is_protected(os.path.normpath(path)) or is_protected(real)
+        question = Question(
+            call,
+            "write",
+            names=frozenset({f"path:{real}"}),
+            protected=protected,
+            open_notebook=self._is_open_notebook(real),
+            risk=self._risk(call),
+        )
+        return question, self._grants()
+
+    def _command_facts(self, call: ToolCallState, argv: str) -> tuple[Question, list[Grant]]:
+        command = call.command or ""
+        # Absolute, resolved from the terminal's own cwd (relative to the session's).
+        targets = [_real(os.path.expanduser(t)) for t in call.write_targets(self.session.cwd)]
+        protected = next((why for t in targets if (why := is_protected(t)) is not None), None)
+        question = Question(
+            call,
+            "command",
+            names=frozenset({f"command:{_squash(command)}", f"command:{_squash(argv)}"}),
+            protected=protected,
+            open_notebook=any(self._is_open_notebook(t) for t in targets),
+            risk=self._risk(call),
+            uncertainty=call.command_uncertainty,
+        )
+        return question, self._grants()
+
+    def _is_open_notebook(self, real: str) -> bool:
+        notebook = self.session.notebook_path
+        return notebook is not None and real == _real(notebook)
+
+    def _risk(self, call: ToolCallState) -> int:
+        from .danger import assess_call  # imported here: rules.py (PermissionRules.match) says why
+
+        try:
+            return risk_rank(assess_call(call, self.session.roots))
+        except Exception:  # unrated is not safe: a grant then covers only unrated calls
+            log.exception("could not rate the risk of a client-side check")
+            return risk_rank(None)
+
+    def _grants(self) -> list[Grant]:
+        """The agent's decided requests that can bear on a decision now: this turn's, and
+        "always" answers of any turn (the client's own questions cover nothing beyond
+        themselves). Only this turn's are read for what they name."""
+        turn = self.session.permissions.turn()
+        grants = []
+        for request in list(self.session.permissions.requests.values()):
+            call, chosen = request.call, request.chosen
+            if request.pending or request.unasked or call is None:
+                continue
+            always = chosen is not None and chosen.kind.endswith("_always")
+            current = turn is not None and call.turn == turn.index
+            if not (current or always):
+                continue
+            grants.append(
+                Grant(
+                    kind=call.kind,
+                    turn=call.turn,
+                    allowed=request.state == "selected" and chosen is not None and chosen.allows,
+                    always=always,
+                    by_user=request.decided_by == "user",
+                    risk=risk_rank(request.danger),
+                    names=_names(call, self.session.cwd) if current else frozenset(),
+                )
+            )
+        return grants
+
     # ------------------------------------------------------------------ deciding
 
-    async def _decide(
+    async def _apply(
         self,
-        call: ToolCallState,
-        rule: RuleMatch | None,
-        covers: Callable[[ToolCallState], bool],
+        question: Question,
+        grants: Sequence[Grant],
         *,
-        protected: str | None,
         asking: str,
         refused: str,
         data: dict[str, str],
     ) -> None:
-        broker = self.session.permissions
-
-        def refuse(why: str) -> RpcError:
-            return RpcError(PERMISSION_DENIED, f"{refused} was refused: {why}.", data)
-
-        if rule is not None and rule.action == "deny":
-            raise refuse(f"the permission rule `{rule.rule}` denies it; do not retry it")
-        if rule is not None and rule.action == "allow" and protected is None:
+        session = self.session
+        broker = session.permissions
+        turn = broker.turn()
+        verdict = decide(
+            question,
+            turn=turn,
+            rules=broker.rules,
+            cwd=session.cwd,
+            grants=grants,
+            can_ask=broker.can_ask,
+        )
+        if verdict.action == "allow":
+            if question.origin == "command" and turn is not None and verdict.by not in _ASKED:
+                self.ran.append((turn.index, question.call.command or "", verdict.by))
             return
-        prior = self._latest_decision(covers) or self._standing(call.kind)
-        if prior is not None:
-            if prior.state != "selected" or prior.chosen is None or not prior.chosen.allows:
-                raise refuse("the user rejected it in this turn; do not retry it")
-            if protected is None or prior.decided_by == "user":
-                return
-        elif (
-            protected is None
-            and broker.policy == "allow"
-            and (rule is None or rule.action != "ask")
-        ):
-            return
-        if broker.policy == "deny" or (broker.asker is None and not broker.interactive):
-            why = (
-                "the session's permission policy is deny"
-                if broker.policy == "deny"
-                else "no one can be asked to allow it in this run"
-            )
-            if protected is not None:
-                why = f"it is {protected}, and {why}"
-            raise refuse(f"{why}; ask for permission with session/request_permission first")
+        if verdict.action == "deny":
+            raise _refusal(refused, verdict, data)
+        protected = question.protected
         title = f"{asking} — {protected}" if protected else asking
-        decided = await self._ask(call, title)
+        decided = await self._ask(question.call, title)
         if decided.state == "selected" and decided.chosen is not None and decided.chosen.allows:
             return
-        raise refuse("the user did not allow it; do not retry it")
+        raise RpcError(
+            PERMISSION_DENIED,
+            f"{refused} was refused: the user did not allow it; do not retry it.",
+            data,
+        )
 
-    def _rule(self, call: ToolCallState) -> RuleMatch | None:
-        try:
-            return self.session.permissions.rules.match(call, self.session.cwd)
-        except Exception:  # a rule must never break a request: decided as if none matched
-            log.exception("permission rules failed on a client-side check")
-            return None
-
-    def _latest_decision(self, covers: Callable[[ToolCallState], bool]) -> PermissionRequest | None:
-        """The latest decided request of the running turn whose call names the action."""
-        session = self.session
-        turn = session.active_turn
-        if turn is None or turn.record is None:
-            return None
-        latest = None
-        for request in session.permissions.requests.values():
-            call = request.call
-            if request.pending or call is None or call.turn != turn.record.index:
-                continue
-            if request.unasked:
-                continue  # the client's own questions cover nothing beyond themselves
-            if covers(call):
-                latest = request
-        return latest
-
-    def _standing(self, kind: str) -> PermissionRequest | None:
-        """The latest "always" answer to a request about a tool call of ``kind``."""
-        latest = None
-        for request in self.session.permissions.requests.values():
-            chosen, call = request.chosen, request.call
-            if chosen is None or call is None or call.kind != kind or request.unasked:
-                continue
-            if chosen.kind in ("allow_always", "reject_always"):
-                latest = request
-        return latest
+    def ran_note(self, turn: int) -> str:
+        """One line listing the commands of ``turn`` (now ended: they are forgotten) that
+        no permission request named, as "Changed in this turn" lists its files; empty when
+        there were none."""
+        ran = [f"{code_span(_shortened(c))} ({by})" for t, c, by in self.ran if t == turn]
+        self.ran = [entry for entry in self.ran if entry[0] != turn]
+        if not ran:
+            return ""
+        more = f", and {len(ran) - _NAMED} more" if len(ran) > _NAMED else ""
+        return f"Ran in this turn without a permission request: {', '.join(ran[:_NAMED])}{more}."
 
     async def _ask(self, call: ToolCallState, title: str) -> PermissionRequest:
-        """A permission request of the client's own, shown in the turn like the agent's."""
+        """The client asks itself about ``call``; the question's call ends completed when
+        allowed, failed otherwise."""
         session = self.session
         call_id = f"acp-client-{next(self._ids)}"
-        params = m.RequestPermissionRequest.model_validate(
-            {
-                "sessionId": session.session_id,
-                "toolCall": {
-                    "toolCallId": call_id,
-                    "title": title,
-                    "kind": call.kind,
-                    "status": "pending",
-                    "rawInput": call.raw_input,
-                    "locations": [loc.to_wire() for loc in call.locations],
-                },
-                "options": _OPTIONS,
-            }
+        update = m.ToolCallUpdate(
+            tool_call_id=call_id,
+            title=title,
+            kind=call.kind,
+            status="pending",
+            raw_input=call.raw_input,
+            locations=list(call.locations),
         )
-        broker = session.permissions
-        request = broker.receive(params, session.transcript, cwd=session.cwd, roots=session.roots)
-        request.unasked = True
-        decided = await broker.decide(request)
+        decided = await ask_itself(session, update, unasked=True)
         shown = session.transcript.tool_calls.get(call_id)
         if shown is not None:
             allowed = decided.chosen is not None and decided.chosen.allows
@@ -282,15 +307,35 @@ class Guard:
         return decided
 
 
+#: Who allowed a command that a permission request of this turn named (shown in its call).
+_ASKED = frozenset({"the user", "this turn's answer"})
+#: How many commands the "Ran in this turn" line names before "and N more".
+_NAMED = 20
+
+
+def _refusal(refused: str, verdict: Verdict, data: dict[str, str]) -> RpcError:
+    why = verdict.reason
+    if verdict.ask_first:
+        why += "; ask for permission with session/request_permission first"
+    elif verdict.by != "no turn" and verdict.by != "the open notebook":
+        why += "; do not retry it"
+    return RpcError(PERMISSION_DENIED, f"{refused} was refused: {why}.", data)
+
+
+def _names(call: ToolCallState, cwd: str) -> frozenset[str]:
+    """The writes and commands ``call`` names, as :attr:`Question.names` names them."""
+    names = {f"path:{_real(p, cwd)}" for p in call.paths}
+    command = call.command
+    if command is not None:
+        from .shell import command_parts  # imported here: rules.py (PermissionRules.match) says why
+
+        names.add(f"command:{_squash(command)}")
+        names.update(f"command:{_squash(p)}" for p in command_parts(command))
+    return frozenset(names)
+
+
 def _real(path: str, cwd: str = "") -> str:
     try:
         return os.path.realpath(os.path.join(cwd, path))
     except (OSError, ValueError):
         return os.path.normpath(path)
-
-
-def _path_facts(path: str, roots: list[str]) -> tuple[str, str | None]:
-    """``path`` resolved inside ``roots`` (the file system's own error when it is not:
-    nobody is asked about a write that cannot happen), and why it is protected."""
-    real = resolve_inside(path, roots)
-    return real, is_protected(os.path.normpath(path)) or is_protected(real)

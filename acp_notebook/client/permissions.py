@@ -1,41 +1,42 @@
 """The permission broker: every `session/request_permission` of a session waits here
-until a person, a policy or a cancellation decides it.
+until the decision, a person or a cancellation answers it.
 
-Policies:
+What is decided, and in which order, is :func:`~.decision.decide` (rules, the turn's
+policy, who can answer); the broker gathers the request's facts (its merged tool call, its
+risk rating from ``danger.py``, computed once when :meth:`PermissionBroker.receive`
+attaches the call; the notebook tool it is about, ``notebook_names.py``) and turns the
+verdict into an answer:
 
-* ``ask``   — a UI decides (the notebook's buttons, the CLI's terminal prompt). With
-  no UI attached the request is rejected, never silently allowed.
-* ``allow`` — the first ``allow_once`` option, else ``allow_always``.
-* ``deny``  — the first ``reject_once`` option, else ``reject_always``.
+* allow — the first ``allow_once`` option, else ``allow_always``;
+* deny  — the first ``reject_once`` option, else ``reject_always``;
+* ask   — a UI decides (the notebook's buttons, the CLI's terminal prompt); the decision
+  denies instead when there is none, never silently allowing.
 
-Before the policy, the broker's :class:`~acp_notebook.client.rules.PermissionRules` are
-tried: the first rule that matches the request's tool call allows, denies or forces
-asking (``rules.py``). Each request also carries a risk rating of its tool call
-(``danger.py``), computed once when :meth:`PermissionBroker.receive` attaches the merged
-tool call.
-
-Each decision keeps the chosen option and who chose it, for the transcript.
+With no option of the kind, the request is answered `cancelled`. Each decision keeps the
+chosen option and who chose it, for the transcript.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
 from ..protocol import models as m
+from .decision import Origin, Question, Turn, Verdict, decide, risk_rank
+from .notebook_names import NotebookServer, notebook_tool_named
 from .pending import Broker
 from .policy import POLICIES as POLICIES  # the policies were defined here first
 from .policy import Policy as Policy
 from .rules import PermissionRules
+from .toolcall import ToolCallState
 
 if TYPE_CHECKING:
     from .danger import Danger
     from .rules import RuleMatch
-    from .toolcall import ToolCallState
     from .transcript import Transcript
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,9 @@ class PermissionRequest:
     #: The client asks this itself, about a write or command the agent did not ask for
     #: (``guard.py`` applied the rules and the policy already): only a person decides.
     unasked: bool = False
+    #: ``tool``: the client's own question about its notebook tool (``receive`` with
+    #: ``notebook_tool``); ``request``: the agent's.
+    origin: Origin = "request"
     _decided: anyio.Event = field(default_factory=anyio.Event, repr=False)
 
     @property
@@ -175,6 +179,12 @@ class PermissionBroker(Broker[PermissionRequest]):
         self.policy: Policy = policy
         self.interactive = interactive
         self._rules = rules if rules is not None else PermissionRules()
+        #: The running turn, or None between turns (a session sets it: ``Session.turn_now``).
+        #: A broker without a session is always in a turn under its own policy.
+        self.turn: Callable[[], Turn | None] = lambda: Turn(0, self.policy)
+        #: The session's notebook server, when it has one: the agent's own requests about
+        #: its tools are recognised (``notebook_names.py``).
+        self.notebook_server: NotebookServer | None = None
 
     @property
     def rules(self) -> PermissionRules:
@@ -209,6 +219,10 @@ class PermissionBroker(Broker[PermissionRequest]):
         call = transcript.merge_permission_tool_call(params.tool_call, request)
         if notebook_tool is not None:
             call.notebook_tool = notebook_tool
+            request.origin = "tool"
+        elif call.notebook_tool is None and self.notebook_server is not None:
+            server = self.notebook_server
+            call.notebook_tool = notebook_tool_named(call, server.name, server.tools())
         request.attach(call, cwd, roots)
         transcript.changed()
         return request
@@ -225,42 +239,64 @@ class PermissionBroker(Broker[PermissionRequest]):
         if not request.pending:  # cancelled before it was decided (a turn cancel)
             return
         if request.unasked:
+            # The client's own question (``guard.ask_itself``): asking was decided already.
             await self._ask(request, without_ui="no one to ask")
             return
-        match = self._match(request)
-        if match is not None:
-            request.rule = match
-            if match.action == "ask":
-                request.note = match.note or f"asked because of rule `{match.rule}`"
-                without_ui = "safeguard" if match.safeguard else match.by
-                await self._ask(request, without_ui=f"{without_ui}: no UI to ask")
-                return
-            option = pick_by_policy(request.options, match.action)
-            if option is not None:
-                self._select(request, option, match.by)
-                return
-            if match.action == "deny":
-                self.cancel(request.key, by=f"{match.by}: the agent offered no reject option")
-                return
+        verdict = self.verdict(request)
+        rule = verdict.rule
+        if (
+            verdict.allowed
+            and rule is not None
+            and rule.action == "allow"
+            and (pick_by_policy(request.options, "allow") is None)
+        ):
             # An allow rule, but nothing to allow with: the policy decides.
-            request.note = f"rule `{match.rule}` matched, but the agent offered no allow option"
-        if self.policy in ("allow", "deny"):
-            option = pick_by_policy(request.options, self.policy)
-            if option is not None:
-                self._select(request, option, f"policy {self.policy}")
-            else:
-                self.cancel(request.key, by=f"policy {self.policy}: no matching option")
+            verdict = replace(
+                self.verdict(request, rules=PermissionRules()),
+                rule=rule,
+                note=f"rule `{rule.rule}` matched, but the agent offered no allow option",
+            )
+        request.rule = verdict.rule
+        if verdict.note:
+            request.note = verdict.note
+        if verdict.action == "ask":  # someone can answer (``decide`` denies otherwise)
+            await self._ask(request, without_ui=verdict.by)
+            return
+        kind = "allow" if verdict.allowed else "deny"
+        option = pick_by_policy(request.options, kind)
+        if option is not None:
+            self._select(request, option, verdict.by)
+        elif kind == "deny" and verdict.rule is not None and verdict.by == verdict.rule.by:
+            self.cancel(request.key, by=f"{verdict.by}: the agent offered no reject option")
         else:
-            await self._ask(request, without_ui="policy ask without a UI")
+            self.cancel(request.key, by=f"{verdict.by}: no matching option")
 
-    def _match(self, request: PermissionRequest) -> RuleMatch | None:
-        if request.call is None:
-            return None
-        try:
-            return self.rules.match(request.call, request.cwd or "")
-        except Exception:  # a rule must never break a turn: the policy decides instead
-            log.exception("permission rules failed on %s", request.tool_call_id)
-            return None
+    def verdict(
+        self, request: PermissionRequest, *, rules: PermissionRules | None = None
+    ) -> Verdict:
+        """What :func:`~.decision.decide` says about the agent's ``request`` now."""
+        call = request.call
+        if call is None:  # not attached: no rule can read it; the policy or a person decides
+            call, rules = ToolCallState(request.tool_call_id, None), PermissionRules()
+        tool, server = call.notebook_tool, self.notebook_server
+        question = Question(
+            call,
+            request.origin,
+            risk=risk_rank(request.danger),
+            read_only=tool is not None and server is not None and server.tools().get(tool, False),
+        )
+        return decide(
+            question,
+            turn=self.turn(),
+            rules=self._rules if rules is None else rules,
+            cwd=request.cwd or "",
+            can_ask=self.can_ask,
+        )
+
+    @property
+    def can_ask(self) -> bool:
+        """Someone can answer: an asker (the CLI's prompt) or a UI (the notebook's buttons)."""
+        return self.asker is not None or self.interactive
 
     async def _ask(self, request: PermissionRequest, *, without_ui: str) -> None:
         """A person decides (the asker, or the UI's :meth:`choose`); with neither, the

@@ -28,6 +28,7 @@ from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
 from .cancel import DEFAULT_CANCEL_GRACE
 from .checkpoints import Checkpoints
+from .decision import Turn
 from .elicitation import ElicitationBroker
 from .errors import PromptNotSupported, TurnTimeout
 from .fs import FileChange, FileSystem
@@ -86,6 +87,9 @@ class PromptTurn:
         self.session = session
         self.blocks = blocks
         self.timeout = timeout
+        #: The permission policy the turn runs under: the session's when it was submitted
+        #: (a ``-p`` policy lasts for its turn, not beyond).
+        self.policy: Policy = session.permissions.policy
         self.state: TurnState = "queued"
         self.record: TurnRecord | None = None
         self.stop_reason: str | None = None
@@ -175,6 +179,7 @@ class Session:
         self.permissions = PermissionBroker(
             policy, interactive=interactive, on_change=self._changed
         )
+        self.permissions.turn = self.turn_now
         self.guard = Guard(self)
         # Elicitations are decided by the same UI as permissions (a terminal asker that
         # only knows permissions, as in the CLI, is no UI for forms: declined there).
@@ -198,6 +203,13 @@ class Session:
     @property
     def active_turn(self) -> PromptTurn | None:
         return self._active
+
+    def turn_now(self) -> Turn | None:
+        """The running turn as the permission decision reads it; None between turns."""
+        turn = self._active
+        if turn is None or turn.record is None or turn.done:
+            return None
+        return Turn(turn.record.index, turn.policy)
 
     @property
     def queued_turns(self) -> list[PromptTurn]:
@@ -253,6 +265,9 @@ class Session:
                 changes = self.checkpoints.end()
                 if changes is not None:
                     self.transcript.add_note(changes.summary())
+                ran = self.guard.ran_note(turn.record.index)
+                if ran:
+                    self.transcript.add_note(ran)
                 if turn.stop_reason is None and turn.error is None:
                     # Abandoned mid-turn (the connection or the session closed): a finished
                     # turn must never read "Running…".

@@ -31,6 +31,7 @@ import anyio.abc
 
 from ..agents.presets import resolve_agent
 from ..client.connection import CLIENT_INFO, PROTOCOL_VERSION, ClientConnection, client_capabilities
+from ..client.decision import Turn
 from ..client.permissions import Policy
 from ..client.session import Session
 from ..protocol import conformance
@@ -389,6 +390,12 @@ class Stepper:
         if session_id in conn.sessions:
             return
         session = Session(conn, session_id, cwd=os.path.abspath(cwd), policy=self._policy)
+        # A prompt sent by hand is the session's turn while it waits for its answer.
+        session.permissions.turn = lambda: (
+            Turn(0, session.permissions.policy)
+            if self.turn is not None and not self.turn.done()
+            else None
+        )
         if self._helpers is not None:
             session.terminals.attach(self._helpers)
         conn.router.register(session)

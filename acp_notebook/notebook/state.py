@@ -30,8 +30,9 @@ import os
 import stat
 import tempfile
 import warnings
-from pathlib import Path
 from typing import Any
+
+from ..client.protected import state_dir
 
 __all__ = ["LEGACY_FILE", "MAX_BYTES", "NotebookState", "StateFileWarning", "read_json_object"]
 
@@ -46,14 +47,6 @@ class StateFileWarning(UserWarning):
 
 def _warn(message: str) -> None:
     warnings.warn(message, StateFileWarning, stacklevel=3)
-
-
-def state_dir() -> Path:
-    """The per-user state directory of acp_notebook (XDG base directory rules)."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".local", "state"
-    )
-    return Path(base) / "acp-notebook"
 
 
 def read_json_object(path: str | os.PathLike[str]) -> dict[str, Any]:

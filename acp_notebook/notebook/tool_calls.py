@@ -28,7 +28,10 @@ from collections import defaultdict, deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..client.decision import NO_TURN, Question, decide
 from ..client.formatting import fence
+from ..client.guard import ask_itself
+from ..client.notebook_names import NotebookServer
 from ..client.session import Session
 from ..client.toolcall import ToolCallState
 from ..protocol import models as m
@@ -51,21 +54,12 @@ from .tools.approval import Review
 from .tools.kernel_tools import code_content
 from .tools.live_tools import LiveTools
 from .tools.registry import CellChangeReport, ToolImage
+from .tools.server import SERVER_NAME
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
 log = logging.getLogger(__name__)
-
-
-def options() -> list[m.PermissionOption]:
-    """The buttons of a notebook tool's permission card. Built when a card is, not at
-    import: a model built at import builds its validator (and pays pydantic's plugin scan)
-    while the first ``%acp`` imports the notebook layer."""
-    return [
-        m.PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
-        m.PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
-    ]
 
 
 _numbers = itertools.count(1)
@@ -87,13 +81,29 @@ class SessionTools:
         name: str,
         registry: ToolRegistry,
     ) -> None:
-        #: The ACP session, once ``session/new`` (or load, resume) answered.
-        self.session: Session | None = None
+        self._session: Session | None = None
+        self.registry = registry
         self.server = NotebookToolsServer(
             loop, runner, shell, name, self.approve, self.show, registry, self.report
         )
         #: Tool calls approved and not yet shown, by the code they run (in order).
         self._running: defaultdict[str, deque[str]] = defaultdict(deque)
+
+    @property
+    def session(self) -> Session | None:
+        """The ACP session, once ``session/new`` (or load, resume) answered. Its broker
+        then knows this server, so the agent's own questions about its tools are decided
+        with ``notebook`` rules (``client/notebook_names.py``)."""
+        return self._session
+
+    @session.setter
+    def session(self, session: Session | None) -> None:
+        self._session = session
+        if session is not None:
+            registry = self.registry
+            session.permissions.notebook_server = NotebookServer(
+                SERVER_NAME, lambda: {tool.name: tool.read_only for tool in registry.tools()}
+            )
 
     def spec(self) -> McpServerSpec:
         """The ``mcpServers`` entry (starts serving)."""
@@ -113,48 +123,42 @@ class SessionTools:
         return await self._with_card(session, request)
 
     def _without_card(self, session: Session, request: ToolApproval) -> Decision:
-        """Rules, then the policy; what would be asked is reviewed in place."""
+        """The one decision (``client/decision.py``); what would be asked is reviewed in place."""
         broker = session.permissions
         call = ToolCallState(self._new_id(request), None, title=request.title, kind=request.kind)
         call.locations = [m.ToolCallLocation(path=path) for path in request.paths]
         call.notebook_tool = request.tool
-        match = broker.rules.match(call, session.cwd)
-        action = match.action if match is not None else broker.policy
-        by = match.by if match is not None else f"the policy {broker.policy}"
-        if action == "allow":
+        verdict = decide(
+            Question(call, "tool"),
+            turn=broker.turn(),
+            rules=broker.rules,
+            cwd=session.cwd,
+            can_ask=broker.can_ask,
+        )
+        by = f"the {verdict.by}" if verdict.by.startswith("policy ") else verdict.by
+        if verdict.action == "allow":
             return Approved(by)
-        if action == "deny":
-            return Denied(f"denied by {by}", by)
-        if not broker.interactive:
-            return Denied(
-                f"denied: {by} asks, and no one can answer here", f"{by} (no one could answer)"
-            )
-        return Review()
+        if verdict.action == "ask":
+            return Review()
+        if verdict.by == "no turn":
+            return Denied(f"not approved: {verdict.reason}")
+        if verdict.ask_first and verdict.by != "policy deny":
+            return Denied(f"denied: no one can answer here ({by})", f"{by} (no one could answer)")
+        return Denied(f"denied by {by}", by)
 
     async def _with_card(self, session: Session, request: ToolApproval) -> Decision:
         """A permission request in the session's broker, shown in a tool call of its own
         in the running turn, with the code before the buttons."""
         call_id = self._new_id(request)
-        params = m.RequestPermissionRequest(
-            session_id=session.session_id, tool_call=_update(call_id, request), options=options()
+        if session.permissions.turn() is None:  # no card outside a turn: nothing would show it
+            return Denied(f"not approved: {NO_TURN}")
+        decided = await ask_itself(
+            session, _update(call_id, request), notebook_tool=request.tool, allow="Allow"
         )
-        broker = session.permissions
-        pending = broker.receive(
-            params,
-            session.transcript,
-            cwd=session.cwd,
-            roots=session.roots,
-            notebook_tool=request.tool,
-        )
-        active = session.active_turn
-        if active is not None and active.cancel_requested:
-            # spec: after session/cancel every permission request is answered `cancelled`.
-            broker.cancel(pending.key, by="cancel")
-        decided = await broker.decide(pending)
         if decided.state == "selected" and decided.chosen is not None and decided.chosen.allows:
             self._running[request.code or ""].append(call_id)
             self._progress(session, call_id, "in_progress")
-            return Approved("" if decided.decided_by == "user" else str(decided.decided_by))
+            return Approved("" if decided.decided_by == "user" else _who(decided.decided_by))
         who = _who(decided.decided_by) if decided.state == "selected" else None
         reason = f"denied by {who}" if who is not None else f"not approved: {decided.describe()}"
         self._progress(session, call_id, "failed", request.code, [f"Not run: {reason}."])

@@ -1118,3 +1118,23 @@ async def test_a_prompt_sent_at_once_comes_after_the_sessions_command_list(
             )
         tasks.cancel_scope.cancel()
     assert kinds[:2] == ["available_commands_update", "session_info_update"]
+
+
+async def test_allow_always_never_covers_a_riskier_command_and_says_only_what_is_true(
+    tmp_path: Path,
+) -> None:
+    """Choosing "Allow always" on `/run echo hello` let a later command rated 🔸 run unasked, and
+    the reply explained it with "the session is in Code mode" while the session was in Ask."""
+    async with demo_client(tmp_path) as client:
+        session = await client.new_session()
+        client.policy = choose("allow-always")
+        _, first = await client.prompt(session, "/run echo hello")
+        _, second = await client.prompt(session, "/run echo again")  # as risky: remembered
+        await client.prompt(session, "/run kill -0 $$")  # riskier (stops processes): asks
+    assert [r["toolCall"]["title"] for r in client.permission_requests] == [
+        "Run echo hello",
+        "Run kill -0 $$",
+    ]
+    said = texts(first) + texts(second)
+    assert "mode" not in said.lower()
+    assert "as risky as this or less" in texts(first)

@@ -11,7 +11,8 @@ from typing import Any, Literal
 
 import anyio
 
-from acp_notebook.client import ClientConnection
+from acp_notebook.client import ClientConnection, Session
+from acp_notebook.client.decision import Turn
 from acp_notebook.protocol import models as m
 from acp_notebook.protocol.conformance import schema_errors
 from acp_notebook.protocol.jsonrpc import Peer, TraceEvent
@@ -120,6 +121,13 @@ async def fake_agent(
                 yield conn, agent, wire
         await agent.aclose()
         tasks.cancel_scope.cancel()
+
+
+def turn_running(session: Session) -> None:
+    """Let ``session`` serve its agent's writes and commands as in a turn: between turns
+    nothing is served (``client/decision.py``), and a bare fake agent sends its requests
+    without a prompt. For tests of what serves a request, not of when it may be served."""
+    session.permissions.turn = lambda: Turn(0, session.permissions.policy)
 
 
 async def _async(value: Any) -> Any:

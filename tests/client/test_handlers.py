@@ -22,7 +22,7 @@ from acp_notebook.protocol.errors import INVALID_PARAMS, RpcError
 from acp_notebook.protocol.jsonrpc import Peer
 from acp_notebook.protocol.memory import memory_pipe
 
-from .helpers import fake_agent
+from .helpers import fake_agent, turn_running
 
 pytestmark = pytest.mark.anyio
 
@@ -214,6 +214,7 @@ async def test_handlers_serve_the_methods_they_define_and_the_session_the_rest(
     async with fake_agent(handlers=handlers) as (conn, agent, wire):
         # policy allow: the terminal is started without asking (the guard lets it through)
         session = await conn.new_session(tmp_path, policy="allow")
+        turn_running(session)
         read = await agent.request("fs/read_text_file", {"sessionId": "s1", "path": str(target)})
         with pytest.raises(RpcError) as refused:
             await agent.request(

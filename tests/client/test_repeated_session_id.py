@@ -16,7 +16,7 @@ from acp_notebook.client import Session
 from acp_notebook.client.errors import SessionIdInUse
 from acp_notebook.protocol.jsonrpc import Peer
 
-from .helpers import _async, fake_agent
+from .helpers import _async, fake_agent, turn_running
 
 pytestmark = [
     pytest.mark.anyio,
@@ -40,6 +40,7 @@ async def test_session_new_answering_an_open_sessions_id_is_refused_and_the_firs
 ) -> None:
     async with fake_agent() as (conn, agent, _wire):
         first = await conn.new_session(root, policy="allow")
+        turn_running(first)
         terminal_id = await start_sleep(agent)
         with pytest.raises(SessionIdInUse) as refused:
             await conn.new_session(root, policy="allow")
@@ -61,6 +62,7 @@ async def test_loading_an_open_session_closes_it_first_with_its_terminals(root: 
     ):
         agent.handle_request("session/load", lambda params: _async({}))
         first = await conn.new_session(root, policy="allow")
+        turn_running(first)
         terminal_id = await start_sleep(agent)
         reopened = await conn.load_session("s1", root, policy="allow")
         assert first.closed and not running(first, terminal_id)

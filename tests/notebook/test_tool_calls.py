@@ -11,7 +11,7 @@ import anyio
 from acp_notebook.client.permissions import PermissionBroker
 from acp_notebook.client.rules import PermissionRules
 from acp_notebook.notebook.tool_calls import SessionTools
-from acp_notebook.notebook.tools import Approved, Denied, ToolApproval, ToolRegistry
+from acp_notebook.notebook.tools import Approved, Denied, ToolApproval, ToolRegistry, kernel_tools
 from acp_notebook.notebook.tools.approval import Review
 
 EDIT = ToolApproval(
@@ -51,3 +51,29 @@ def test_what_would_be_asked_is_reviewed_in_the_cell_unless_no_one_can_answer() 
     assert decide("ask", ["ask notebook"]) == Review()
     denied = decide("ask", interactive=False)
     assert isinstance(denied, Denied) and "no one can answer" in denied.reason
+
+
+def test_notebook_tools_outside_a_turn_are_not_approved_whatever_the_policy() -> None:
+    """After a `-p allow` turn ended, the agent called run_code while the kernel was idle:
+    it ran at once in the user's namespace, with no card and no turn showing it."""
+    loop: Any = None
+    tools = SessionTools(loop, loop, loop, "s", ToolRegistry())
+    broker = PermissionBroker("allow", interactive=True, rules=PermissionRules.parse(["allow *"]))
+    broker.turn = lambda: None  # the session's turn ended
+    tools.session = SimpleNamespace(closed=False, cwd="/work", permissions=broker)  # type: ignore[assignment]
+    run = ToolApproval("s", "run_code", "Run in the notebook's kernel: x = 1", "x = 1")
+    for request in (EDIT, run):
+        decision = anyio.run(tools.approve, request)
+        assert isinstance(decision, Denied) and "no turn is running" in decision.reason
+    assert broker.requests == {}, "no card was made"
+
+
+def test_a_sessions_broker_knows_its_notebook_server_and_which_tools_only_read() -> None:
+    loop: Any = None
+    tools = SessionTools(loop, loop, loop, "s", kernel_tools())
+    broker = PermissionBroker("ask")
+    tools.session = SimpleNamespace(closed=False, cwd="/work", permissions=broker)  # type: ignore[assignment]
+    server = broker.notebook_server
+    assert server is not None and server.name == "notebook"
+    offered = server.tools()
+    assert offered["list_variables"] is True and offered["run_code"] is False

@@ -94,8 +94,9 @@ request (``refactor utils.py``, or "refactor this" with attached Python code) go
 proposal in the reply instead (the agent never writes a file the user did not name).
 
 Sessions: ``session/new`` answers with modes ``ask`` (asks before every edit and command,
-unless the user chose "Allow always" for that kind earlier in the session; a destructive
-command is always asked, without "Allow always") and ``code`` (the same), and config options ``mode``, ``model`` (a grouped select: ``demo-small``,
+unless the user chose "Allow always" for that kind, at that risk or a higher one, earlier
+in the session; a destructive command is always asked, without "Allow always") and
+``code`` (the same), and config options ``mode``, ``model`` (a grouped select: ``demo-small``,
 ``demo-large``) and the boolean ``verbose`` (adds protocol notes to replies; only offered
 to clients that advertise ``session.configOptions.boolean``). ``session/load`` replays
 the history before answering; ``session/list`` (``cwd`` filter, opaque cursor),

@@ -45,7 +45,8 @@ MODES = [
         id="ask",
         name="Ask",
         description="Ask before every edit and command, unless you chose “Allow always” for "
-        "that kind earlier in this session (never for a destructive command).",
+        "that kind, at that risk or a higher one, earlier in this session (never for a "
+        "destructive command).",
     ),
     m.SessionMode(
         id="code",
@@ -106,8 +107,10 @@ class DemoSession:
     mode: str = "ask"
     model: str = "demo-small"
     verbose: bool = False
-    #: Kinds of action the user chose "Allow always" for in this session.
-    allow_always: set[str] = field(default_factory=set)
+    #: Kinds of action the user chose "Allow always" for in this session, each with the
+    #: highest risk it was chosen for (``client/decision.py`` ``risk_rank``: 0 none, 1
+    #: caution): it covers that risk or less, never a riskier action.
+    allow_always: dict[str, int] = field(default_factory=dict)
     #: The updates ``session/load`` replays (compacted, see :func:`.history.compact`).
     history: list[Wire] = field(default_factory=list)
     next_call: int = 1
@@ -153,14 +156,19 @@ class DemoSession:
 
     def to_state(self) -> Wire:
         state = {name: getattr(self, name) for name in self._SAVED}
-        state["allow_always"] = sorted(self.allow_always)
+        state["allow_always"] = dict(sorted(self.allow_always.items()))
         return state
 
     @classmethod
     def from_state(cls, state: Wire) -> DemoSession:
         known = {name: state[name] for name in cls._SAVED if name in state}
         session = cls(**known)
-        session.allow_always = set(state.get("allow_always") or [])
+        remembered = state.get("allow_always") or {}
+        if isinstance(remembered, list):  # kinds alone: allowed always for no risk
+            remembered = dict.fromkeys(remembered, 0)
+        session.allow_always = {
+            str(kind): int(risk) for kind, risk in remembered.items() if isinstance(risk, int)
+        }
         return session
 
     def modes(self) -> m.SessionModeState:

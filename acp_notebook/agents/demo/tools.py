@@ -14,7 +14,8 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from ...client.danger import assess_command
+from ...client.danger import assess_command, assess_paths
+from ...client.decision import risk_rank
 from ...protocol import models as m
 from ...protocol.errors import RESOURCE_NOT_FOUND, RpcError
 from . import edits
@@ -143,7 +144,7 @@ async def apply_edit(
             f"Not written: the client does not offer `fs/write_text_file`; `{shown}` was not changed."
         )
         return await turn.reply(missing_capability("fs.writeTextFile", "write files"))
-    permission = await turn.permit(call, "edit")
+    permission = await turn.permit(call, "edit", risk=risk_rank(assess_paths([path], [turn.cwd])))
     if permission.how == "cancelled":
         await call.fail(call.cancel_note)
         return "cancelled"
@@ -174,10 +175,11 @@ async def apply_edit(
 def _how(permission: Permission, kind: str) -> str:
     return {
         "once": "after you allowed it once.",
-        "always": f"after you chose Allow always: in Code mode I will not ask again for {kind} "
-        "in this session (Ask mode always asks).",
-        "remembered": f"without asking: you chose Allow always for {kind} earlier in this "
-        "session and the session is in Code mode.",
+        "always": f"after you chose Allow always: I will not ask again in this session for "
+        f"{kind} as risky as this or less (a riskier one is asked). The client decides for "
+        "itself too.",
+        "remembered": f"without asking: earlier in this session you chose Allow always for "
+        f"{kind} at least as risky as this.",
     }.get(permission.how, ".")
 
 
@@ -306,7 +308,7 @@ async def scene_run(turn: Turn, arg: str) -> StopReason:
     destructive = (danger := assess_command(command, [turn.cwd])) is not None and (
         danger.level == "danger"
     )
-    permission = await turn.permit(call, "execute", always=not destructive)
+    permission = await turn.permit(call, "execute", always=not destructive, risk=risk_rank(danger))
     if permission.how == "cancelled":
         await call.fail(call.cancel_note)
         return "cancelled"

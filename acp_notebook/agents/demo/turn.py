@@ -255,15 +255,17 @@ class Turn:
         return handle
 
     async def permit(
-        self, call: ToolCallHandle, kind: PermissionKind, *, always: bool = True
+        self, call: ToolCallHandle, kind: PermissionKind, *, always: bool = True, risk: int = 0
     ) -> Permission:
         """Ask the user before an edit or a command (spec: ``session/request_permission``).
 
-        Unless the user chose "Allow always" for this kind earlier in this session: that
-        choice is what ``allow_always`` means (spec), so it is not asked again. Without
-        ``always`` (a destructive command) "Allow always" is neither offered nor enough.
+        Unless the user chose "Allow always" for this kind, at this ``risk`` or a higher
+        one, earlier in this session: that choice is what ``allow_always`` means (spec), so
+        it is not asked again; a riskier action is asked. Without ``always`` (a
+        destructive command) "Allow always" is neither offered nor enough.
         """
-        if always and kind in self.session.allow_always:
+        remembered = self.session.allow_always.get(kind)
+        if always and remembered is not None and risk <= remembered:
             return Permission("remembered")
         options = [o for o in PERMISSION_OPTIONS if always or o.kind != "allow_always"]
         request = m.RequestPermissionRequest(
@@ -286,7 +288,7 @@ class Turn:
                 why = f"The client chose `{outcome.option_id}`, an option I did not offer"
                 return Permission("rejected", why)
             if chosen.kind == "allow_always":
-                self.session.allow_always.add(kind)
+                self.session.allow_always[kind] = max(risk, remembered or 0)
                 return Permission("always")
             if chosen.kind == "allow_once":
                 return Permission("once")

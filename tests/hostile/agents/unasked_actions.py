@@ -5,13 +5,17 @@ a time, and answers the prompt `end_turn` with one line per action's outcome in 
 `agent_message_chunk`: ``write PATH: ok`` / ``write PATH: error -32003 …``. ``{cwd}`` in a
 string is replaced by the session's directory. Actions:
 
-  ["ask", TOOL_CALL]              session/request_permission (Allow once / Reject)
+  ["ask", TOOL_CALL, OPTIONS?]     session/request_permission (Allow once / Reject, or
+                                  OPTIONS)
   ["write", PATH, CONTENT]        fs/write_text_file
   ["read", PATH]                  fs/read_text_file
   ["terminal", COMMAND, ARGS?]    terminal/create, then terminal/wait_for_exit
   ["spawn", COMMAND, ARGS?]       terminal/create, left running
   ["race", SENT, [TOOL_CALL…]]    every request_permission at once, then touch SENT, then
                                   read the answers (in any order)
+  ["after", [ACTION…]]            not in the turn: when the client sends the request
+                                  `_test/after` (once the turn is over), the ACTIONs, their
+                                  lines the answer
 """
 
 import json
@@ -93,17 +97,20 @@ def outcome(answer):
     return "ok"
 
 
-def run(sid, cwd):
+def run(sid, cwd, actions):
     lines = []
-    for action in fill(script, cwd):
+    for action in fill(actions, cwd):
         verb, *args = action
+        if verb == "after":
+            continue
         if verb == "race":
             lines.append(f"race: {race(sid, args[0], args[1])}")
             continue
         if verb == "ask":
+            options = args[1] if len(args) > 1 else OPTIONS
             answer = request(
                 "session/request_permission",
-                {"sessionId": sid, "toolCall": args[0], "options": OPTIONS},
+                {"sessionId": sid, "toolCall": args[0], "options": options},
             )
         elif verb == "write":
             answer = request(
@@ -139,7 +146,7 @@ for line in inbox:
         send({"jsonrpc": "2.0", "id": mid, "result": {"sessionId": f"s{sessions}"}})
     elif method == "session/prompt":
         sid = msg["params"]["sessionId"]
-        lines = run(sid, cwd)
+        lines = run(sid, cwd, script)
         update = {
             "sessionUpdate": "agent_message_chunk",
             "content": {"type": "text", "text": "\n".join(lines)},
@@ -152,6 +159,11 @@ for line in inbox:
             }
         )
         send({"jsonrpc": "2.0", "id": mid, "result": {"stopReason": "end_turn"}})
+    elif method == "_test/after":
+        later = [
+            line for verb, *args in script if verb == "after" for line in run(sid, cwd, args[0])
+        ]
+        send({"jsonrpc": "2.0", "id": mid, "result": {"lines": later}})
     elif mid is not None and method is not None:
         send(
             {"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "Method not found"}}
