@@ -19,12 +19,15 @@ import {
   FRONTEND_TARGET,
   IEditOutcome,
   ILiveCell,
+  IRunRequest,
   KERNEL_TARGET,
   maxChars,
   message,
   parseChange,
   parseReview,
-  RequestError
+  parseRun,
+  RequestError,
+  staleRun
 } from './protocol';
 import { Proposal } from './proposal';
 import { ReviewBar } from './review';
@@ -313,12 +316,7 @@ export class LiveLink {
         return this._outcome(model, change, 'applied', max);
       }
       case 'run_cell':
-        return this._run(
-          model,
-          cellIdOf(data.cell_id),
-          data.wait !== false,
-          max
-        );
+        return this._run(model, parseRun(data), max);
       default:
         throw new RequestError(
           'invalid',
@@ -422,10 +420,10 @@ export class LiveLink {
 
   private async _run(
     model: INotebookModel,
-    cellId: string,
-    wait: boolean,
+    request: IRunRequest,
     max: number
   ): Promise<Result> {
+    const cellId = request.cell_id;
     const found = findCell(model, cellId);
     const widget = this._panel.content.widgets[found.index];
     const now = () => {
@@ -443,8 +441,12 @@ export class LiveLink {
     if (!(widget instanceof CodeCell)) {
       return { status: 'ok', cell: now() };
     }
+    // spec: the approved source runs, or nothing (checked in the tick that runs it).
+    if (staleRun(found.cell.sharedModel.getSource(), request)) {
+      return { status: 'stale', cell: now() };
+    }
     const execution = CodeCell.execute(widget, this._panel.sessionContext);
-    if (!wait) {
+    if (!request.wait) {
       execution.catch(() => undefined);
       return { status: 'started', cell: now() };
     }

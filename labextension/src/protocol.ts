@@ -126,6 +126,31 @@ export function cellIdOf(raw: unknown): string {
   return text(raw, 'cell_id');
 }
 
+/** A `run_cell` request: the cell, and the source the user approved running. */
+export interface IRunRequest {
+  cell_id: string;
+  source: string;
+  wait: boolean;
+}
+
+export type RunStatus = 'ok' | 'error' | 'aborted' | 'started' | 'stale';
+
+/** A `run_cell` request from the kernel, checked field by field: one without the
+ * approved source is refused, since the page could not tell what was approved. */
+export function parseRun(data: Record<string, unknown>): IRunRequest {
+  return {
+    cell_id: text(data.cell_id, 'cell_id'),
+    source: text(data.source, 'source'),
+    wait: data.wait !== false
+  };
+}
+
+/** Whether a cell holding `current` must not run for `request`: only the code that was
+ * approved runs, never what an edit made of the cell while the approval waited. */
+export function staleRun(current: string, request: IRunRequest): boolean {
+  return current !== request.source;
+}
+
 /** A positive bound on output characters (the kernel's, or a default). */
 export function maxChars(raw: unknown): number {
   return typeof raw === 'number' && raw > 0 ? Math.floor(raw) : 4000;
