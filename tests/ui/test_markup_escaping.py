@@ -21,13 +21,14 @@ from markdown_it import MarkdownIt
 from acp_notebook.client.formatting import code_span, fence, md_cell, md_escape
 from acp_notebook.client.render import Renderer
 from acp_notebook.client.timeline import Timeline
-from acp_notebook.client.transcript import Transcript
+from acp_notebook.client.transcript import Transcript, TurnRecord
 from acp_notebook.lab.report import Check, ReportCard, compare
 from acp_notebook.notebook.answers import Column, Table
 from acp_notebook.notebook.inspector import MessageDetail, MessageTable, pair_responses
 from acp_notebook.notebook.turns import error_bundle
 from acp_notebook.protocol import models as m
 from acp_notebook.protocol.trace_event import TraceEvent
+from acp_notebook.ui.transcript_html import turn_html
 
 #: Markup of every kind a string could smuggle in, and what ends the span, cell or
 #: paragraph it is put in.
@@ -69,13 +70,19 @@ class _Elements(HTMLParser):
         self.found.append((tag, attrs))
 
 
-def live_markup(markdown: str) -> list[str]:
-    """The elements and attributes of the rendered HTML that its renderer did not write."""
+#: The payloads' own elements (an HTML renderer writes many tags of its own).
+PAYLOAD_TAGS = {"img", "script", "iframe", "svg"}
+
+
+def live_markup(markdown: str, *, html: str | None = None) -> list[str]:
+    """The elements and attributes of the rendered HTML that its renderer did not write
+    (``html``: HTML a renderer wrote itself, checked as it is)."""
     parser = _Elements()
-    parser.feed(RENDER.render(markdown))
+    parser.feed(RENDER.render(markdown) if html is None else html)
     bad = []
+    ours = OURS if html is None else lambda tag: tag not in PAYLOAD_TAGS
     for tag, attrs in parser.found:
-        if tag not in OURS:
+        if not (tag in ours if isinstance(ours, set) else ours(tag)):
             bad.append(f"<{tag}>")
         for name, value in attrs:
             if name.startswith("on") or name == "src" or "alert" in (value or ""):
@@ -133,6 +140,11 @@ def turn_error(payload: str) -> str:
 
 
 def transcript(payload: str) -> str:
+    record_of, record = _hostile_turn(payload)
+    return Renderer(record_of).turn(record)
+
+
+def _hostile_turn(payload: str) -> tuple[Transcript, TurnRecord]:
     record_of = Transcript("/work")
     record = record_of.begin_turn([m.TextContentBlock(text=payload)])
     updates: list[dict[str, Any]] = [
@@ -148,7 +160,7 @@ def transcript(payload: str) -> str:
     for raw in updates:
         record_of.apply(m.parse(m.SessionUpdate, raw))
     record_of.end_turn(record, stop_reason="end_turn", error=payload)
-    return Renderer(record_of).turn(record)
+    return record_of, record
 
 
 def helpers(payload: str) -> str:
@@ -179,6 +191,12 @@ def test_the_payloads_are_live_markup_when_not_escaped() -> None:
     naive = ["{}", "`{}`", '`{{"text": "{}"}}`', "| a |\n|---|\n| `{}` |"]
     for payload in MARKUP:
         assert any(live_markup(form.format(payload)) for form in naive), payload
+
+
+@pytest.mark.parametrize("payload", PAYLOADS, ids=range(len(PAYLOADS)))
+def test_no_element_of_a_payload_survives_in_a_saved_turns_html(payload: str) -> None:
+    html = turn_html(*_hostile_turn(payload))
+    assert live_markup("", html=html) == [], html
 
 
 @pytest.mark.parametrize("payload", PAYLOADS, ids=range(len(PAYLOADS)))
