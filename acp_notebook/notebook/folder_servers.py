@@ -21,7 +21,6 @@ so they run only once the person confirmed them (``%acp --mcp trust``):
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import os
@@ -114,8 +113,12 @@ class TrustKey:
         ever trusted), or when it cannot be read safely."""
         if self._memory is not None:
             return self._memory
-        with contextlib.suppress(FileNotFoundError):
+        try:
             return self._read()
+        except FileNotFoundError:
+            pass
+        except OSError:  # a symbolic link, not readable: not a key of ours
+            return None
         if not create:
             return None
         self.path.parent.mkdir(parents=True, exist_ok=True)
