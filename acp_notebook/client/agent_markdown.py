@@ -78,5 +78,5 @@ def agent_markdown(text: str) -> str:
     if fence is not None:
         # A fence left open would swallow what follows this text (the transcript's own
         # blocks) and turn the next fence inside out.
-        out.append(fence)
+        out.insert(len(out) - 1 if out[-1] == "" else len(out), fence)
     return "\n".join(out)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
+from acp_notebook.client.agent_markdown import agent_markdown
 from acp_notebook.client.formatting import code_span, fence, md_cell, md_escape
 from acp_notebook.client.render import Renderer
 from acp_notebook.client.timeline import Timeline
@@ -215,3 +216,11 @@ def test_escaped_text_still_reads_as_the_payload() -> None:
         rendered = RENDER.render(markdown)
         text = json.loads(json.dumps(rendered))
         assert "onerror=alert(2)" in text
+
+
+def test_agent_markdown_closes_a_fence_it_left_open_where_its_text_ends() -> None:
+    # Left open, the fence swallowed the transcript's next blocks and turned its own
+    # fences inside out (their raw JSON became live HTML).
+    assert agent_markdown("Here:\n```py\nx = 1\n") == "Here:\n```py\nx = 1\n```\n"
+    assert agent_markdown("~~~~\nx") == "~~~~\nx\n~~~~"
+    assert agent_markdown("```\nclosed\n```\n") == "```\nclosed\n```\n"
