@@ -1,4 +1,6 @@
-"""nbval (the notebooks under notebooks/): a turn's ``text/html`` is not compared.
+"""The suite's tiers (tests/tiers.py), and nbval (the notebooks under notebooks/).
+
+nbval: a turn's ``text/html`` is not compared.
 
 It is rendered from the same transcript as the turn's ``text/markdown`` and
 ``text/plain``, which are compared; its markup follows the look of the live view, which
@@ -16,6 +18,17 @@ import shutil
 import tempfile
 
 import pytest
+
+from tests import tiers
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    tiers.configure(config)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test gets the marker of its tier (tests/tiers.py)."""
+    tiers.mark(items)
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
 from typing import Any
 
 import anyio
@@ -31,11 +32,13 @@ __all__ = [
     "CLIENT_CAPABILITIES",
     "CLIENT_INFO",
     "HANDSHAKE_FLOOR",
+    "HANDSHAKE_FLOOR_ENV",
     "HANDSHAKE_TIMEOUT",
     "PROTOCOL_VERSION",
     "START_TIMEOUT",
     "Handshake",
     "client_capabilities",
+    "handshake_floor",
     "handshake_limit",
 ]
 
@@ -49,6 +52,9 @@ HANDSHAKE_TIMEOUT = 120.0
 #: The least time a turn's timeout (``-t``) gives each handshake request: starting an
 #: agent takes seconds (an interpreter, ``npx``) however short the turn may be.
 HANDSHAKE_FLOOR = 10.0
+#: Overrides :data:`HANDSHAKE_FLOOR` (seconds): the test suite sets it so a timeout test
+#: waits a fraction of a second, not ten; an unreadable value leaves the floor as it is.
+HANDSHAKE_FLOOR_ENV = "ACP_NOTEBOOK_HANDSHAKE_FLOOR"
 CLIENT_INFO = {"name": "acp-notebook", "title": "acp_notebook", "version": __version__}
 #: The models of a first turn, in the order it meets them: their validators (built on
 #: first use) are built while the agent starts, before it answers `initialize`. Of the
@@ -96,11 +102,21 @@ def client_capabilities() -> m.ClientCapabilities:
     return m.ClientCapabilities.parse(copy.deepcopy(CLIENT_CAPABILITIES))
 
 
+def handshake_floor() -> float:
+    """:data:`HANDSHAKE_FLOOR`, or the positive number of seconds in
+    :data:`HANDSHAKE_FLOOR_ENV`."""
+    try:
+        floor = float(os.environ.get(HANDSHAKE_FLOOR_ENV, ""))
+    except ValueError:
+        return HANDSHAKE_FLOOR
+    return floor if floor > 0 else HANDSHAKE_FLOOR
+
+
 def handshake_limit(turn_timeout: float | None, default: float | None) -> float | None:
     """Seconds one handshake request may take when the user bounded the turn with
     ``turn_timeout`` (None: ``default``): that bound, never less than
-    :data:`HANDSHAKE_FLOOR`."""
-    return default if turn_timeout is None else max(turn_timeout, HANDSHAKE_FLOOR)
+    :func:`handshake_floor`."""
+    return default if turn_timeout is None else max(turn_timeout, handshake_floor())
 
 
 class Handshake:

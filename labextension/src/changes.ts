@@ -72,13 +72,12 @@ export function apply(
   }
 }
 
-/** Replace only what differs between the old and new text, so a collaborator's cursor
- * and the undo step cover the change and nothing else. */
-function replaceChangedPart(
-  shared: { updateSource(start: number, end: number, value?: string): void },
+/** The part of `before` that differs from `after`: `before[start:end]` becomes `value`
+ * (the common head and tail kept). */
+export function changedPart(
   before: string,
   after: string
-): void {
+): { start: number; end: number; value: string } {
   let start = 0;
   while (
     start < before.length &&
@@ -97,5 +96,16 @@ function replaceChangedPart(
     endBefore--;
     endAfter--;
   }
-  shared.updateSource(start, endBefore, after.slice(start, endAfter));
+  return { start, end: endBefore, value: after.slice(start, endAfter) };
+}
+
+/** Replace only what differs between the old and new text, so a collaborator's cursor
+ * and the undo step cover the change and nothing else. */
+function replaceChangedPart(
+  shared: { updateSource(start: number, end: number, value?: string): void },
+  before: string,
+  after: string
+): void {
+  const { start, end, value } = changedPart(before, after);
+  shared.updateSource(start, end, value);
 }

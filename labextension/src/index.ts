@@ -9,6 +9,9 @@ import {
 } from '@jupyterlab/application';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
+// link.ts needs only modules the application has loaded already: loading it lazily
+// would save nothing and delay the link of a notebook restored at start.
+// eslint-disable-next-line jupyter/prefer-lazy-imports
 import { LiveLink } from './link';
 
 const plugin: JupyterFrontEndPlugin<void> = {

@@ -15,18 +15,22 @@ import { cellIndex, findCell, liveCell } from './cells';
 import { apply, currentCell, isStale, target } from './changes';
 import {
   Change,
-  cellIdOf,
+  errorReply,
   FRONTEND_TARGET,
+  hello,
   IEditOutcome,
   ILiveCell,
-  IRunRequest,
+  IRunCellRequest,
+  IRunOutcome,
   KERNEL_TARGET,
-  maxChars,
-  message,
-  parseChange,
+  parseRequest,
   parseReview,
-  parseRun,
+  pathChanged,
+  reply,
   RequestError,
+  RequestResult,
+  requestId,
+  revert,
   staleRun
 } from './protocol';
 import { Proposal } from './proposal';
@@ -44,7 +48,7 @@ const GONE: ReadonlyArray<Kernel.Status> = [
 /** A request we answer nothing to (the kernel withdrew it, or the comm is gone). */
 const NO_REPLY = Symbol('no reply');
 
-type Result = Record<string, unknown> | typeof NO_REPLY;
+type Result = RequestResult | typeof NO_REPLY;
 
 export class LiveLink {
   private _kernel: Kernel.IKernelConnection | null = null;
@@ -160,11 +164,7 @@ export class LiveLink {
       }
     };
     comm.open(
-      message('hello', {
-        path: this._panel.context.localPath,
-        extension_version: EXTENSION_VERSION,
-        app: this._appName
-      })
+      hello(this._panel.context.localPath, EXTENSION_VERSION, this._appName)
     );
   }
 
@@ -189,7 +189,7 @@ export class LiveLink {
   }
 
   private _onPath(): void {
-    this._comm?.send(message('path', { path: this._panel.context.localPath }));
+    this._comm?.send(pathChanged(this._panel.context.localPath));
   }
 
   // ---------------------------------------------------------------- messages
@@ -206,16 +206,20 @@ export class LiveLink {
       case 'review':
         this._review(data);
         break;
-      case 'cancel':
-        if (typeof data.id === 'number') {
-          this._withdrawn.add(data.id);
-          this._proposals.get(data.id)?.dispose();
+      case 'cancel': {
+        const id = requestId(data);
+        if (id !== null) {
+          this._withdrawn.add(id);
+          this._proposals.get(id)?.dispose();
         }
         break;
-      default:
-        if (typeof data.id === 'number') {
-          void this._serve(comm, data.id, data);
+      }
+      default: {
+        const id = requestId(data);
+        if (id !== null) {
+          void this._serve(comm, id, data);
         }
+      }
     }
   }
 
@@ -244,9 +248,7 @@ export class LiveLink {
       });
       const id = review.review;
       const created = new ReviewBar(id, (change, hunk, revision) =>
-        this._comm?.send(
-          message('revert', { review: id, change, hunk, revision })
-        )
+        this._comm?.send(revert(id, change, hunk, revision))
       );
       created.disposed.connect(() => this._reviews.delete(id));
       this._reviews.set(id, created);
@@ -261,27 +263,24 @@ export class LiveLink {
     id: number,
     data: Record<string, unknown>
   ): Promise<void> {
-    let reply: Record<string, unknown>;
+    let answer;
     try {
       const result = await this._handle(id, data);
       if (result === NO_REPLY) {
         return;
       }
-      reply = { id, result };
+      answer = reply(id, result);
     } catch (error) {
-      const known = error instanceof RequestError;
-      reply = {
+      answer = errorReply(
         id,
-        error: {
-          code: known ? error.code : 'failed',
-          message: error instanceof Error ? error.message : String(error)
-        }
-      };
+        error instanceof RequestError ? error.code : 'failed',
+        error instanceof Error ? error.message : String(error)
+      );
     } finally {
       this._withdrawn.delete(id);
     }
     if (!comm.isDisposed && this._comm === comm) {
-      comm.send(message('reply', reply));
+      comm.send(answer);
     }
   }
 
@@ -293,8 +292,9 @@ export class LiveLink {
     if (model === null) {
       throw new RequestError('failed', 'The notebook is not loaded yet.');
     }
-    const max = maxChars(data.max_output_chars);
-    switch (data.type) {
+    const request = parseRequest(data);
+    const max = request.max_output_chars;
+    switch (request.type) {
       case 'list_cells': {
         const cells: ILiveCell[] = [];
         for (let i = 0; i < model.cells.length; i++) {
@@ -303,25 +303,17 @@ export class LiveLink {
         return { cells };
       }
       case 'read_cell': {
-        const { cell, index } = findCell(model, cellIdOf(data.cell_id));
+        const { cell, index } = findCell(model, request.cell_id);
         return { cell: liveCell(cell, index, max) };
       }
-      case 'propose': {
-        const label = typeof data.label === 'string' ? data.label : '';
-        return this._propose(id, model, parseChange(data.change), label, max);
-      }
-      case 'apply': {
-        const change = parseChange(data.change);
-        target(model, change); // an unknown cell id is an error, not a stale change
-        return this._outcome(model, change, 'applied', max);
-      }
+      case 'propose':
+        return this._propose(id, model, request.change, request.label, max);
+      case 'apply':
+        // An unknown cell id is an error, not a stale change.
+        target(model, request.change);
+        return this._outcome(model, request.change, 'applied', max);
       case 'run_cell':
-        return this._run(model, parseRun(data), max);
-      default:
-        throw new RequestError(
-          'invalid',
-          `Unknown request ${String(data.type)}.`
-        );
+        return this._run(model, request, max);
     }
   }
 
@@ -331,7 +323,7 @@ export class LiveLink {
     change: Change,
     status: 'accepted' | 'applied',
     max: number
-  ): IEditOutcome & Record<string, unknown> {
+  ): IEditOutcome {
     if (isStale(model, change)) {
       return { status: 'stale', cell: currentCell(model, change, max) };
     }
@@ -420,9 +412,9 @@ export class LiveLink {
 
   private async _run(
     model: INotebookModel,
-    request: IRunRequest,
+    request: IRunCellRequest,
     max: number
-  ): Promise<Result> {
+  ): Promise<IRunOutcome> {
     const cellId = request.cell_id;
     const found = findCell(model, cellId);
     const widget = this._panel.content.widgets[found.index];

@@ -70,6 +70,70 @@ export function message(type: string, fields: object = {}): JSONObject {
   return { v: PROTOCOL_VERSION, type, ...fields } as JSONObject;
 }
 
+/** The comm's open data: which notebook this is, and who opens it. */
+export function hello(
+  path: string,
+  extensionVersion: string,
+  app: string
+): JSONObject {
+  return message('hello', { path, extension_version: extensionVersion, app });
+}
+
+/** The notebook was renamed. */
+export function pathChanged(path: string): JSONObject {
+  return message('path', { path });
+}
+
+/** A Revert click: `change` null is Revert all; `hunk` null, the whole change. */
+export function revert(
+  review: string,
+  change: number | null,
+  hunk: number | null,
+  revision: string
+): JSONObject {
+  return message('revert', { review, change, hunk, revision });
+}
+
+/** The cells of `list_cells`. */
+export interface ICellList {
+  cells: ILiveCell[];
+}
+
+/** The cell of `read_cell`. */
+export interface ICellRead {
+  cell: ILiveCell;
+}
+
+/** `stale`: the cell no longer held the approved source, and nothing ran. */
+export type RunStatus = 'ok' | 'error' | 'aborted' | 'started' | 'stale';
+
+/** What became of `run_cell`, and the cell as it is then. */
+export interface IRunOutcome {
+  status: RunStatus;
+  cell: ILiveCell;
+}
+
+export type RequestResult = ICellList | ICellRead | IEditOutcome | IRunOutcome;
+
+/** The answer to request `id`. */
+export function reply(id: number, result: RequestResult): JSONObject {
+  return message('reply', { id, result });
+}
+
+/** Request `id` could not be served: what went wrong, in one sentence. */
+export function errorReply(
+  id: number,
+  code: ErrorCode,
+  text: string
+): JSONObject {
+  return message('reply', { id, error: { code, message: text } });
+}
+
+/** The `id` of a request or a `cancel` (null: none, or not an integer). */
+export function requestId(data: Record<string, unknown>): number | null {
+  return typeof data.id === 'number' ? data.id : null;
+}
+
 const CELL_TYPES: ReadonlyArray<string> = ['code', 'markdown', 'raw'];
 
 function text(value: unknown, field: string): string {
@@ -126,34 +190,79 @@ export function cellIdOf(raw: unknown): string {
   return text(raw, 'cell_id');
 }
 
-/** A `run_cell` request: the cell, and the source the user approved running. */
-export interface IRunRequest {
-  cell_id: string;
-  source: string;
-  wait: boolean;
-}
-
-export type RunStatus = 'ok' | 'error' | 'aborted' | 'started' | 'stale';
-
-/** A `run_cell` request from the kernel, checked field by field: one without the
- * approved source is refused, since the page could not tell what was approved. */
-export function parseRun(data: Record<string, unknown>): IRunRequest {
-  return {
-    cell_id: text(data.cell_id, 'cell_id'),
-    source: text(data.source, 'source'),
-    wait: data.wait !== false
-  };
-}
-
 /** Whether a cell holding `current` must not run for `request`: only the code that was
  * approved runs, never what an edit made of the cell while the approval waited. */
-export function staleRun(current: string, request: IRunRequest): boolean {
+export function staleRun(current: string, request: IRunCellRequest): boolean {
   return current !== request.source;
 }
 
 /** A positive bound on output characters (the kernel's, or a default). */
 export function maxChars(raw: unknown): number {
   return typeof raw === 'number' && raw > 0 ? Math.floor(raw) : 4000;
+}
+
+/** A request of the kernel's, its fields checked (its `id` is read by `requestId`). */
+export type KernelRequest =
+  | { type: 'list_cells'; max_output_chars: number }
+  | { type: 'read_cell'; cell_id: string; max_output_chars: number }
+  | {
+      type: 'propose';
+      change: Change;
+      label: string;
+      max_output_chars: number;
+    }
+  | { type: 'apply'; change: Change; max_output_chars: number }
+  | IRunCellRequest;
+
+/** A `run_cell` request: the cell, and the source the user approved running. */
+export interface IRunCellRequest {
+  type: 'run_cell';
+  cell_id: string;
+  source: string;
+  wait: boolean;
+  max_output_chars: number;
+}
+
+/** A request from the kernel, checked field by field; an unknown one is `invalid`. */
+export function parseRequest(data: Record<string, unknown>): KernelRequest {
+  const max = maxChars(data.max_output_chars);
+  switch (data.type) {
+    case 'list_cells':
+      return { type: 'list_cells', max_output_chars: max };
+    case 'read_cell':
+      return {
+        type: 'read_cell',
+        cell_id: cellIdOf(data.cell_id),
+        max_output_chars: max
+      };
+    case 'propose':
+      return {
+        type: 'propose',
+        label: typeof data.label === 'string' ? data.label : '',
+        change: parseChange(data.change),
+        max_output_chars: max
+      };
+    case 'apply':
+      return {
+        type: 'apply',
+        change: parseChange(data.change),
+        max_output_chars: max
+      };
+    case 'run_cell':
+      // Without the approved source the page could not tell what was approved.
+      return {
+        type: 'run_cell',
+        cell_id: cellIdOf(data.cell_id),
+        source: text(data.source, 'source'),
+        wait: data.wait !== false,
+        max_output_chars: max
+      };
+    default:
+      throw new RequestError(
+        'invalid',
+        `Unknown request ${String(data.type)}.`
+      );
+  }
 }
 
 /** A line of a reviewed hunk (a fold: `count` lines not sent). */

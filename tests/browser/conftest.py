@@ -1,6 +1,7 @@
 """JupyterLab in a real chromium, driven by Playwright (docs/jupyter-mechanics.md §6.3).
 
-* ``lab`` (session): a JupyterLab server on a free 127.0.0.1 port with a random token,
+* ``lab`` (module; the server itself is shared by every module of the test process that
+  asks for the same options, see ``lab_servers``): a JupyterLab server on a free 127.0.0.1 port with a random token,
   a temporary ``root_dir`` and isolated config / settings / workspace / data dirs. It is
   started in its own process group and stopped with ``killpg`` (after its kernels are
   shut down through the REST API). The kernelspec ``python3`` resolves to this venv's
@@ -153,8 +154,36 @@ def lab_args() -> list[str]:
     return ["--YDocExtension.disable_rtc=True"]
 
 
+@pytest.fixture(scope="session")
+def lab_servers() -> Iterator[dict[tuple[str, ...], Lab]]:
+    """The servers started so far in this test process, one per set of server options,
+    all stopped at the end of the session: each module's tests get a fresh notebook
+    directory, browser context and kernel, not a fresh server (a start costs seconds)."""
+    servers: dict[tuple[str, ...], Lab] = {}
+    yield servers
+    for server in servers.values():
+        with contextlib.suppress(Exception):
+            server.shutdown_sessions()
+        _stop(server.process)
+
+
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory, lab_args: list[str]) -> Iterator[Lab]:
+def lab(
+    lab_servers: dict[tuple[str, ...], Lab],
+    tmp_path_factory: pytest.TempPathFactory,
+    lab_args: list[str],
+) -> Iterator[Lab]:
+    key = tuple(lab_args)
+    server = lab_servers.get(key)
+    if server is None or server.process.poll() is not None:
+        server = lab_servers[key] = start_lab(tmp_path_factory, lab_args)
+    yield server
+    with contextlib.suppress(Exception):
+        server.shutdown_sessions()
+
+
+def start_lab(tmp_path_factory: pytest.TempPathFactory, lab_args: list[str]) -> Lab:
+    """A JupyterLab server with ``lab_args``, answering ``/api/status``."""
     base_dir = tmp_path_factory.mktemp("jupyterlab")
     root = base_dir / "root"
     dirs = {
@@ -208,11 +237,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory, lab_args: list[str]) -> Iterat
                     pytest.fail(f"JupyterLab did not answer /api/status:\n{server.log_tail()}")
                 time.sleep(0.2)
         _check_kernelspec(server)
-        yield server
-    finally:
-        with contextlib.suppress(Exception):
-            server.shutdown_sessions()
+    except BaseException:
         _stop(process)
+        raise
+    return server
 
 
 def _check_kernelspec(server: Lab) -> None:

@@ -52,10 +52,14 @@ def test_stop_stops_an_agent_that_never_answers_initialize(agents: NotebookAgent
         time.sleep(0.05)
 
 
-def test_stop_before_the_process_is_up_still_stops_the_start(agents: NotebookAgents):
+def test_stop_before_the_process_is_up_still_stops_the_start(
+    agents: NotebookAgents, tmp_path: Path
+):
     """`--stop` while the agent process is still being spawned (before `initialize` is
     sent): the start ends at once instead of waiting out the handshake's limit."""
-    spec = hostile("--hang-initialize")
+    # The pid file's path marks this test's agent among those of tests running beside it.
+    marker = f"--pid-file={tmp_path / 'agent.pid'}"
+    spec = hostile("--hang-initialize", marker)
     runtime = agents.runtime(spec)
 
     async def start_then_stop() -> BaseException | None:
@@ -76,13 +80,14 @@ def test_stop_before_the_process_is_up_still_stops_the_start(agents: NotebookAge
     failure = agents.loop.run(start_then_stop, timeout=SAFETY)
     assert failure is not None and runtime.status == "stopped"
     deadline = time.monotonic() + SAFETY
-    while _agent_pids():
+    while _agent_pids(marker):
         assert time.monotonic() < deadline, "the agent outlived --stop"
         time.sleep(0.05)
 
 
-def _agent_pids() -> list[int]:
-    """The pids of the hostile agent processes started for this test (from /proc)."""
+def _agent_pids(marker: str) -> list[int]:
+    """The pids of the hostile agent processes whose command line has ``marker`` (from
+    /proc)."""
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -91,6 +96,6 @@ def _agent_pids() -> list[int]:
             cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"hostile_agent.py\x00--hang-initialize" in cmdline and alive(int(name)):
+        if marker.encode() in cmdline.split(b"\x00") and alive(int(name)):
             found.append(int(name))
     return found

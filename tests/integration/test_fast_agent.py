@@ -7,7 +7,8 @@ tool, so the agent exercises every client-side method for real: a permission req
 ``fs/read_text_file`` / ``fs/write_text_file`` for the file tools.
 
 fast-agent needs Python ≥ 3.12 (on 3.11 pip silently picks 0.2.36, which has no ACP). The
-first run creates ``.cache/fast-agent-venv`` (about 340 MB, 30–60 s); later runs reuse it.
+first run on a machine creates a venv of the pinned version in the agent cache
+(``tests/integration/npm.py``; about 340 MB, 30–60 s); later runs and clones reuse it.
 The module skips, saying why, when no such Python exists or the install fails (no network);
 under ``CI=true`` it fails instead, so CI cannot go green without this layer.
 """
@@ -31,9 +32,10 @@ from acp_notebook.client.transcript import MessageEntry
 
 from ..client.helpers import Wire
 from ..conftest import skip_or_fail
+from .npm import AGENT_CACHE
 
-REPO = Path(__file__).resolve().parents[2]
-VENV = REPO / ".cache" / "fast-agent-venv"
+PACKAGE = "fast-agent-mcp==0.10.48"
+VENV = AGENT_CACHE / f"fast-agent-{PACKAGE.split('==')[1]}"
 STAMP = VENV / ".acp-notebook-verified"
 INSTALL_TIMEOUT = 900
 
@@ -104,7 +106,7 @@ def fast_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     try:
         installed = subprocess.run(
             [str(VENV / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
-             "fast-agent-mcp"],
+             PACKAGE],
             capture_output=True, text=True, timeout=INSTALL_TIMEOUT,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
