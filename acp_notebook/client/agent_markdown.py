@@ -19,7 +19,8 @@ from .display import safe_href
 __all__ = ["agent_markdown"]
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"(`+)(.*?[^`])\1(?!`)|`+", re.S)
+# A backtick run after a backslash opens no span (CommonMark reads it as a literal backtick).
+_CODE_SPAN = re.compile(r"(?<!\\)(`+)(.*?[^`])\1(?!`)|`+", re.S)
 #: ``<`` opening a tag, a comment, a declaration or a processing instruction; not a safe
 #: autolink (``<https://…>``).
 _TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])(?!(?:https?|mailto):[^\s<>]*>)")
@@ -43,8 +44,10 @@ def _line(line: str) -> str:
     out: list[str] = []
     kept = 0
     for span in _CODE_SPAN.finditer(line):
-        if span.group(2) is None:
-            continue  # a lone run of backticks: not code
+        if span.group(2) is None or "|" in span.group(2):
+            # A lone run of backticks is not code; nor is a span with a pipe, which a table
+            # row (GFM splits cells before it reads code) may cut into prose.
+            continue
         out += [_prose(line[kept : span.start()]), span.group(0)]
         kept = span.end()
     out.append(_prose(line[kept:]))
@@ -53,7 +56,7 @@ def _line(line: str) -> str:
 
 def agent_markdown(text: str) -> str:
     """``text`` (Markdown from the agent) with no raw HTML and no unsafe link."""
-    if "<" not in text and "](" not in text and "]:" not in text:
+    if not any(mark in text for mark in ("<", "](", "]:", "```", "~~~")):
         return text
     out: list[str] = []
     fence: str | None = None
@@ -72,4 +75,8 @@ def agent_markdown(text: str) -> str:
             out.append(line)
         else:
             out.append(_line(line))
+    if fence is not None:
+        # A fence left open would swallow what follows this text (the transcript's own
+        # blocks) and turn the next fence inside out.
+        out.insert(len(out) - 1 if out[-1] == "" else len(out), fence)
     return "\n".join(out)

@@ -1,5 +1,14 @@
 """Small text helpers every renderer shares: paths relative to the session, sizes, code
-fences, languages, JSON.
+fences, languages, JSON, and the one way any agent- or file-controlled string enters
+Markdown.
+
+Markdown escaping: such a string reaches Markdown only through :func:`md_escape` (text),
+:func:`code_span` (inline code), :func:`fence` (a block), :func:`md_cell` (a table cell),
+:func:`one_line` (before an inline construct) or :func:`md_url` (a link target); text meant
+as Markdown (an agent's reply, a sentence quoting one) through
+:func:`~acp_notebook.client.agent_markdown.agent_markdown`. JupyterLab renders an output's Markdown as trusted HTML,
+so a string that slipped past them (a backtick closing a code span early, a pipe or a
+newline ending a table cell) would put its own ``<img onerror=…>`` on the page.
 
 Deterministic by design (no clock, no machine paths where ``cwd`` can stand in), because
 saved notebooks are compared with re-run ones.
@@ -18,14 +27,18 @@ __all__ = [
     "fence",
     "human_bytes",
     "lang_of",
+    "md_cell",
     "md_escape",
     "md_url",
+    "one_line",
     "portable",
     "short_path",
     "to_json",
 ]
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]()<>!#|~])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]()<>!#|~&])")
+# Every line break CommonMark or a table row knows, and the ones str.splitlines() does.
+_LINE_BREAKS = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 _URL_UNSAFE = {" ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E", "\n": "%0A"}
 
 
@@ -77,7 +90,9 @@ def fence(text: str, lang: str = "") -> str:
 
 
 def code_span(text: str) -> str:
-    """Inline code that survives backticks inside ``text`` (it cannot end the span early)."""
+    """Inline code that survives backticks inside ``text`` (it cannot end the span early)
+    and line breaks (a blank line would end it: they become spaces)."""
+    text = _LINE_BREAKS.sub(" ", text)
     ticks = "`"
     while ticks in text:
         ticks += "`"
@@ -86,9 +101,23 @@ def code_span(text: str) -> str:
 
 
 def md_escape(text: str) -> str:
-    """Agent text that goes into Markdown syntax (a link's label): no character of it can
-    start a link, an image or emphasis."""
+    """Agent text as Markdown text: no character of it can start a link, an image,
+    emphasis, an entity or raw HTML (each is backslash-escaped)."""
     return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks as spaces: for inline places (a title in bold, a
+    list item), where a blank line or a fence in it would end the construct."""
+    return _LINE_BREAKS.sub(" ", text)
+
+
+def md_cell(text: str, *, code: bool = False) -> str:
+    """``text`` as one Markdown table cell: on one line, escaped (or as a code span with
+    ``code``), its pipes escaped so no column ends inside it."""
+    if code:
+        return code_span(text).replace("|", "\\|") if text else ""
+    return md_escape(_LINE_BREAKS.sub(" ", text))
 
 
 def md_url(url: str) -> str:

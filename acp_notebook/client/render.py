@@ -33,7 +33,7 @@ from .display import (
     tool_content_shown,
 )
 from .elicitation import split_url
-from .formatting import code_span, fence, md_escape, md_url, portable
+from .formatting import code_span, fence, md_escape, md_url, one_line, portable
 from .rawinput import DERIVED_NOTE
 from .sent import SentItem, is_attachment, prompt_words, sent_items
 from .transcript import (
@@ -378,7 +378,7 @@ class Renderer:
         lines = [self._bold("Plan")]
         for entry in entries:
             mark = PLAN_MARKS.get(str(entry.status), "[ ]")
-            text = agent_markdown(entry.content) if self.markdown else entry.content
+            text = agent_markdown(one_line(entry.content)) if self.markdown else entry.content
             if entry.status == "in_progress":
                 text = self._bold(text) if self.markdown else f"{text} (in progress)"
             lines.append(f"- {mark} {text} ({entry.priority})")
@@ -396,10 +396,10 @@ class Renderer:
         return f"{summary}:\n{indented}"
 
     def _bold(self, text: str) -> str:
-        return f"**{agent_markdown(text)}**" if self.markdown else text
+        return f"**{agent_markdown(one_line(text))}**" if self.markdown else text
 
     def _italic(self, text: str) -> str:
-        return f"*{agent_markdown(text)}*" if self.markdown else text
+        return f"*{agent_markdown(one_line(text))}*" if self.markdown else text
 
     def _prose(self, text: str) -> str:
         """Agent text set as Markdown prose: no raw HTML, no unsafe link."""

@@ -168,6 +168,9 @@ class Session:
         self.checkpoints = Checkpoints(cwd)
         self.fs = FileSystem(roots, on_change=self._changed)
         self.terminals = TerminalManager(roots, cwd, env=env, on_output=self._changed)
+        #: Called with the reason ("user", "timeout") when the running turn is cancelled,
+        #: to stop what this session runs outside the agent (the notebook's ``run_code``).
+        self.on_cancel: list[Callable[[str], None]] = []
         # AgentRequests (client/handlers.py): files and terminals are served by their
         # managers; the other requests by the methods below.
         # Writes and new commands pass the guard first (write_text_file, create_terminal).
@@ -343,6 +346,11 @@ class Session:
             self.transcript.mark_unfinished_cancelled(turn.record.index)
             self.transcript.changed()
         if first:
+            for stop in list(self.on_cancel):
+                try:
+                    stop(reason)
+                except Exception:  # one failing stop must not keep the agent from hearing
+                    log.exception("stopping the session's own work on cancel failed")
             with contextlib.suppress(ConnectionClosed):
                 await self.connection.peer.notify(
                     "session/cancel", m.CancelNotification(session_id=self.session_id)

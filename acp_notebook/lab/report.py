@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agents.presets import DEMO, resolve_agent
+from ..client.formatting import md_cell
 from .checks import CHECKS, Run, Verdict
 from .stepper import Stepper
 
@@ -103,10 +104,6 @@ class ReportCard:
         return compare([self])
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 _MARK = {
     "pass": "✅ pass",
     "fail": "❌ fail",
@@ -118,7 +115,7 @@ _MARK = {
 def compare(cards: Sequence[ReportCard]) -> str:
     """A Markdown table of ``cards`` side by side: one row per check, one column per agent
     (the evidence under each verdict)."""
-    header = "| check | " + " | ".join(_cell(card.agent) for card in cards) + " |"
+    header = "| check | " + " | ".join(md_cell(card.agent) for card in cards) + " |"
     rule = "|---|" + "---|" * len(cards)
     rows = []
     for title, check_id in ((c.title, c.id) for c in (cards[0].checks if cards else [])):
@@ -126,9 +123,9 @@ def compare(cards: Sequence[ReportCard]) -> str:
         for card in cards:
             found = next((c for c in card.checks if c.id == check_id), None)
             cells.append(
-                f"{_MARK[found.verdict]}<br>{_cell(found.evidence)}" if found is not None else ""
+                f"{_MARK[found.verdict]}<br>{md_cell(found.evidence)}" if found is not None else ""
             )
-        rows.append(f"| {_cell(title)} | " + " | ".join(cells) + " |")
+        rows.append(f"| {md_cell(title)} | " + " | ".join(cells) + " |")
     return "\n".join([header, rule, *rows])
 
 

@@ -8,10 +8,11 @@ its rows (snapshots such as :class:`~acp_notebook.notebook.snapshots.SessionSnap
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+from ..client.formatting import md_cell
 
 R = TypeVar("R")
 
@@ -26,19 +27,6 @@ class Text(str):
         return str.__str__(self)
 
 
-def md_cell(text: str) -> str:
-    """``text`` inside a Markdown table cell: one line, no column break."""
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def md_code(text: str) -> str:
-    """``text`` as a code span, whatever backticks it holds."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
 @dataclass(frozen=True)
 class Column(Generic[R]):
     title: str
@@ -51,8 +39,7 @@ class Column(Generic[R]):
         return "" if value is None else str(value)
 
     def markdown(self, row: R) -> str:
-        text = self.text(row)
-        return md_cell(md_code(text) if self.code and text else text)
+        return md_cell(self.text(row), code=self.code)
 
 
 class Table(Generic[R]):
@@ -85,7 +72,7 @@ class Table(Generic[R]):
         if not self.rows:
             return self.empty
         lines = [
-            "| " + " | ".join(md_cell(c.title) for c in self.columns) + " |",
+            "| " + " | ".join(c.title for c in self.columns) + " |",
             "|" + "---|" * len(self.columns),
         ]
         for row in self.rows:

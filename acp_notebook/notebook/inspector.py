@@ -21,12 +21,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..client.formatting import code_span, fence, md_cell
 from ..client.render import portable
 from ..client.timeline import Timeline, message_category, method_matches
 from ..client.trace import open_private, trace_line
 from ..protocol.bounds import abridged
 from ..protocol.jsonrpc import Observer, TraceEvent
-from .answers import md_cell
 from .tools.endpoint import DIRECTORY as TOOLS_DIRECTORY
 
 _SUMMARY_CHARS = 100
@@ -270,9 +270,7 @@ class MessageTable:
         lines = [*self._dropped_note()]
         lines += ["| # | direction | kind | method | content |", "|---|---|---|---|---|"]
         for row in self.rows():
-            cells = [md_cell(cell) for cell in row]
-            cells[3] = f"`{cells[3]}`" if cells[3] else ""
-            cells[4] = f"`{cells[4]}`" if cells[4] else ""
+            cells = [md_cell(cell, code=i >= 3) for i, cell in enumerate(row)]
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines)
 
@@ -298,11 +296,11 @@ class MessageDetail:
     def _repr_markdown_(self) -> str:
         arrow = "client → agent" if self.msg.direction == "send" else "agent → client"
         head = f"**#{self.msg.number}** {arrow} · {self.msg.kind}" + (
-            f" · `{self.msg.method}`" if self.msg.method else ""
+            f" · {code_span(self.msg.method)}" if self.msg.method else ""
         )
         if self.msg.event.abridged_from is not None:
             head += f" · abridged from {_megabytes(self.msg.event.abridged_from)}"
-        return f"{head}\n\n```json\n{self.json()}\n```"
+        return f"{head}\n\n{fence(self.json(), 'json')}"
 
     def __repr__(self) -> str:
         return self.json()

@@ -21,6 +21,7 @@ from ..client.secrets import redacting
 from ..client.session import PromptTurn, Session
 from .agent_start import EarlyStart, launch_spec, notebook_cwd
 from .cells import notebook_path
+from .folder_servers import quote
 from .inspector import MessageLog, MessageTable, pair_responses
 from .loop import AgentLoop
 from .runtime import AgentRuntime
@@ -64,7 +65,8 @@ class NotebookAgents:
         if waiting:
             warnings.warn(
                 f"acp_notebook does not use the MCP servers in {self.state.legacy_path} "
-                f"({', '.join(waiting)}) until you confirm them with `%acp --mcp trust`.",
+                f"({', '.join(quote(name) for name in waiting)}) until you confirm them with "
+                "`%acp --mcp` and `%acp --mcp trust`.",
                 StateFileWarning,
                 stacklevel=2,
             )

@@ -385,6 +385,7 @@ class AgentRuntime:
         if offered is not None:
             offered.session = session
             self.tools[name] = offered
+            session.on_cancel.append(_interrupt_run_code(offered))
         return session
 
     async def _drop(self, name: str) -> None:
@@ -451,3 +452,19 @@ class AgentRuntime:
         if self.status == "failed":
             return f"{self.name}: failed to start — {self.error}"
         return f"{self.name}: {self.status}"
+
+
+def _interrupt_run_code(tools: SessionTools) -> Callable[[str], None]:
+    """What a cancelled turn does to the code its session's ``run_code`` runs: interrupt
+    it, as a kernel interrupt would, saying why."""
+    context = tools.server.context
+
+    def interrupt(reason: str) -> None:
+        why = (
+            "the turn's time limit (-t) ran out"
+            if reason == "timeout"
+            else "the turn was cancelled"
+        )
+        context.runner.interrupt(context.session, why)
+
+    return interrupt

@@ -13,7 +13,8 @@ environment; without it (a console, nbclient) it is ``default`` in the kernel's 
 ``.acp-notebook.json`` beside the notebook, where earlier versions wrote, is still read
 (never written): its sessions when this notebook has none here yet, and its MCP servers
 (``{"mcpServers": {name: {"command": …}}}``), which the user may keep writing there — used
-only once confirmed (:meth:`NotebookState.trust_mcp_servers`), since they name commands.
+only once confirmed as shown (:meth:`NotebookState.trust_mcp_servers`, ``folder_servers.py``),
+since they name commands.
 
 Every file is opened safely — a regular file only (no symlink, no FIFO: opened
 non-blocking, checked with ``fstat`` before reading), at most :data:`MAX_BYTES` — and read
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import os
 import stat
@@ -33,8 +35,16 @@ import warnings
 from typing import Any
 
 from ..client.protected import state_dir
+from .folder_servers import TrustKey, shown, trust_record
 
-__all__ = ["LEGACY_FILE", "MAX_BYTES", "NotebookState", "StateFileWarning", "read_json_object"]
+__all__ = [
+    "LEGACY_FILE",
+    "MAX_BYTES",
+    "FolderServersChanged",
+    "NotebookState",
+    "StateFileWarning",
+    "read_json_object",
+]
 
 LEGACY_FILE = ".acp-notebook.json"
 #: A state file larger than this is not read (ours stay a few kilobytes).
@@ -43,6 +53,10 @@ MAX_BYTES = 1_000_000
 
 class StateFileWarning(UserWarning):
     """A state file, or an entry of it, could not be used; it was skipped."""
+
+
+class FolderServersChanged(RuntimeError):
+    """What ``trust`` would confirm is not what was shown; nothing was trusted."""
 
 
 def _warn(message: str) -> None:
@@ -121,6 +135,13 @@ class NotebookState:
         #: Where earlier versions kept it (read only), and the notebook's key there.
         self.legacy_path = os.path.join(cwd, LEGACY_FILE)
         self.legacy_key = os.path.relpath(self.notebook, cwd)
+        #: The secret trust records are keyed by, and (when it is kept in memory) what this
+        #: kernel trusted.
+        self.trust_key = TrustKey(state_dir(), cwd)
+        self._trusted_here: set[str] = set()
+        #: The folder's servers as ``%acp --mcp`` last showed them in this kernel: what
+        #: ``trust`` may confirm (None: not shown yet).
+        self.mcp_servers_read: str | None = None
 
     def load(self) -> dict[str, Any]:
         data = read_json_object(self.path)
@@ -167,30 +188,50 @@ class NotebookState:
 
     # ------------------------------------------------------------------ MCP servers
 
-    def folder_servers_fingerprint(self) -> str | None:
-        """What the servers of ``.acp-notebook.json`` are, as one hash (None: there are none)."""
+    def mcp_servers_shown(self) -> str | None:
+        """The folder's MCP servers exactly as ``%acp --mcp`` shows them (None: there are
+        none); what ``trust`` confirms (``folder_servers.py``)."""
         servers = self.mcp_servers()
-        if not servers:
-            return None
-        canonical = json.dumps(servers, sort_keys=True, ensure_ascii=True)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return shown(servers) if servers else None
 
     def mcp_servers_trusted(self) -> bool:
-        """Whether the person confirmed the folder's MCP servers as they are now: a file
+        """Whether the person confirmed the folder's MCP servers as they read now: a file
         beside a notebook (a cloned repository's) names commands the agent would start,
         so they are used only once confirmed (``%acp --mcp trust``), and again after any
-        change to them."""
-        fingerprint = self.folder_servers_fingerprint()
+        change to them. The record is keyed by a secret the agent cannot read."""
+        text = self.mcp_servers_shown()
+        key = self.trust_key.get(create=False)
+        if text is None or key is None:
+            return False
+        record = trust_record(text, key)
+        if self.trust_key.in_memory:
+            return record in self._trusted_here
         trusted = self.load().get("trustedMcpServers")
-        return fingerprint is not None and isinstance(trusted, list) and fingerprint in trusted
+        return isinstance(trusted, list) and any(
+            isinstance(kept, str) and hmac.compare_digest(kept, record) for kept in trusted
+        )
 
-    def trust_mcp_servers(self) -> None:
-        """Confirm the folder's MCP servers as they are now."""
-        fingerprint = self.folder_servers_fingerprint()
-        if fingerprint is None or self.mcp_servers_trusted():
+    def trust_mcp_servers(self, text: str) -> None:
+        """Confirm the folder's MCP servers as ``text`` showed them (the listing the person
+        read); :class:`FolderServersChanged` when the file reads otherwise now."""
+        if self.mcp_servers_shown() != text:
+            raise FolderServersChanged(
+                f"The MCP servers in {self.legacy_path} changed after they were shown, so "
+                "nothing was trusted; run `%acp --mcp` and read them again before trusting."
+            )
+        key = self.trust_key.get(create=True)
+        if key is None:
+            raise FolderServersChanged(
+                f"The trust key {self.trust_key.path} is not a private file of yours, so "
+                "nothing was trusted; remove it and trust again."
+            )
+        if self.mcp_servers_trusted():
             return
-        data = self.load()
-        self.save({**data, "trustedMcpServers": [fingerprint]})
+        record = trust_record(text, key)
+        if self.trust_key.in_memory:
+            self._trusted_here.add(record)
+            return
+        self.save({**self.load(), "trustedMcpServers": [record]})
 
     def mcp_servers(self) -> dict[str, dict[str, Any]]:
         """The MCP servers in ``.acp-notebook.json`` beside the notebook, by name; an entry

@@ -14,6 +14,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..client.agent_markdown import agent_markdown
 from ..client.errors import AuthRequired, HandshakeTimeout, TurnTimeout
 from ..client.permissions import Policy
 from ..client.session import PromptInput, PromptTurn, Session, prompt_blocks
@@ -72,7 +73,9 @@ class TurnSettings:
 
 
 def error_bundle(message: str) -> dict[str, str]:
-    return {"text/markdown": f"**Error:** {message}\n", "text/plain": f"Error: {message}\n"}
+    """A turn that could not run, in words (which may quote the agent: its stderr, its error)."""
+    shown = agent_markdown(message)
+    return {"text/markdown": f"**Error:** {shown}\n", "text/plain": f"Error: {message}\n"}
 
 
 class TurnHandle:

@@ -20,6 +20,7 @@ import {
   hello,
   IEditOutcome,
   ILiveCell,
+  IRunCellRequest,
   IRunOutcome,
   KERNEL_TARGET,
   parseRequest,
@@ -29,7 +30,8 @@ import {
   RequestError,
   RequestResult,
   requestId,
-  revert
+  revert,
+  staleRun
 } from './protocol';
 import { Proposal } from './proposal';
 import { ReviewBar } from './review';
@@ -311,7 +313,7 @@ export class LiveLink {
         target(model, request.change);
         return this._outcome(model, request.change, 'applied', max);
       case 'run_cell':
-        return this._run(model, request.cell_id, request.wait, max);
+        return this._run(model, request, max);
     }
   }
 
@@ -410,10 +412,10 @@ export class LiveLink {
 
   private async _run(
     model: INotebookModel,
-    cellId: string,
-    wait: boolean,
+    request: IRunCellRequest,
     max: number
   ): Promise<IRunOutcome> {
+    const cellId = request.cell_id;
     const found = findCell(model, cellId);
     const widget = this._panel.content.widgets[found.index];
     const now = () => {
@@ -431,8 +433,12 @@ export class LiveLink {
     if (!(widget instanceof CodeCell)) {
       return { status: 'ok', cell: now() };
     }
+    // spec: the approved source runs, or nothing (checked in the tick that runs it).
+    if (staleRun(found.cell.sharedModel.getSource(), request)) {
+      return { status: 'stale', cell: now() };
+    }
     const execution = CodeCell.execute(widget, this._panel.sessionContext);
-    if (!wait) {
+    if (!request.wait) {
       execution.catch(() => undefined);
       return { status: 'started', cell: now() };
     }

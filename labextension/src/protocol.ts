@@ -104,7 +104,8 @@ export interface ICellRead {
   cell: ILiveCell;
 }
 
-export type RunStatus = 'ok' | 'error' | 'aborted' | 'started';
+/** `stale`: the cell no longer held the approved source, and nothing ran. */
+export type RunStatus = 'ok' | 'error' | 'aborted' | 'started' | 'stale';
 
 /** What became of `run_cell`, and the cell as it is then. */
 export interface IRunOutcome {
@@ -189,6 +190,12 @@ export function cellIdOf(raw: unknown): string {
   return text(raw, 'cell_id');
 }
 
+/** Whether a cell holding `current` must not run for `request`: only the code that was
+ * approved runs, never what an edit made of the cell while the approval waited. */
+export function staleRun(current: string, request: IRunCellRequest): boolean {
+  return current !== request.source;
+}
+
 /** A positive bound on output characters (the kernel's, or a default). */
 export function maxChars(raw: unknown): number {
   return typeof raw === 'number' && raw > 0 ? Math.floor(raw) : 4000;
@@ -205,12 +212,16 @@ export type KernelRequest =
       max_output_chars: number;
     }
   | { type: 'apply'; change: Change; max_output_chars: number }
-  | {
-      type: 'run_cell';
-      cell_id: string;
-      wait: boolean;
-      max_output_chars: number;
-    };
+  | IRunCellRequest;
+
+/** A `run_cell` request: the cell, and the source the user approved running. */
+export interface IRunCellRequest {
+  type: 'run_cell';
+  cell_id: string;
+  source: string;
+  wait: boolean;
+  max_output_chars: number;
+}
 
 /** A request from the kernel, checked field by field; an unknown one is `invalid`. */
 export function parseRequest(data: Record<string, unknown>): KernelRequest {
@@ -238,9 +249,11 @@ export function parseRequest(data: Record<string, unknown>): KernelRequest {
         max_output_chars: max
       };
     case 'run_cell':
+      // Without the approved source the page could not tell what was approved.
       return {
         type: 'run_cell',
         cell_id: cellIdOf(data.cell_id),
+        source: text(data.source, 'source'),
         wait: data.wait !== false,
         max_output_chars: max
       };

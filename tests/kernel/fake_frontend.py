@@ -140,6 +140,15 @@ class FakeFrontend:
             if index < 0:
                 return {"error": {"code": "not_found", "message": "No cell has that id."}}
             return {"result": {"cell": self.live(index)}}
+        if kind == "run_cell":
+            index = self.find(request["cell_id"])
+            if index < 0:
+                return {"error": {"code": "not_found", "message": "No cell has that id."}}
+            # As the page: only the source that was approved runs.
+            if self.cells[index]["source"] != request.get("source"):
+                return {"result": {"status": "stale", "cell": self.live(index)}}
+            status = "ok" if request.get("wait", True) else "started"
+            return {"result": {"status": status, "cell": self.live(index)}}
         assert kind in ("propose", "apply"), request
         change = request["change"]
         index = self.find(change.get("cell_id") or change.get("after_id"))
@@ -157,4 +166,3 @@ class FakeFrontend:
             del self.cells[index]
             return {"result": {"status": status, "cell": None}}
         return {"result": {"status": status, "cell": self.live(index)}}
-

@@ -256,9 +256,10 @@ def test_run_cell_asks_the_notebook_to_run_it(kernel: Kernel, frontend: FakeFron
 
     execution = kernel.execute(
         IMPORT
-        + "outcome = await frontends.current().run_cell('c-func', wait=False)\n"
+        + "outcome = await frontends.current().run_cell('c-func', source='x', wait=False)\n"
         + "print(outcome.status, outcome.cell.execution_count, repr(outcome.cell.outputs_text))",
         until=None,
     )
     assert printed(frontend.serve(execution, run)) == "started 7 'ran\\n'"
     assert frontend.requests[0]["cell_id"] == "c-func"
+    assert frontend.requests[0]["source"] == "x"

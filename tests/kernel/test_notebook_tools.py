@@ -193,3 +193,21 @@ def test_a_headless_notebook_run_by_nbclient(tmp_path: Path) -> None:
     transcript = notebook.cells[4].outputs[0]["data"]["text/plain"]
     assert "The code did not run: denied by policy deny" in transcript
     nbformat.validate(notebook)
+
+
+def test_the_turns_time_limit_interrupts_the_code_it_approved(kernel: Kernel) -> None:
+    # `-t` did not bound an approved run_code: the turn was cancelled, and the code went
+    # on in the user's namespace until a kernel interrupt freed it.
+    # A first turn starts the agent's MCP client, so the limited one reaches run_code soon.
+    kernel.execute("%acp -s limited -p allow /tools warm = 1", allow_stdin=False, until="final")
+    turn = kernel.execute(
+        "%acp -s limited -p allow -t 8 /tools import time; time.sleep(120); after_sleep = 1",
+        allow_stdin=False,
+        until="final",
+    )
+    plain = turn.plain
+    assert "Now **`run_code`**" in turn.markdown, plain  # the code started
+    assert not defined(kernel, "after_sleep")
+    assert "it was interrupted because the turn's time limit (-t) ran out" in plain, plain
+    assert "KeyboardInterrupt" in plain
+    assert kernel.text("print(1 + 1)").strip() == "2"  # the kernel goes on

@@ -293,11 +293,22 @@ def test_the_kernel_sends_run_cell() -> None:
     asked = TO_FRONTEND["run_cell"]
     outcome = run(
         live.run_cell(
-            asked["cell_id"], wait=asked["wait"], max_output_chars=asked["max_output_chars"]
+            asked["cell_id"],
+            source=asked["source"],
+            wait=asked["wait"],
+            max_output_chars=asked["max_output_chars"],
         )
     )
     assert request_as_sent(live, "run_cell") == asked
     assert outcome.model_dump() == result("reply_run_cell")
+
+
+def test_the_kernel_reads_reply_run_cell_stale() -> None:
+    live = connected(replying(TO_KERNEL["reply_run_cell_stale"]))
+    asked = TO_FRONTEND["run_cell"]
+    outcome = run(live.run_cell(asked["cell_id"], source=asked["source"], wait=asked["wait"]))
+    assert outcome.status == "stale"
+    assert outcome.model_dump() == result("reply_run_cell_stale")
 
 
 def test_the_kernel_sends_cancel() -> None:

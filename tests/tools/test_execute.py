@@ -3,7 +3,9 @@ and bounded output, tracebacks of the agent's code only, and no trace in the his
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +14,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
 from acp_notebook.notebook.tools.execute import run
+from acp_notebook.notebook.tools.runner import MainThreadRunner
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +97,36 @@ def test_a_huge_traceback_keeps_its_end(shell: Any) -> None:
     assert [note.split(" of ")[0] for note in result.notes] == [
         "the traceback was cut to its last 20,000"
     ]
+
+
+def test_code_interrupted_from_another_thread_ends_as_a_kernel_interrupt_would(
+    shell: Any,
+) -> None:
+    # `-t` did not bound an approved run_code: only the kernel's interrupt freed it.
+    runner = MainThreadRunner(loop=None)
+    started = threading.Event()
+    shell.user_ns["started"] = started
+    with runner.interruptible("s1") as interruption:
+
+        def interrupt_once_running() -> None:
+            started.wait()
+            runner.interrupt("s1", "the turn's time limit (-t) ran out")
+
+        threading.Thread(target=interrupt_once_running).start()
+        result = run(shell, "import time\nstarted.set()\ntime.sleep(600)\nafter = 1", interruption)
+
+    assert result.error is not None and "KeyboardInterrupt" in result.error
+    assert result.notes == ("it was interrupted because the turn's time limit (-t) ran out",)
+    assert "after" not in shell.user_ns
+    # Whose code it is counts, and only code running now can be interrupted.
+    assert not runner.interrupt("s1", "late")
+    # The kernel's own SIGINT handler is back.
+    assert signal.getsignal(signal.SIGINT) is not interruption._on_signal
+
+
+def test_an_interrupt_for_another_session_leaves_the_code_alone(shell: Any) -> None:
+    runner = MainThreadRunner(loop=None)
+    with runner.interruptible("s1") as interruption:
+        assert not runner.interrupt("s2", "not yours")
+        result = run(shell, "x_of_s1 = 7", interruption)
+    assert result.ok and shell.user_ns["x_of_s1"] == 7 and result.notes == ()

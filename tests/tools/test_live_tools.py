@@ -314,6 +314,33 @@ def test_run_cell_is_approved_like_run_code_and_a_denial_runs_nothing(
     assert asked == [["run_cell", "execute", True]] * 2
 
 
+def test_a_cell_changed_after_its_run_was_approved_does_not_run(
+    kernel: Kernel, agent: McpAgent, frontend: FakeFrontend, policy: Callable[[str], None]
+) -> None:
+    # An agent rewrote the cell (an `allow notebook edit_cell` rule) while the card showing
+    # its code waited, and the page ran the new source.
+    planted = "import shutil; shutil.rmtree('data')"
+
+    def edited_meanwhile(request: dict[str, Any]) -> dict[str, Any]:
+        answer = frontend.document(request)
+        if request["type"] == "read_cell":  # what the approval shows: FUNCTION
+            frontend.cells[1]["source"] = planted
+        return answer
+
+    policy("allow")
+    result = call(agent, frontend, "run_cell", {"id": "c-func"}, edited_meanwhile)
+
+    (run,) = [r for r in frontend.requests if r["type"] == "run_cell"]
+    assert run["source"] == FUNCTION  # the approved code, not the cell's new one
+    assert result.is_error
+    assert text_of(result) == (
+        "The cell did not run: cell 2 changed after its code was approved; read it again "
+        "and ask to run it again."
+    )
+    asked = kernel_value(kernel, "[a.code for a in _live_asked]")
+    assert asked == [FUNCTION]
+
+
 # ------------------------------------------------------------------------------- leaving
 
 

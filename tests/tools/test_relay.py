@@ -152,3 +152,46 @@ def test_the_directory_of_a_kernel_killed_outright_goes_with_the_next_endpoint(
         assert not directory.exists()
     finally:
         kernel.shutdown()
+
+
+def test_an_over_long_line_through_the_relay_is_refused_and_the_session_goes_on(
+    spec: dict[str, Any],
+) -> None:
+    # One unterminated 160 MB line cost the kernel 21 s of CPU and was held whole; a line
+    # past the bound is now answered with an error and the next message is served.
+    from acp_notebook.notebook.tools.transport import MAX_LINE_BYTES
+
+    relay = subprocess.Popen(
+        [spec["command"], *spec["args"]],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert relay.stdin is not None and relay.stdout is not None
+    try:
+        head = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"code":"'
+        relay.stdin.write(head)
+        for _ in range(MAX_LINE_BYTES // (1 << 20) + 1):
+            relay.stdin.write(b"x" * (1 << 20))
+        relay.stdin.write(b'"}}\n')
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        }
+        relay.stdin.write(json.dumps(initialize).encode() + b"\n")
+        relay.stdin.flush()
+        refused = json.loads(relay.stdout.readline())
+        answered = json.loads(relay.stdout.readline())
+    finally:
+        relay.kill()
+        relay.wait(timeout=SAFETY)
+    assert (
+        refused["id"] == 1 and "longer than the notebook tools read" in refused["error"]["message"]
+    )
+    assert answered["id"] == 2 and answered["result"]["serverInfo"]["name"] == "notebook"

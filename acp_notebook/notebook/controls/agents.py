@@ -7,11 +7,12 @@ import shlex
 from typing import Any
 
 from ...agents.presets import PresetStatus, install_hint, preset_table
-from ...client.mcp import normalise
 from ..answers import Column, Table, Text
+from ..folder_servers import quote
 from ..frontend import frontends
 from ..inspector import MessageTable
 from ..snapshots import SessionSnapshot
+from ..state import FolderServersChanged
 from ..tools.live_tools import offered_line
 from .base import ControlContext, ControlFailed
 
@@ -123,16 +124,26 @@ def _notebook_tools(ctx: ControlContext) -> str:
 
 async def mcp(ctx: ControlContext, action: str | None = None) -> Text:
     """The MCP servers configured, and what the agent's last session was given;
-    ``trust`` confirms those of ``.acp-notebook.json`` beside the notebook."""
+    ``trust`` confirms those of ``.acp-notebook.json`` beside the notebook, as this
+    control last showed them."""
     state = ctx.agents.state
     if action is not None:
         if action != "trust":
             raise ControlFailed(f"`--mcp` takes `trust` or nothing, not {action!r}.")
         if not state.mcp_servers():
             raise ControlFailed(f"There are no MCP servers in {state.legacy_path} to confirm.")
-        state.trust_mcp_servers()
+        if state.mcp_servers_read is None:
+            raise ControlFailed(
+                f"Run `%acp --mcp` to read the MCP servers in {state.legacy_path} first; "
+                "`trust` confirms what it showed."
+            )
+        try:
+            state.trust_mcp_servers(state.mcp_servers_read)
+        except FolderServersChanged as exc:
+            state.mcp_servers_read = None
+            raise ControlFailed(str(exc)) from None
     configured = ctx.agents.all_mcp_servers()
-    waiting = state.mcp_servers() if not state.mcp_servers_trusted() else {}
+    waiting = state.mcp_servers_shown() if not state.mcp_servers_trusted() else None
     lines = [_notebook_tools(ctx)]
     if not configured and not waiting:
         lines.append(
@@ -144,9 +155,16 @@ async def mcp(ctx: ControlContext, action: str | None = None) -> Text:
     if waiting:
         lines.append(
             f"Not used until you confirm them with `%acp --mcp trust` (they are commands "
-            f"from {state.legacy_path}):"
+            f"from {state.legacy_path}, shown exactly):"
         )
-        lines += ["  " + _server_line(entry) for entry in normalise(waiting)]
+        lines.append(waiting)
+        if state.trust_key.in_memory:
+            lines.append(
+                "Trusted for this kernel only: the state directory is inside the notebook's "
+                "folder, where the agent could read a saved trust's key."
+            )
+        # What `trust` confirms: this text, if the file still reads so then.
+        state.mcp_servers_read = waiting
     runtime = ctx.existing_runtime()
     if runtime is not None and (runtime.mcp_passed or runtime.mcp_skipped):
         lines.append("Passed to the last session: " + (", ".join(runtime.mcp_passed) or "none"))
@@ -156,10 +174,12 @@ async def mcp(ctx: ControlContext, action: str | None = None) -> Text:
 
 def _server_line(entry: dict[str, Any]) -> str:
     kind = entry.get("type", "stdio")
-    where = entry.get("url") or " ".join(
-        [str(entry.get("command")), *map(str, entry.get("args", []))]
-    )
-    return f"{entry.get('name')}: {kind} {where}"
+    if kind == "stdio":
+        argv = [str(entry.get("command")), *map(str, entry.get("args", []))]
+        where = " ".join(quote(part) for part in argv)
+    else:
+        where = quote(str(entry.get("url")))
+    return f"{quote(str(entry.get('name')))}: {kind} {where}"
 
 
 async def login(ctx: ControlContext, method_id: str | None = None) -> Text:

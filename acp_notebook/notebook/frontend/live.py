@@ -159,11 +159,14 @@ class LiveNotebook:
         self,
         cell_id: str,
         *,
+        source: str,
         wait: bool = True,
         max_output_chars: int = MAX_OUTPUT_CHARS,
         timeout: float = RUN_TIMEOUT,
     ) -> RunOutcome:
-        """Run a cell as the user would (outputs and execution count land in the cell).
+        """Run a cell as the user would (outputs and execution count land in the cell),
+        only while it holds ``source`` (the code that was approved): if the cell changed
+        since, nothing runs and the answer is ``stale``.
 
         The kernel runs it after the cell it is running now: awaited from inside a
         running cell, pass ``wait=False`` (the answer is ``started``) or it times out.
@@ -173,6 +176,7 @@ class LiveNotebook:
             "run_cell",
             timeout,
             cell_id=cell_id,
+            source=source,
             wait=wait,
             max_output_chars=max_output_chars,
         )

@@ -32,8 +32,9 @@ message            direction   fields
                                clicks → ``{status: accepted|rejected|stale, cell}``
 ``apply``          k → f       ``id``, ``change``: applied without asking
                                → ``{status: applied|stale, cell}``
-``run_cell``       k → f       ``id``, ``cell_id``, ``wait``, ``max_output_chars``
-                               → ``{status: ok|error|aborted|started, cell}``
+``run_cell``       k → f       ``id``, ``cell_id``, ``source`` (the approved code),
+                               ``wait``, ``max_output_chars``
+                               → ``{status: ok|error|aborted|started|stale, cell}``
 ``cancel``         k → f       ``id``: the caller stopped waiting; a proposal is withdrawn
 ``reply``          f → k       ``id`` and ``result`` (above), or ``error``:
                                ``{code: not_found|invalid|failed, message}``
@@ -61,7 +62,9 @@ and ``revert``.
 
 Staleness: an edit or a delete carries the source the agent read. If the cell's source
 differs when it is proposed, while it is shown, or when Accept is clicked, the answer is
-``stale`` and nothing changes — never a merge.
+``stale`` and nothing changes — never a merge. A ``run_cell`` carries the source the user
+approved; if the cell holds anything else when the page would run it, nothing runs and the
+answer is ``stale`` (an agent's edit while the approval waited cannot run unseen).
 """
 
 from __future__ import annotations
@@ -107,7 +110,8 @@ class EditOutcome(_Reply):
 
 
 class RunOutcome(_Reply):
-    status: Literal["ok", "error", "aborted", "started"]
+    #: ``stale``: the cell no longer held the approved source, and nothing ran.
+    status: Literal["ok", "error", "aborted", "started", "stale"]
     cell: LiveCell
 
 

@@ -12,6 +12,7 @@ next cell.
 from __future__ import annotations
 
 import ast
+import contextlib
 import io
 import itertools
 import linecache
@@ -29,6 +30,8 @@ from ..summaries.reprs import BoundedRepr
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
+
+    from .runner import Interruption
 
 #: run_code output bounds: 20,000 characters per stream, a few images.
 LIMITS = Limits(chars=20_000)
@@ -136,19 +139,22 @@ def _traceback(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
-def run(shell: InteractiveShell, code: str) -> CodeResult:
-    """Run ``code`` in ``shell.user_ns`` (main thread only) and say what it did."""
+def run(shell: InteractiveShell, code: str, interruption: Interruption | None = None) -> CodeResult:
+    """Run ``code`` in ``shell.user_ns`` (main thread only) and say what it did; with
+    ``interruption``, another thread may interrupt it (``runner.py``)."""
     notes: list[str] = []
     images: list[bytes] = []
     value: object = None
     value_text: str | None = None
     error: str | None = None
     before = _open_figures()
+    guard = interruption.running() if interruption is not None else contextlib.nullcontext()
     with _captured(shell) as (stdout, stderr, outputs):
         try:
             body, last = _compile(shell, code)
-            exec(body, shell.user_ns)
-            value = eval(last, shell.user_ns) if last is not None else None
+            with guard:
+                exec(body, shell.user_ns)
+                value = eval(last, shell.user_ns) if last is not None else None
             if value is not None:
                 value_text, png = _formatted(shell, value)
                 if png is not None:
@@ -164,6 +170,8 @@ def run(shell: InteractiveShell, code: str) -> CodeResult:
         png = as_png(data.get("image/png"))
         if png is not None:
             images.append(png)
+    if interruption is not None and interruption.hit:
+        notes.append(f"it was interrupted because {interruption.reason}")
     if len(images) > MAX_IMAGES:
         notes.append(f"the first {MAX_IMAGES} of {len(images)} images are given")
     return CodeResult(

@@ -83,7 +83,8 @@ async def _run_code(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolResul
     decision = await ask(ctx.approve, request)
     if isinstance(decision, Denied):
         return ToolResult.error(f"The code did not run: {decision.reason}.")
-    result = await ctx.runner.run(execute.run, ctx.shell, code)
+    with ctx.runner.interruptible(ctx.session) as interruption:
+        result = await ctx.runner.run(execute.run, ctx.shell, code, interruption)
     if ctx.show is not None:
         try:
             ctx.show(result)

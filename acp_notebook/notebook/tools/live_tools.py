@@ -276,9 +276,14 @@ class LiveTools:
                 return ToolResult.error(f"The cell did not run: {decision.reason}.")
             busy = self.activity.running
             outcome = await live.run_cell(
-                cell_id, wait=not busy, max_output_chars=READ_OUTPUT_CHARS
+                cell_id, source=cell.source, wait=not busy, max_output_chars=READ_OUTPUT_CHARS
             )
             self.reads.remember(ctx.session, outcome.cell)
+            if outcome.status == "stale":
+                return ToolResult.error(
+                    f"The cell did not run: cell {outcome.cell.index + 1} changed after its "
+                    "code was approved; read it again and ask to run it again."
+                )
             if outcome.status == "started":
                 return ToolResult.text(
                     f"Cell {cell.index + 1} is queued: it runs when the cell running now ends "

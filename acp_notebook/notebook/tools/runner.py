@@ -16,6 +16,11 @@ in whichever state the main thread is in:
 
 A job never runs on the agent loop thread; while a synchronous cell computes, jobs
 wait for it to finish, as a cell queued behind it would.
+
+The agent's code in a job (``run_code``) can be interrupted from another thread as the
+kernel's interrupt button does it (:class:`Interruption`): a ``SIGINT`` to the main
+thread, whose handler raises ``KeyboardInterrupt`` in that code. Its turn being cancelled
+(``-t`` ran out, Cancel) does so, through :meth:`MainThreadRunner.interrupt`.
 """
 
 from __future__ import annotations
@@ -24,15 +29,86 @@ import asyncio
 import concurrent.futures
 import logging
 import queue
+import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+#: How long code that finished just as it was interrupted waits for the signal already on
+#: its way (its handler must run here, not in whatever the main thread does next).
+_ABSORB_SECONDS = 1.0
+
+
+class Interruption:
+    """Code that one tool call runs on the main thread, interruptible from any thread as
+    a kernel interrupt would: ``KeyboardInterrupt`` raised in it, even in a ``sleep``.
+
+    The main thread runs the code inside :meth:`running`; :meth:`interrupt` (any thread)
+    signals it at most once, and only while it runs. A signal that arrives after the code
+    finished is absorbed there, so it never lands in the next thing the main thread does.
+    """
+
+    def __init__(self, owner: str) -> None:
+        #: Whose code it is (the session's name).
+        self.owner = owner
+        #: Why it was interrupted, once :meth:`interrupt` signalled it.
+        self.reason: str | None = None
+        #: The code itself ended with the interrupt (not after it had finished).
+        self.hit = False
+        self._lock = threading.Lock()
+        self._running = False
+        self._delivered = False
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """Run the code of the ``with`` block interruptibly (main thread only)."""
+        saved = signal.signal(signal.SIGINT, self._on_signal)
+        with self._lock:
+            self._running = True
+        try:
+            yield
+        except KeyboardInterrupt:
+            self.hit = self.reason is not None
+            raise
+        finally:
+            self._leave(saved)
+
+    def interrupt(self, reason: str) -> bool:
+        """Interrupt the code if it is running now (any thread); whether it was signalled."""
+        with self._lock:
+            if not self._running or self.reason is not None:
+                return False
+            self.reason = reason
+            main = threading.main_thread().ident
+            assert main is not None
+            signal.pthread_kill(main, signal.SIGINT)
+        return True
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self._delivered = True
+        raise KeyboardInterrupt
+
+    def _leave(self, saved: Any) -> None:
+        while True:
+            try:
+                with self._lock:
+                    self._running = False
+                deadline = time.monotonic() + _ABSORB_SECONDS
+                while self.reason is not None and not self._delivered:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.005)  # the signal's handler raises here
+                signal.signal(signal.SIGINT, saved)
+                return
+            except KeyboardInterrupt:
+                self._delivered = True
 
 
 @dataclass(frozen=True)
@@ -70,6 +146,28 @@ class MainThreadRunner:
         self.loop = loop
         #: Jobs, and ``None`` wake-ups for :meth:`wait`.
         self._jobs: queue.SimpleQueue[_Job[Any] | None] = queue.SimpleQueue()
+        self._interruptions: set[Interruption] = set()
+        self._interruptions_lock = threading.Lock()
+
+    @contextmanager
+    def interruptible(self, owner: str) -> Iterator[Interruption]:
+        """An :class:`Interruption` for code of ``owner`` that a job will run, which
+        :meth:`interrupt` reaches while the ``with`` block lasts (any thread)."""
+        interruption = Interruption(owner)
+        with self._interruptions_lock:
+            self._interruptions.add(interruption)
+        try:
+            yield interruption
+        finally:
+            with self._interruptions_lock:
+                self._interruptions.discard(interruption)
+
+    def interrupt(self, owner: str, reason: str) -> bool:
+        """Interrupt ``owner``'s code running on the main thread now (any thread), as a
+        kernel interrupt would; whether some was."""
+        with self._interruptions_lock:
+            mine = [i for i in self._interruptions if i.owner == owner]
+        return any([interruption.interrupt(reason) for interruption in mine])
 
     def submit(self, func: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
         """Queue ``func(*args)`` for the main thread (from any thread); a future of its result."""

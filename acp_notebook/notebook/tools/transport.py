@@ -2,13 +2,18 @@
 
 The relay pipes the agent's stdio to the kernel byte for byte, so the kernel end of
 the socket speaks exactly what ``mcp.server.stdio`` speaks on a process's stdio; this
-is that transport for an anyio byte stream. Lines have no length limit; a line that is
-not a JSON-RPC message reaches the server as an exception, which answers it with an
-error instead of dropping the connection.
+is that transport for an anyio byte stream. Lines are cut by the ACP peer's reader
+(:func:`~acp_notebook.protocol.framing.read_lines`): in linear time, and never more than
+:data:`MAX_LINE_BYTES` held. A longer line is skipped as it arrives and answered with a
+JSON-RPC error (its id when the line's start names one), and the connection goes on.
+A line that is not a JSON-RPC message reaches the server as an exception, which answers
+it with an error instead of dropping the connection.
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -18,7 +23,17 @@ import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from ...protocol.framing import read_lines
+
 Incoming = SessionMessage | Exception
+
+#: The longest message the notebook tools read: their arguments are code and cell
+#: sources, far below this; the kernel never holds more of one line than this.
+MAX_LINE_BYTES = 32 << 20
+
+# The request's id at the top of a line cut for its length, before its params (an "id"
+# after them could be a nested one).
+_ID = re.compile(rb'^\s*\{[^{}\[\]]*?"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")')
 
 
 def _parse(line: bytes) -> Incoming:
@@ -28,9 +43,75 @@ def _parse(line: bytes) -> Incoming:
         return exc
 
 
+def too_long(start: bytes, limit: int) -> SessionMessage:
+    """The error answering a line longer than ``limit`` that began with ``start``."""
+    found = _ID.match(start[:4096])
+    request_id: int | str | None = None
+    if found is not None:
+        raw = found.group(1)
+        request_id = raw[1:-1].decode("utf-8", "replace") if raw[:1] == b'"' else int(raw)
+    message = (
+        f"The message was longer than the notebook tools read ({limit >> 20} MiB) and was "
+        "skipped; send smaller arguments."
+    )
+    return SessionMessage(
+        mcp_types.JSONRPCError(
+            jsonrpc="2.0",
+            id=request_id,
+            error=mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message=message),
+        )
+    )
+
+
+class _Lines(anyio.abc.ByteReceiveStream):
+    """The stream as :func:`read_lines` reads it: before each read, the lines of the
+    previous one are delivered (awaiting the server), so at most one read's lines wait."""
+
+    def __init__(
+        self,
+        stream: anyio.abc.ByteReceiveStream,
+        received: bytes,
+        incoming: MemoryObjectSendStream[Incoming],
+        replies: MemoryObjectSendStream[SessionMessage],
+        limit: int,
+    ) -> None:
+        self._stream = stream
+        self._received = received
+        self._incoming = incoming
+        self._replies = replies
+        self._limit = limit
+        #: Messages for the server, and errors for the agent, in the order read.
+        self._ready: list[tuple[bool, Incoming]] = []
+
+    def line(self, line: bytes) -> None:
+        if line.strip():
+            self._ready.append((True, _parse(line.strip())))
+
+    def too_long(self, start: bytes) -> None:
+        self._ready.append((False, too_long(start, self._limit)))
+
+    async def deliver(self) -> None:
+        ready, self._ready = self._ready, []
+        for to_server, item in ready:
+            if to_server:
+                await self._incoming.send(item)
+            elif isinstance(item, SessionMessage):
+                await self._replies.send(item)
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        await self.deliver()
+        if self._received:
+            data, self._received = self._received, b""
+            return data
+        return await self._stream.receive(max_bytes)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
 @asynccontextmanager
 async def message_streams(
-    stream: anyio.abc.ByteStream, received: bytes = b""
+    stream: anyio.abc.ByteStream, received: bytes = b"", *, max_line_bytes: int = MAX_LINE_BYTES
 ) -> AsyncIterator[
     tuple[MemoryObjectReceiveStream[Incoming], MemoryObjectSendStream[SessionMessage]]
 ]:
@@ -42,18 +123,16 @@ async def message_streams(
     outgoing, outgoing_receive = anyio.create_memory_object_stream[SessionMessage](0)
 
     async def read() -> None:
-        buffer = bytearray(received)
-        async with incoming_send:
-            while True:
-                while (end := buffer.find(b"\n")) >= 0:
-                    line = bytes(buffer[:end]).strip()
-                    del buffer[: end + 1]
-                    if line:
-                        await incoming_send.send(_parse(line))
-                try:
-                    buffer += await stream.receive()
-                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    return
+        async with incoming_send, outgoing.clone() as replies:
+            lines = _Lines(stream, received, incoming_send, replies, max_line_bytes)
+            await read_lines(
+                lines,
+                max_line_bytes=max_line_bytes,
+                on_line=lines.line,
+                on_too_long=lines.too_long,
+            )
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await lines.deliver()  # the last line, unless the server has gone
 
     async def write() -> None:
         async with outgoing_receive:

@@ -99,6 +99,8 @@ const SENDS: Record<string, (msg: Message) => Message> = {
     reply(msg.id, { status: 'applied', cell: sentCell(msg.result.cell) }),
   reply_run_cell: msg =>
     reply(msg.id, { status: 'started', cell: sentCell(msg.result.cell) }),
+  reply_run_cell_stale: msg =>
+    reply(msg.id, { status: 'stale', cell: sentCell(msg.result.cell) }),
   reply_error: msg => errorReply(msg.id, msg.error.code, msg.error.message),
   revert: msg => revert(msg.review, msg.change, msg.hunk, msg.revision)
 };

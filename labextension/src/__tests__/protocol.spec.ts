@@ -6,7 +6,8 @@ import {
   parseReview,
   PROTOCOL_VERSION,
   RequestError,
-  requestId
+  requestId,
+  staleRun
 } from '../protocol';
 
 /** The RequestError `call` throws. */
@@ -99,9 +100,12 @@ describe('parseRequest', () => {
   });
 
   it('reads a run without wait as waiting, and a proposal without label as unlabelled', () => {
-    expect(parseRequest({ type: 'run_cell', cell_id: 'c' })).toEqual({
+    expect(
+      parseRequest({ type: 'run_cell', cell_id: 'c', source: 'x = 1' })
+    ).toEqual({
       type: 'run_cell',
       cell_id: 'c',
+      source: 'x = 1',
       wait: true,
       max_output_chars: 4000
     });
@@ -111,6 +115,13 @@ describe('parseRequest', () => {
         change: { op: 'delete', cell_id: 'c', expected_source: '' }
       })
     ).toMatchObject({ label: '' });
+  });
+
+  it('refuses a run without the source that was approved', () => {
+    // Without it the page could not tell what was approved, and would run the cell as it is.
+    expect(
+      refusal(() => parseRequest({ type: 'run_cell', cell_id: 'c' })).message
+    ).toBe('source must be a string');
   });
 
   it('refuses a read without a cell id', () => {
@@ -180,5 +191,28 @@ describe('parseReview', () => {
     expect(refusal(() => parseReview(review({}))).message).toBe(
       'changes must be a list'
     );
+  });
+});
+
+describe('staleRun', () => {
+  // An agent rewrote a cell while the card showing its code waited, and the page ran the
+  // new source: a cell runs only while it holds the source that was approved.
+  const approved = parseRequest({
+    type: 'run_cell',
+    cell_id: 'c',
+    source: 'x = 1'
+  });
+
+  it('lets the approved source run', () => {
+    expect(approved.type === 'run_cell' && staleRun('x = 1', approved)).toBe(
+      false
+    );
+  });
+
+  it('refuses a cell that changed since', () => {
+    expect(
+      approved.type === 'run_cell' &&
+        staleRun("import shutil; shutil.rmtree('data')", approved)
+    ).toBe(true);
   });
 });
