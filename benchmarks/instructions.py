@@ -1,4 +1,4 @@
-"""The CPU of one ``/help`` turn as instructions: valgrind's callgrind counts every
+"""The CPU of a turn as instructions: valgrind's callgrind counts every
 instruction each process runs, the same to about 0.1 % from run to run whatever else the
 machine is doing (CPU seconds on a shared 2-core machine spread by 20 % or more).
 
@@ -12,6 +12,9 @@ supervisor included).
   official Python SDK's client (``sdk_client.py``) doing the same turn.
 - reported: the SDK client, the stdlib client (``stdlib_client.py``, the least a client can
   do) and the anyio + pydantic floor (``stack_floor_client.py``).
+- ingest: ``acp-notebook run --format markdown`` reading ``producer.py``'s N-chunk turn less
+  its one-chunk turn, per chunk (gated: at most 2× the stdlib client's ``readline`` +
+  ``json.loads`` the same way).
 
 ``python -m benchmarks.instructions [--keep DIR]`` prints every process's count (``--keep``
 keeps the callgrind files, for ``callgrind_annotate``)."""
@@ -36,8 +39,10 @@ from .table import Row
 AGENT = [sys.executable, "-m", "acp_notebook.agents.demo"]
 PROMPT = "/help"
 VALGRIND = "valgrind"
-#: The agent's command under callgrind: a script of this name (valgrind leaves it out).
-AGENT_SCRIPT = "bench-demo-agent"
+#: Agents under callgrind are scripts named so (valgrind leaves them out).
+AGENT_SCRIPT = "bench-agent-"
+#: Chunks of the ingest turn (``producer.py``), counted less a one-chunk turn.
+INGEST_CHUNKS = 20_000
 
 
 def clients(agent: list[str]) -> dict[str, list[str]]:
@@ -122,7 +127,7 @@ def count(command: list[str], keep: Path | None = None, timeout: float = 900) ->
                 VALGRIND,
                 "--tool=callgrind",
                 "--trace-children=yes",
-                f"--trace-children-skip=*/{AGENT_SCRIPT}",
+                f"--trace-children-skip=*/{AGENT_SCRIPT}*",
                 f"--callgrind-out-file={directory}/callgrind.out.%p",
                 f"--log-file={directory}/valgrind.%p.log",
                 *command,
@@ -156,22 +161,39 @@ def _warm(command: list[str]) -> None:
     subprocess.run(command, capture_output=True, cwd=ROOT, env=_env(), timeout=120, check=True)
 
 
-def agent_script(directory: Path) -> list[str]:
-    """The demo agent as a script of its own in ``directory``: valgrind skips it by name,
-    so it runs at its own pace and no count includes it (a traced agent takes seconds to
-    end, past the grace the client gives it before SIGTERM and SIGKILL, which then cut
-    short the count of the supervisor)."""
-    script = directory / AGENT_SCRIPT
-    script.write_text(f'#!/bin/sh\nexec {shlex.join(AGENT)} "$@"\n')
+def agent_script(
+    directory: Path, command: list[str] | None = None, name: str = "demo"
+) -> list[str]:
+    """An agent (the demo agent unless ``command``) as a script of its own in ``directory``:
+    valgrind skips it by name, so it runs at its own speed and no count includes it (a
+    traced agent takes seconds to end, past the grace the client gives it before SIGTERM
+    and SIGKILL, which then cut short the count of the supervisor)."""
+    script = directory / f"{AGENT_SCRIPT}{name}"
+    script.write_text(f'#!/bin/sh\nexec {shlex.join(command or AGENT)} "$@"\n')
     script.chmod(0o755)
     return [str(script)]
+
+
+def ingest_clients(directory: Path) -> dict[str, list[str]]:
+    """``acp-notebook run`` (its transcript printed as Markdown) and the stdlib client
+    (``readline`` + ``json.loads`` a line) reading ``producer.py``'s N-chunk and one-chunk
+    turns."""
+    commands = {}
+    for chunks in (INGEST_CHUNKS, 1):
+        producer = [sys.executable, str(ROOT / "benchmarks" / "producer.py"), str(chunks)]
+        agent = agent_script(directory, producer, f"producer-{chunks}")
+        cli = [sys.executable, "-m", "acp_notebook.cli", "run", "--format", "markdown"]
+        commands[f"ingest-cli-{chunks}"] = [*cli, "--agent", shlex.join(agent), "go"]
+        stdlib = [sys.executable, str(ROOT / "benchmarks" / "stdlib_client.py"), "go"]
+        commands[f"ingest-stdlib-{chunks}"] = [*stdlib, *agent]
+    return commands
 
 
 def turns(keep: Path | None = None) -> dict[str, Turn]:
     """Every client's counted turn."""
     directory = Path(tempfile.mkdtemp(prefix="bench-agent-"))
     try:
-        commands = clients(agent_script(directory))
+        commands = {**clients(agent_script(directory)), **ingest_clients(directory)}
         for command in commands.values():
             _warm(command)
         # Side by side, one per core: a count does not depend on what else runs.
@@ -183,6 +205,12 @@ def turns(keep: Path | None = None) -> dict[str, Turn]:
             return {name: future.result() for name, future in counted.items()}
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def per_chunk(counted: dict[str, Turn], client: str) -> float:
+    """Instructions per chunk of ``client``'s ingest: the N-chunk turn less the one-chunk."""
+    many, one = counted[f"ingest-{client}-{INGEST_CHUNKS}"], counted[f"ingest-{client}-1"]
+    return (many.client - one.client) / (INGEST_CHUNKS - 1)
 
 
 def rows(counted: dict[str, Turn]) -> list[Row]:
@@ -221,6 +249,16 @@ def rows(counted: dict[str, Turn]) -> list[Row]:
             "anyio + pydantic client",
             "M",
             limit=float("inf"),
+        ),
+        Row(
+            f"ingest instructions per chunk, `acp-notebook run`, transcript printed "
+            f"({INGEST_CHUNKS:,} chunks less one; callgrind)",
+            per_chunk(counted, "cli"),
+            per_chunk(counted, "stdlib"),
+            "stdlib client: readline + json.loads",
+            "instructions",
+            limit=2.0,
+            gated=True,
         ),
     ]
 
