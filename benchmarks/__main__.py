@@ -6,7 +6,8 @@ line with every row.
 instructions of the CLI's ``/help`` turn against the official Python SDK's client (valgrind's
 callgrind) and the bytes a streamed reply puts on the kernel's wire. The full table adds the
 wall-clock and CPU-time rows, reported with their medians and never asserted. Exit status 1
-when a gated budget does not hold. ``--quick`` uses small sizes."""
+when a gated budget does not hold, 2 when ``--gate`` cannot count (no valgrind). ``--quick``
+uses small sizes."""
 
 from __future__ import annotations
 
@@ -71,6 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     benchmarks = {**BENCHMARKS, **GATE}
     names = args.only or list(GATE if args.gate else BENCHMARKS)
+    if "instructions" in names and not instructions.available():
+        if args.gate:
+            print(instructions.MISSING, file=sys.stderr)
+            return 2
+        print(f"{instructions.MISSING} Its rows are left out.", file=sys.stderr)
+        names = [name for name in names if name != "instructions"]
     rows: list[Row] = []
     started = time.monotonic()
     for name in names:

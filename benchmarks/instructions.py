@@ -41,6 +41,7 @@ PROMPT = "/help"
 VALGRIND = "valgrind"
 #: Agents under callgrind are scripts named so (valgrind leaves them out).
 AGENT_SCRIPT = "bench-agent-"
+MISSING = "valgrind is not installed, so no instructions can be counted: install it (apt-get install valgrind)."
 #: Chunks of the ingest turn (``producer.py``), counted less a one-chunk turn.
 INGEST_CHUNKS = 20_000
 
@@ -266,10 +267,7 @@ def rows(counted: dict[str, Turn]) -> list[Row]:
 def measure(quick: bool) -> list[Row]:
     """The rows (the counts are exact, so ``quick`` changes nothing)."""
     if not available():
-        raise RuntimeError(
-            "valgrind is not installed: install it (apt-get install valgrind) to count "
-            "instructions, or leave out `instructions` (--only)."
-        )
+        raise RuntimeError(MISSING)
     return rows(turns())
 
 
