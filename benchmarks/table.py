@@ -32,7 +32,7 @@ class Row:
         if self.limit == float("inf"):
             return "reported"
         extra = f" + {self.slack:g} {self.unit}" if self.slack else ""
-        return f"≤ {self.limit:g}×{extra}" + (" (gated)" if self.gated else "")
+        return f"≤ {self.limit:g}×{extra} ({'gated' if self.gated else 'reported'})"
 
     @property
     def ok(self) -> bool:
