@@ -158,7 +158,9 @@ def wire_rows(kernel: Kernel, sizes: list[int]) -> list[Row]:
         live = message_bytes(messages, LIVE_MESSAGES) / 1000
         saved = message_bytes(messages, SAVED_MESSAGES) / 1000
         name = f"a {reply:,.0f} KB reply (`/long {chunks}`)"
-        rows.append(Row(f"live view bytes of {name}", live, reply, "the reply", "KB", limit=3))
+        rows.append(
+            Row(f"live view bytes of {name}", live, reply, "the reply", "KB", limit=3, gated=True)
+        )
         rows.append(
             Row(
                 f"… live view + saved transcript of `/long {chunks}`",
@@ -167,6 +169,7 @@ def wire_rows(kernel: Kernel, sizes: list[int]) -> list[Row]:
                 "the reply",
                 "KB",
                 limit=3,
+                gated=True,
             )
         )
     return rows
@@ -257,10 +260,23 @@ def _wait_quiet(kernel: Kernel, quiet: float = 1.0) -> None:
             last = time.monotonic()
 
 
+def wire_sizes(quick: bool) -> list[int]:
+    return [3000, 6000] if quick else [3000, 25_000]
+
+
+def wire(quick: bool) -> list[Row]:
+    """The wire rows alone (what ``--gate`` runs)."""
+    kernel = Kernel()
+    try:
+        return wire_rows(kernel, wire_sizes(quick))
+    finally:
+        kernel.close()
+
+
 def measure(quick: bool) -> list[Row]:
     kernel = Kernel()
     try:
-        rows = wire_rows(kernel, [3000, 6000] if quick else [3000, 25_000])
+        rows = wire_rows(kernel, wire_sizes(quick))
         typing = responsiveness_row(kernel, 5000 if quick else 20_000, 10 if quick else 20)
         rows.append(typing)
         rows.append(
