@@ -174,6 +174,38 @@ async def test_a_command_a_rule_allowed_is_listed_in_its_turn(tmp_path: Path) ->
     assert any(note.startswith("Changed in this turn: notes.txt") for note in notes), notes
 
 
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"BASH_ENV": "{cwd}/payload.sh"},
+        {"BASH_FUNC_echo%%": "() { touch {cwd}/M; }"},
+        {"LD_PRELOAD": "{cwd}/evil.so"},
+        {"PATH": "{cwd}/bin"},
+    ],
+    ids=lambda env: next(iter(env)),
+)
+async def test_a_terminals_env_that_changes_what_runs_is_not_allowed_by_a_command_rule(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Under `allow execute echo*`, `bash -c 'echo hi'` with `BASH_ENV` or `BASH_FUNC_echo%%`
+    ran anything: the env of `terminal/create` was no part of the decision."""
+    (tmp_path / "payload.sh").write_text(f"touch {tmp_path}/M\n")
+    env = {k: v.replace("{cwd}", str(tmp_path)) for k, v in env.items()}
+    actions = [["terminal", "bash", ["-c", "echo hi"], env]]
+    async with connect(argv(actions)) as conn:
+        _, report = await run_turn(conn, tmp_path, policy="deny", rules=["allow execute *echo*"])
+    assert "error -32003" in report[0], report
+    assert not (tmp_path / "M").exists()
+
+
+async def test_the_same_command_without_that_env_is_allowed_by_the_rule(tmp_path: Path) -> None:
+    # Control: the rule does allow the plain command, so the refusals above are the env's.
+    actions = [["terminal", "bash", ["-c", "echo hi"], {"PAGER": "cat"}]]
+    async with connect(argv(actions)) as conn:
+        _, report = await run_turn(conn, tmp_path, policy="deny", rules=["allow execute *echo*"])
+    assert report == ["terminal bash: ok"], report
+
+
 async def test_the_per_user_state_directory_is_protected_under_allow(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

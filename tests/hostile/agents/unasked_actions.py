@@ -9,7 +9,9 @@ string is replaced by the session's directory. Actions:
                                   OPTIONS)
   ["write", PATH, CONTENT]        fs/write_text_file
   ["read", PATH]                  fs/read_text_file
-  ["terminal", COMMAND, ARGS?]    terminal/create, then terminal/wait_for_exit
+  ["terminal", COMMAND, ARGS?, ENV?]
+                                  terminal/create (ENV: {NAME: VALUE}), then
+                                  terminal/wait_for_exit
   ["spawn", COMMAND, ARGS?]       terminal/create, left running
   ["race", SENT, [TOOL_CALL…]]    every request_permission at once, then touch SENT, then
                                   read the answers (in any order)
@@ -122,6 +124,8 @@ def run(sid, cwd, actions):
             params = {"sessionId": sid, "command": args[0]}
             if len(args) > 1:
                 params["args"] = args[1]
+            if len(args) > 2:
+                params["env"] = [{"name": k, "value": v} for k, v in args[2].items()]
             answer = request("terminal/create", params)
             if "result" in answer and verb == "terminal":
                 request("terminal/wait_for_exit", {"sessionId": sid, **answer["result"]})
