@@ -50,7 +50,7 @@ def test_a_cell_the_kernel_runs_runs_in_the_page_and_its_output_reads_back(
         "me = await on_agent_loop(lambda: live.read_cell(cells[2].id))\n"
         "print(me.execution_count, me.outputs_text.startswith(live.path), me.truncated)"
     )
-    live.start(call("live.run_cell(function.id, wait=False)"), read)
+    live.start(call("live.run_cell(function.id, source=function.source, wait=False)"), read)
     expect(live.nb.prompt(1)).to_have_text("[ ]:")
 
     # Asked from a running cell, the run starts once that cell is done.
@@ -64,3 +64,17 @@ def test_a_cell_the_kernel_runs_runs_in_the_page_and_its_output_reads_back(
     count = re.search(r"\d+", live.nb.prompt(2).inner_text())
     assert count is not None
     expect(live.stdout(4)).to_have_text(f"{count.group()} True False\n")
+
+
+@UIS
+def test_a_cell_changed_since_its_run_was_approved_does_not_run(
+    notebook: NotebookPage, ui: str
+) -> None:
+    # An agent rewrote a cell while its run_cell card waited, and the page ran the new
+    # source: the request now carries the approved source, and the page runs only that.
+    live = LiveNotebookPage(notebook, ui, collaborative=False)
+    approved = "function.source + '\\n# what the card showed'"
+    live.start(call(f"live.run_cell(function.id, source={approved}, wait=False)"))
+    live.nb.run_cell(3)
+    live.outcome(3, "stale")
+    expect(live.nb.prompt(1)).to_have_text("[ ]:")
