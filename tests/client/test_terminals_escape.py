@@ -95,11 +95,17 @@ def test_an_escaped_job_dies_when_the_client_is_killed(tmp_path: Path) -> None:
         anyio.run(main)
         """
     )
-    process = subprocess.Popen([sys.executable, "-c", client])
+    log = tmp_path / "client.log"
+    with log.open("wb") as stderr:
+        process = subprocess.Popen([sys.executable, "-c", client], stderr=stderr)
     try:
 
         async def escapee() -> int:
-            await until(pid_file.exists, "the escapee never started")
+            # A client that died first ends the wait, with what it said.
+            await until(lambda: pid_file.exists() or process.poll() is not None, "")
+            assert pid_file.exists(), f"the client exited with {process.returncode} " + (
+                f"before its escapee started: {log.read_text()[-2000:]}"
+            )
             return int(pid_file.read_text())
 
         pid = anyio.run(escapee)
