@@ -163,7 +163,14 @@ class Session:
         #: What each turn changed (files written for the agent, cells), to review and revert.
         self.checkpoints = Checkpoints(cwd)
         self.fs = FileSystem(roots, on_change=self._changed)
-        self.terminals = TerminalManager(roots, cwd, env=env, on_output=self._changed)
+        process = connection.process
+        self.terminals = TerminalManager(
+            roots,
+            cwd,
+            env=env,
+            on_output=self._changed,
+            confinement=process.confinement if process is not None else None,
+        )
         # AgentRequests (client/handlers.py): files and terminals are served by their
         # managers; the other requests by the methods below.
         # Writes and new commands pass the guard first (write_text_file, create_terminal).

@@ -71,6 +71,7 @@ import anyio.to_thread
 
 from ..protocol import models as m
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
+from ..protocol.sandbox import Confinement
 from ..protocol.tasks import background_tasks
 from .fs import resolve_inside, resolve_root
 from .handlers import Params, read_params
@@ -151,8 +152,11 @@ class TerminalManager:
         max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
         kill_grace: float = DEFAULT_KILL_GRACE,
         max_terminals: int = DEFAULT_MAX_TERMINALS,
+        confinement: Confinement | None = None,
     ) -> None:
         self._roots: list[str] = []
+        #: How the agent is confined; its commands are too, with this session's folders.
+        self.confinement = confinement
         for root in roots:
             self.add_root(root)
         self.default_cwd = resolve_root(default_cwd)
@@ -306,7 +310,10 @@ class TerminalManager:
         full_env.update(self.env)
         full_env.update(env_overlay)
         try:
-            process = await open_command(argv, cwd=cwd, env=full_env, grace=self.kill_grace)
+            confinement = self.confinement.with_roots(self._roots) if self.confinement else None
+            process = await open_command(
+                argv, cwd=cwd, env=full_env, grace=self.kill_grace, confinement=confinement
+            )
         except FileNotFoundError:
             raise RpcError(
                 RESOURCE_NOT_FOUND,
