@@ -50,6 +50,7 @@ __all__ = [
     "SandboxChoice",
     "confinement",
     "mechanism",
+    "sandbox_line",
 ]
 
 MODES = ("workspace", "read-only", "workspace-offline", "off")
@@ -75,7 +76,7 @@ class Mechanism:
             return f"Landlock ABI {self.abi}"
         if self.name == "bwrap":
             return "bubblewrap (this kernel has no Landlock)"
-        return "none: this kernel has no Landlock and bubblewrap is not installed"
+        return "this kernel has no Landlock and bubblewrap is not installed"
 
 
 @lru_cache(maxsize=4)
@@ -177,7 +178,7 @@ class Confinement:
         if self.mode == "off":
             return "unconfined (sandbox off) · network on"
         if not self.enforced:
-            return "unconfined: this kernel has no Landlock and bubblewrap is not installed"
+            return f"unconfined: {self.mechanism.text}"
         if self.mode == "read-only":
             where = "confined read-only (writes only to temp and the agent's own files)"
         else:
@@ -195,6 +196,18 @@ class Confinement:
             return f"{where} · network off"
         ports = ", ".join(str(port) for port in self.ports)
         return f"{where} · network off but TCP port{'s' if len(self.ports) > 1 else ''} {ports}"
+
+
+def sandbox_line(mode: str | None) -> str:
+    """The sandbox in one line, for ``--status`` and ``doctor``: the mode asked for and
+    how this machine enforces it ("workspace, enforced by Landlock ABI 7")."""
+    asked = mode or f"each agent's default ({DEFAULT_MODE} unless its preset says)"
+    if mode == "off":
+        return "off: agents run unconfined"
+    found = mechanism()
+    if found.name == "none":
+        return f"{asked}, not enforced: agents run unconfined ({found.text})"
+    return f"{asked}, enforced by {found.text}"
 
 
 def _expanded(path: str) -> str:

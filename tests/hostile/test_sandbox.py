@@ -1,0 +1,148 @@
+"""The operating system confines the agent and everything it runs to the session's folders
+(issue 25): an agent that writes without asking, from its own process, a child, a
+``setsid`` double-forked grandchild and the client's terminals, under ``--permissions
+allow``, in the CLI.
+
+Measured before the sandbox: every write outside the folder and into HOME succeeded.
+The scratch tree is under the checkout's ``build/`` (neither temp, which is writable by
+design, nor the folder); HOME points into it.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import socket
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from acp_notebook.protocol.process import SUPERVISED
+from acp_notebook.protocol.sandbox import NO_LANDLOCK_ENV, mechanism
+
+from ..cli.test_cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = Path(__file__).resolve().parent / "agents" / "sandbox_probe.py"
+VERBS = ("own", "child", "escapee", "terminal")
+
+pytestmark = pytest.mark.skipif(
+    not SUPERVISED or mechanism().name != "landlock", reason="needs Linux with Landlock"
+)
+
+
+@dataclass
+class Tree:
+    """A home, a project folder (the cwd) and a folder outside it, none of them in temp."""
+
+    home: Path
+    project: Path
+    outside: Path
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"HOME": str(self.home)}
+
+
+@pytest.fixture
+def tree() -> Iterator[Tree]:
+    base = ROOT / "build" / "sandbox-tests" / uuid.uuid4().hex
+    made = Tree(base / "home", base / "project", base / "outside")
+    for path in (made.home, made.project, made.outside):
+        path.mkdir(parents=True)
+    try:
+        yield made
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def probe(
+    tree: Tree, actions: list[list[str]], *options: str, env: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Run one turn of the probe agent with ``actions``; each action's outcome by
+    ``"verb target"``."""
+    agent = shlex.join([sys.executable, str(PROBE), json.dumps(actions)])
+    result = cli(
+        "run", "go", "--agent", agent, "--permissions", "allow", "--format", "markdown",
+        *options, cwd=tree.project, env={**tree.env, **(env or {})},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.endswith("stop reason: end_turn\n"), result.stdout
+    outcomes = {}
+    for verb, target in actions:
+        key = f"{verb} {target}"
+        line = next(line for line in result.stdout.splitlines() if line.startswith(key + ": "))
+        outcomes[key] = line[len(key) + 2 :]
+    return outcomes
+
+
+def writes(targets: list[Path]) -> list[list[str]]:
+    return [[verb, str(target / verb)] for target in targets for verb in VERBS]
+
+
+def refused(outcome: str) -> bool:
+    """A write the kernel refused: EACCES in the process, "Permission denied" from a shell."""
+    return outcome == "EACCES" or ("exit" in outcome and "Permission denied" in outcome)
+
+
+def test_writes_outside_the_folder_and_into_home_are_refused_from_every_process(tree, tmp_path):
+    outcomes = probe(tree, writes([tree.outside, tree.home, tree.project, tmp_path]))
+    for verb in VERBS:
+        assert refused(outcomes[f"{verb} {tree.outside / verb}"]), outcomes
+        assert refused(outcomes[f"{verb} {tree.home / verb}"]), outcomes
+        assert outcomes[f"{verb} {tree.project / verb}"] == "ok", outcomes
+        assert outcomes[f"{verb} {tmp_path / verb}"] == "ok", outcomes
+        assert not (tree.outside / verb).exists() and not (tree.home / verb).exists()
+        assert (tree.project / verb).exists() and (tmp_path / verb).exists()
+
+
+def test_sandbox_off_lets_every_write_through_as_before(tree):
+    outcomes = probe(tree, writes([tree.outside, tree.home]), "--sandbox", "off")
+    assert set(outcomes.values()) == {"ok"}, outcomes
+    assert all((tree.outside / verb).exists() for verb in VERBS)
+
+
+def test_read_only_refuses_writes_to_the_folder_but_not_to_temp(tree, tmp_path):
+    outcomes = probe(tree, writes([tree.project, tmp_path]), "--sandbox", "read-only")
+    for verb in VERBS:
+        assert refused(outcomes[f"{verb} {tree.project / verb}"]), outcomes
+        assert outcomes[f"{verb} {tmp_path / verb}"] == "ok", outcomes
+
+
+def test_add_dir_makes_another_folder_writable(tree):
+    outcomes = probe(tree, writes([tree.outside]), "--add-dir", str(tree.outside))
+    assert set(outcomes.values()) == {"ok"}, outcomes
+
+
+@pytest.fixture
+def listeners() -> Iterator[tuple[int, int]]:
+    """Two loopback ports something listens on."""
+    sockets = [socket.create_server(("127.0.0.1", 0)) for _ in range(2)]
+    try:
+        yield tuple(s.getsockname()[1] for s in sockets)  # type: ignore[misc]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+@pytest.mark.skipif(mechanism().abi < 4, reason="Landlock's network rules need ABI 4")
+def test_workspace_offline_refuses_a_connect_to_a_port_not_allowed(tree, listeners):
+    allowed, other = listeners
+    actions = [["connect", str(allowed)], ["connect", str(other)]]
+    outcomes = probe(tree, actions, "--sandbox", "workspace-offline", "--allow-port", str(allowed))
+    assert outcomes == {f"connect {allowed}": "ok", f"connect {other}": "EACCES"}
+    # Online (the default), both connect.
+    assert set(probe(tree, actions).values()) == {"ok"}
+
+
+def test_without_landlock_the_agent_runs_unconfined_and_says_so(tree):
+    if shutil.which("bwrap"):
+        pytest.skip("bubblewrap is installed: it would confine the agent instead")
+    outcomes = probe(tree, writes([tree.outside]), env={NO_LANDLOCK_ENV: "1"})
+    assert set(outcomes.values()) == {"ok"}, outcomes
+
