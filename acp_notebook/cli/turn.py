@@ -79,6 +79,9 @@ async def run_turn(
                 if interactive:
                     session.elicitations.asker = elicitation_asker(session, console)
                 printer = _printer(session) if _for_terminal(args) else None
+                confinement = session.confinement
+                if printer is not None and confinement is not None:
+                    printer.header(f"{spec.display_name} · {confinement.describe(cwd)}")
                 turn = await session.prompt(args.prompt, timeout=args.timeout)
             if turn.timed_out:
                 # The agent is ended before the failure is told, and that says what ended.

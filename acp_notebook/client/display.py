@@ -284,13 +284,22 @@ class TerminalShown:
     exited: bool = False
     exit_code: int | None = None
     signal: str | None = None
+    #: It failed with "Permission denied" under the sandbox (``TerminalSnapshot``).
+    sandbox_refused: bool = False
 
     @property
     def status(self) -> str | None:
         """ "exit code 0", "killed by SIGTERM"; None while it runs."""
         if not self.exited:
             return None
-        return f"killed by {self.signal}" if self.signal else f"exit code {self.exit_code}"
+        if self.signal:
+            return f"killed by {self.signal}"
+        if self.sandbox_refused:
+            return (
+                f"exit code {self.exit_code}: permission denied, most likely by the sandbox, "
+                "which allows writes only to the session's folders and temp"
+            )
+        return f"exit code {self.exit_code}"
 
 
 Shown = TextShown | MediaShown | LinkShown | FileShown | RawShown
@@ -485,4 +494,5 @@ def terminal_shown(terminal_id: str, snapshot: TerminalSnapshot | None) -> Termi
         exited=snapshot.exited,
         exit_code=snapshot.exit_code,
         signal=snapshot.signal,
+        sandbox_refused=snapshot.sandbox_refused,
     )

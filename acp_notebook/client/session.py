@@ -26,6 +26,7 @@ import anyio
 
 from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
+from ..protocol.sandbox import Confinement
 from .cancel import DEFAULT_CANCEL_GRACE
 from .checkpoints import Checkpoints
 from .elicitation import ElicitationBroker
@@ -201,6 +202,20 @@ class Session:
     def roots(self) -> list[str]:
         """The directories the session may use: its cwd, then the additional ones."""
         return [self.cwd, *self.additional_directories]
+
+    @property
+    def confinement(self) -> Confinement | None:
+        """How the operating system confines the agent and this session's commands (None:
+        the agent is not a process this client started)."""
+        base = self.terminals.confinement
+        return base.with_roots(self.roots) if base is not None else None
+
+    @property
+    def sandbox(self) -> str:
+        """How the agent runs, for a turn's header ("confined to `project/` · network
+        on"); empty when the agent is not a process this client started."""
+        confinement = self.confinement
+        return confinement.describe(self.cwd) if confinement is not None else ""
 
     @property
     def active_turn(self) -> PromptTurn | None:

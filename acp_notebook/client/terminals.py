@@ -59,6 +59,7 @@ import functools
 import itertools
 import logging
 import os
+import re
 import shlex
 import signal
 from collections.abc import Callable, Mapping, Sequence
@@ -92,6 +93,8 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024
 #: Seconds between SIGTERM and SIGKILL.
 DEFAULT_KILL_GRACE = 2.0
+#: How a command says the kernel refused it a write (EACCES, as Landlock refuses).
+_REFUSED = re.compile(r"Permission denied|EACCES")
 #: Terminals a session may hold at once (created and not released yet).
 DEFAULT_MAX_TERMINALS = 32
 
@@ -112,6 +115,9 @@ class TerminalSnapshot:
     exited: bool = False
     terminal_id: str = ""
     pid: int | None = None
+    #: It failed saying "Permission denied" while the sandbox confined it: most likely
+    #: a write the sandbox refused (the one sign a command gives of it).
+    sandbox_refused: bool = False
 
 
 def _no_nul(key: str, values: list[str]) -> list[str]:
@@ -420,10 +426,12 @@ class TerminalManager:
         """
         term = self._terminals[terminal_id]
         status = term.exit_status() if term.exited.is_set() else m.TerminalExitStatus()
+        output = term.output.text()
+        confined = self.confinement is not None and self.confinement.enforced
         return TerminalSnapshot(
             command=term.command,
             cwd=term.cwd,
-            output=term.output.text(),
+            output=output,
             truncated=term.output.truncated,
             exit_code=status.exit_code,
             signal=status.signal,
@@ -431,6 +439,9 @@ class TerminalManager:
             exited=term.exited.is_set(),
             terminal_id=term.terminal_id,
             pid=term.process.pid,
+            sandbox_refused=confined
+            and status.exit_code not in (None, 0)
+            and _REFUSED.search(output) is not None,
         )
 
     async def _terminate(self, term: TerminalCommand) -> None:

@@ -448,6 +448,9 @@ class AgentRuntime:
             agent = f"{info.title or info.name} {info.version}" if info else self.spec.name
             pid = self.connection.process.pid if self.connection.process else "?"
             running = f"{self.name}: running ({agent}, pid {pid}), sessions: {', '.join(self.sessions) or 'none'}"
+            process = self.connection.process
+            if process is not None and process.confinement is not None:
+                running += f"; {process.confinement.describe(self.cwd)}"
             return running + (
                 f"; its last turn failed: {self.last_error}" if self.last_error else ""
             )

@@ -146,3 +146,42 @@ def test_without_landlock_the_agent_runs_unconfined_and_says_so(tree):
     outcomes = probe(tree, writes([tree.outside]), env={NO_LANDLOCK_ENV: "1"})
     assert set(outcomes.values()) == {"ok"}, outcomes
 
+
+def test_without_landlock_the_cli_says_the_agent_runs_unconfined(tree):
+    if shutil.which("bwrap"):
+        pytest.skip("bubblewrap is installed: it would confine the agent instead")
+    env = {**tree.env, NO_LANDLOCK_ENV: "1"}
+    result = cli("run", "/help", cwd=tree.project, env=env)
+    assert result.returncode == 0
+    assert result.stderr == (
+        "acp-notebook: the agent runs unconfined: this kernel has no Landlock and bubblewrap "
+        "is not installed.\n"
+    )
+    doctor = cli("doctor", cwd=tree.project, env=env)
+    assert (
+        "Sandbox: workspace, not enforced: agents run unconfined (this kernel has no Landlock"
+        in doctor.stdout
+    )
+
+
+def test_the_streamed_turn_and_doctor_say_where_the_agent_is_confined(tree):
+    result = cli("run", "/help", "--format", "terminal", cwd=tree.project, env=tree.env)
+    assert result.stdout.splitlines()[0] == (
+        "acp_notebook demo agent · confined to `project/` · network on"
+    )
+    assert result.stderr == ""
+    doctor = cli("doctor", cwd=tree.project, env=tree.env)
+    assert "Sandbox: workspace, enforced by Landlock ABI" in doctor.stdout
+    assert "(here: confined to `project/` · network on)" in doctor.stdout
+
+
+def test_a_command_the_sandbox_refused_says_so_in_the_transcript(tree):
+    target = tree.outside / "x"
+    command = f"/run touch {target}"
+    refused = cli("run", command, "--permissions", "allow", cwd=tree.project, env=tree.env)
+    assert "[exit code 1: permission denied, most likely by the sandbox" in refused.stdout
+    assert not target.exists()
+    allowed = cli(
+        "run", command, "--permissions", "allow", "--sandbox", "off", cwd=tree.project, env=tree.env
+    )
+    assert "[exit code 0]" in allowed.stdout and target.exists()
