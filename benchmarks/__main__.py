@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import first_turn, ingest, inspector_overhead, kernel_turns, sizes, startup
+from . import first_turn, ingest, inspector_overhead, kernel_turns, sandbox, sizes, startup
 from .table import Row, format_table
 
 
@@ -38,6 +38,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Row]]] = {
     "kernel": kernel_turns.measure,
     "inspector": inspector,
     "sizes": sizes.measure,
+    "sandbox": sandbox.measure,
 }
 
 

@@ -73,9 +73,14 @@ def _command(client: str) -> list[str]:
 
 def _process(client: str) -> tuple[float, float]:
     """Wall and CPU seconds (the agent included) of one turn by a fresh client process."""
+    return _process_command(_command(client))
+
+
+def _process_command(command: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds (its children included) of one turn by ``command``."""
     cpu, start = _children_cpu(), time.perf_counter()
     out = subprocess.run(
-        _command(client),
+        command,
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -84,7 +89,7 @@ def _process(client: str) -> tuple[float, float]:
     )
     wall = time.perf_counter() - start
     if out.returncode != 0 or "end_turn" not in out.stdout:
-        raise RuntimeError(f"{client}: {out.stdout[-500:]}{out.stderr[-1500:]}")
+        raise RuntimeError(f"{command}: {out.stdout[-500:]}{out.stderr[-1500:]}")
     return wall, _children_cpu() - cpu
 
 

@@ -62,14 +62,19 @@ def tree() -> Iterator[Tree]:
 
 
 def probe(
-    tree: Tree, actions: list[list[str]], *options: str, env: dict[str, str] | None = None
+    tree: Tree,
+    actions: list[list[str]],
+    *options: str,
+    permissions: str | None = "allow",
+    env: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """Run one turn of the probe agent with ``actions``; each action's outcome by
-    ``"verb target"``."""
+    """Run one turn of the probe agent with ``actions`` and ``options`` (None
+    ``permissions``: the default); each action's outcome by ``"verb target"``."""
     agent = shlex.join([sys.executable, str(PROBE), json.dumps(actions)])
     result = cli(
-        "run", "go", "--agent", agent, "--permissions", "allow", "--format", "markdown",
-        *options, cwd=tree.project, env={**tree.env, **(env or {})},
+        "run", "go", "--agent", agent, "--format", "markdown",
+        *options, *(["--permissions", permissions] if permissions else []),
+        cwd=tree.project, env={**tree.env, **(env or {})},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.endswith("stop reason: end_turn\n"), result.stdout
@@ -99,6 +104,18 @@ def test_writes_outside_the_folder_and_into_home_are_refused_from_every_process(
         assert outcomes[f"{verb} {tmp_path / verb}"] == "ok", outcomes
         assert not (tree.outside / verb).exists() and not (tree.home / verb).exists()
         assert (tree.project / verb).exists() and (tmp_path / verb).exists()
+
+
+def test_with_the_default_options_the_agents_own_writes_outside_are_refused_too(tree):
+    # --permissions ask with no one to ask: the client refuses the terminal itself, and the
+    # sandbox the writes the agent makes without asking.
+    outcomes = probe(tree, writes([tree.outside, tree.home, tree.project]), permissions=None)
+    for verb in ("own", "child", "escapee"):
+        assert outcomes[f"{verb} {tree.outside / verb}"] == "EACCES", outcomes
+        assert outcomes[f"{verb} {tree.home / verb}"] == "EACCES", outcomes
+        assert outcomes[f"{verb} {tree.project / verb}"] == "ok", outcomes
+    assert "was refused: no one can be asked" in outcomes[f"terminal {tree.outside / 'terminal'}"]
+    assert not [p for p in (tree.outside, tree.home) for v in VERBS if (p / v).exists()]
 
 
 def test_sandbox_off_lets_every_write_through_as_before(tree):
