@@ -284,7 +284,7 @@ class TerminalShown:
     exited: bool = False
     exit_code: int | None = None
     signal: str | None = None
-    #: It failed with "Permission denied" under the sandbox (``TerminalSnapshot``).
+    #: It failed saying a write was refused, under the sandbox (``TerminalSnapshot``).
     sandbox_refused: bool = False
 
     @property
@@ -296,7 +296,7 @@ class TerminalShown:
             return f"killed by {self.signal}"
         if self.sandbox_refused:
             return (
-                f"exit code {self.exit_code}: permission denied, most likely by the sandbox, "
+                f"exit code {self.exit_code}: a write was refused, most likely by the sandbox, "
                 "which allows writes only to the session's folders and temp"
             )
         return f"exit code {self.exit_code}"

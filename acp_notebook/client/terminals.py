@@ -93,8 +93,9 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024
 #: Seconds between SIGTERM and SIGKILL.
 DEFAULT_KILL_GRACE = 2.0
-#: How a command says the kernel refused it a write (EACCES, as Landlock refuses).
-_REFUSED = re.compile(r"Permission denied|EACCES")
+#: How a command says the kernel refused it a write (EACCES from Landlock, EROFS from
+#: bubblewrap's read-only mounts).
+_REFUSED = re.compile(r"Permission denied|EACCES|Read-only file system|EROFS")
 #: Terminals a session may hold at once (created and not released yet).
 DEFAULT_MAX_TERMINALS = 32
 
@@ -115,8 +116,8 @@ class TerminalSnapshot:
     exited: bool = False
     terminal_id: str = ""
     pid: int | None = None
-    #: It failed saying "Permission denied" while the sandbox confined it: most likely
-    #: a write the sandbox refused (the one sign a command gives of it).
+    #: It failed saying "Permission denied" or "Read-only file system" while the sandbox
+    #: confined it: most likely a write the sandbox refused (the one sign a command gives).
     sandbox_refused: bool = False
 
 

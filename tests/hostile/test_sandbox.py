@@ -11,6 +11,7 @@ design, nor the folder); HOME points into it.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import socket
@@ -91,8 +92,21 @@ def writes(targets: list[Path]) -> list[list[str]]:
 
 
 def refused(outcome: str) -> bool:
-    """A write the kernel refused: EACCES in the process, "Permission denied" from a shell."""
-    return outcome == "EACCES" or ("exit" in outcome and "Permission denied" in outcome)
+    """A write the kernel refused: EACCES in the process, "Permission denied" from a shell
+    (Landlock); EROFS, "Read-only file system" (bubblewrap)."""
+    if outcome in ("EACCES", "EROFS"):
+        return True
+    return "exit" in outcome and ("Permission denied" in outcome or "Read-only" in outcome)
+
+
+def no_bwrap_path() -> str:
+    """PATH without the directories that hold bubblewrap: as on a machine without it."""
+    dirs = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    return os.pathsep.join(d for d in dirs if not os.path.exists(os.path.join(d, "bwrap")))
+
+
+#: Without Landlock and without bubblewrap: nothing can confine the agent.
+NOTHING_TO_CONFINE = {NO_LANDLOCK_ENV: "1", "PATH": no_bwrap_path()}
 
 
 def test_writes_outside_the_folder_and_into_home_are_refused_from_every_process(tree, tmp_path):
@@ -158,16 +172,12 @@ def test_workspace_offline_refuses_a_connect_to_a_port_not_allowed(tree, listene
 
 
 def test_without_landlock_the_agent_runs_unconfined_and_says_so(tree):
-    if shutil.which("bwrap"):
-        pytest.skip("bubblewrap is installed: it would confine the agent instead")
-    outcomes = probe(tree, writes([tree.outside]), env={NO_LANDLOCK_ENV: "1"})
+    outcomes = probe(tree, writes([tree.outside]), env=NOTHING_TO_CONFINE)
     assert set(outcomes.values()) == {"ok"}, outcomes
 
 
 def test_without_landlock_the_cli_says_the_agent_runs_unconfined(tree):
-    if shutil.which("bwrap"):
-        pytest.skip("bubblewrap is installed: it would confine the agent instead")
-    env = {**tree.env, NO_LANDLOCK_ENV: "1"}
+    env = {**tree.env, **NOTHING_TO_CONFINE}
     result = cli("run", "/help", cwd=tree.project, env=env)
     assert result.returncode == 0
     assert result.stderr == (
@@ -196,9 +206,24 @@ def test_a_command_the_sandbox_refused_says_so_in_the_transcript(tree):
     target = tree.outside / "x"
     command = f"/run touch {target}"
     refused = cli("run", command, "--permissions", "allow", cwd=tree.project, env=tree.env)
-    assert "[exit code 1: permission denied, most likely by the sandbox" in refused.stdout
+    assert "[exit code 1: a write was refused, most likely by the sandbox" in refused.stdout
     assert not target.exists()
     allowed = cli(
         "run", command, "--permissions", "allow", "--sandbox", "off", cwd=tree.project, env=tree.env
     )
     assert "[exit code 0]" in allowed.stdout and target.exists()
+
+
+@pytest.mark.skipif(not shutil.which("bwrap"), reason="bubblewrap is not installed")
+def test_without_landlock_bubblewrap_confines_the_agent_instead(tree, tmp_path):
+    outcomes = probe(
+        tree, writes([tree.outside, tree.project, tmp_path]), env={NO_LANDLOCK_ENV: "1"}
+    )
+    for verb in VERBS:
+        assert refused(outcomes[f"{verb} {tree.outside / verb}"]), outcomes
+        assert outcomes[f"{verb} {tree.project / verb}"] == "ok", outcomes
+        assert outcomes[f"{verb} {tmp_path / verb}"] == "ok", outcomes
+    doctor = cli("doctor", cwd=tree.project, env={**tree.env, NO_LANDLOCK_ENV: "1"})
+    assert (
+        "Sandbox: workspace, enforced by bubblewrap (this kernel has no Landlock)" in doctor.stdout
+    )

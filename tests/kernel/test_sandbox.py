@@ -21,6 +21,7 @@ import pytest
 from acp_notebook.protocol.process import SUPERVISED
 from acp_notebook.protocol.sandbox import NO_LANDLOCK_ENV, mechanism
 
+from ..hostile.test_sandbox import no_bwrap_path
 from .conftest import ROOT, Kernel, _start
 
 pytestmark = [
@@ -97,9 +98,8 @@ def test_the_notebooks_agent_writes_only_in_its_folder_and_temp(scratch: Path, t
 def test_without_landlock_the_status_says_the_agent_runs_unconfined(
     scratch: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    if shutil.which("bwrap"):
-        pytest.skip("bubblewrap is installed: it would confine the agent instead")
     monkeypatch.setenv(NO_LANDLOCK_ENV, "1")
+    monkeypatch.setenv("PATH", no_bwrap_path())  # nor bubblewrap
     kernel = _start(scratch / "project", widgets=False)
     try:
         outside = scratch / "outside" / "own"

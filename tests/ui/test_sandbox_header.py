@@ -54,7 +54,7 @@ def test_a_command_denied_under_the_sandbox_says_the_sandbox_most_likely_refused
 
     denied = TerminalShown("t", True, exited=True, exit_code=1, sandbox_refused=True)
     assert denied.status == (
-        "exit code 1: permission denied, most likely by the sandbox, which allows writes "
+        "exit code 1: a write was refused, most likely by the sandbox, which allows writes "
         "only to the session's folders and temp"
     )
     assert TerminalShown("t", True, exited=True, exit_code=1).status == "exit code 1"
