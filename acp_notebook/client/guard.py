@@ -21,6 +21,10 @@ A write or a command is served when one of these holds, checked in order:
    first"), options Allow once / Reject. With no one to ask (policy ``deny``, or ``ask``
    without a UI, as in headless runs) it is refused.
 
+Under a read-only sandbox (``--sandbox read-only``) no write is served, whatever the rules,
+the policy or a person say: the agent's own process cannot write the folder then, and the
+client does not write it on the agent's behalf either.
+
 Protected paths (:func:`is_protected`: inside ``.git/``, a virtual environment or
 ``site-packages``, the notebook state file, any ``.ipynb``) are always asked, whatever the
 policy or a wildcard rule says; only a rule with a pattern naming them, or the user's own
@@ -116,6 +120,14 @@ class Guard:
     async def check_write(self, path: str) -> None:
         """Raise :class:`RpcError` unless writing ``path`` is allowed."""
         session = self.session
+        confinement = session.confinement
+        if confinement is not None and confinement.mode == "read-only":
+            raise RpcError(
+                PERMISSION_DENIED,
+                f"Writing {path} was refused: the sandbox is read-only; do not retry it (the "
+                "user can choose another sandbox).",
+                {"path": path},
+            )
         real, protected = await anyio.to_thread.run_sync(_path_facts, path, session.fs.roots)
         shown = short_path(path, session.cwd)
         call = ToolCallState("", None, kind="edit", raw_input={"path": path})

@@ -227,3 +227,19 @@ def test_without_landlock_bubblewrap_confines_the_agent_instead(tree, tmp_path):
     assert (
         "Sandbox: workspace, enforced by bubblewrap (this kernel has no Landlock)" in doctor.stdout
     )
+
+
+def test_read_only_refuses_the_writes_the_agent_asks_the_client_for_too(tree):
+    agent = shlex.join(
+        [
+            sys.executable,
+            str(PROBE.with_name("unasked_actions.py")),
+            json.dumps([["write", "{cwd}/x.txt", "x"]]),
+        ]
+    )
+    result = cli(
+        "run", "go", "--agent", agent, "--permissions", "allow", "--sandbox", "read-only",
+        cwd=tree.project, env=tree.env,
+    )  # fmt: skip
+    assert "error -32003 Writing " in result.stdout and "the sandbox is read-only" in result.stdout
+    assert not (tree.project / "x.txt").exists()
