@@ -99,6 +99,8 @@ def status_text(call: ToolCallState) -> str:
     who = rejected_by(call)
     if who is not None:
         return f"🚫 rejected by {who}"
+    if call.sandbox_refused:
+        return f"{STATUS_ICONS['failed']} failed: a write was refused, most likely by the sandbox"
     return f"{STATUS_ICONS.get(call.status, '')} {call.status.replace('_', ' ')}".strip()
 
 

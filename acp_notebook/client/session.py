@@ -184,6 +184,8 @@ class Session:
             policy, interactive=interactive, on_change=self._changed
         )
         self.guard = Guard(self)
+        confinement = self.confinement
+        self.transcript.confined = confinement is not None and confinement.enforced
         # Elicitations are decided by the same UI as permissions (a terminal asker that
         # only knows permissions, as in the CLI, is no UI for forms: declined there).
         self.elicitations = ElicitationBroker(

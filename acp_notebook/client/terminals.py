@@ -59,7 +59,6 @@ import functools
 import itertools
 import logging
 import os
-import re
 import shlex
 import signal
 from collections.abc import Callable, Mapping, Sequence
@@ -72,7 +71,7 @@ import anyio.to_thread
 
 from ..protocol import models as m
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
-from ..protocol.sandbox import Confinement
+from ..protocol.sandbox import REFUSED_WRITE, Confinement
 from ..protocol.tasks import background_tasks
 from .fs import resolve_inside, resolve_root
 from .handlers import Params, read_params
@@ -93,9 +92,6 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024
 #: Seconds between SIGTERM and SIGKILL.
 DEFAULT_KILL_GRACE = 2.0
-#: How a command says the kernel refused it a write (EACCES from Landlock, EROFS from
-#: bubblewrap's read-only mounts).
-_REFUSED = re.compile(r"Permission denied|EACCES|Read-only file system|EROFS")
 #: Terminals a session may hold at once (created and not released yet).
 DEFAULT_MAX_TERMINALS = 32
 
@@ -442,7 +438,7 @@ class TerminalManager:
             pid=term.process.pid,
             sandbox_refused=confined
             and status.exit_code not in (None, 0)
-            and _REFUSED.search(output) is not None,
+            and REFUSED_WRITE.search(output) is not None,
         )
 
     async def _terminate(self, term: TerminalCommand) -> None:

@@ -34,6 +34,7 @@ Reads and execution are never restricted. How, in order of preference:
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterable, Sequence
@@ -45,6 +46,7 @@ __all__ = [
     "DEFAULT_MODE",
     "MODES",
     "NO_LANDLOCK_ENV",
+    "REFUSED_WRITE",
     "Confinement",
     "Mechanism",
     "SandboxChoice",
@@ -54,6 +56,9 @@ __all__ = [
 ]
 
 MODES = ("workspace", "read-only", "workspace-offline", "off")
+#: How a program says the kernel refused it a write: EACCES from Landlock, EROFS from
+#: bubblewrap's read-only mounts (the one sign a confined process gives of it).
+REFUSED_WRITE = re.compile(r"EACCES|EROFS|Permission denied|Read-only file system", re.IGNORECASE)
 DEFAULT_MODE = "workspace"
 NO_LANDLOCK_ENV = "ACP_NOTEBOOK_NO_LANDLOCK"
 

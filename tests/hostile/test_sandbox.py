@@ -202,6 +202,16 @@ def test_the_streamed_turn_and_doctor_say_where_the_agent_is_confined(tree):
     assert "(here: confined to `project/` · network on)" in doctor.stdout
 
 
+def test_a_write_the_agent_reports_failed_under_the_sandbox_says_the_sandbox_refused_it(tree):
+    agent = shlex.join([sys.executable, str(PROBE), json.dumps([["own", str(tree.outside / "x")]])])
+    result = cli("run", "go", "--agent", agent, cwd=tree.project, env=tree.env)
+    assert "❌ failed: a write was refused, most likely by the sandbox" in result.stdout
+    unconfined = cli(
+        "run", "go", "--agent", agent, "--sandbox", "off", cwd=tree.project, env=tree.env
+    )
+    assert "✅ completed" in unconfined.stdout and "refused" not in unconfined.stdout
+
+
 def test_a_command_the_sandbox_refused_says_so_in_the_transcript(tree):
     target = tree.outside / "x"
     command = f"/run touch {target}"

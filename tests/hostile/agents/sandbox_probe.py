@@ -6,7 +6,7 @@ On each `session/prompt` it tries every action of its script (argv[1], a JSON li
 answers `end_turn` with one line per action in an `agent_message_chunk`:
 ``own PATH: ok`` / ``own PATH: EACCES``. ``{cwd}`` in a string is the session's directory.
 
-  ["own", PATH]        open(PATH, "w") in the agent's process
+  ["own", PATH]        open(PATH, "w") in the agent's process, reported as a tool call
   ["child", PATH]      the same in a child process it starts
   ["escapee", PATH]    the same in a grandchild that double-forked and called setsid()
   ["terminal", PATH]   terminal/create `sh -c 'echo x > PATH'`: its exit code and output
@@ -100,11 +100,36 @@ def connect(port):
     return "ok"
 
 
+def report(sid, update):
+    send(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": sid, "update": update},
+        }
+    )
+
+
+def own(sid, path):
+    """The write as Claude Code's Write tool reports it: a tool call, failed with Node's
+    error text when the kernel refused it."""
+    call = {"toolCallId": f"w{next(ids)}", "title": f"Write {path}", "kind": "edit"}
+    report(sid, {"sessionUpdate": "tool_call", "status": "in_progress", **call})
+    result = write(path)
+    error = f"{result}: permission denied, open '{path}'" if result == "EACCES" else result
+    text = {"type": "content", "content": {"type": "text", "text": error}}
+    status = "completed" if result == "ok" else "failed"
+    report(sid, {"sessionUpdate": "tool_call_update", "status": status, "content": [text], **call})
+    return result
+
+
 def run(sid, cwd):
     lines = []
     for verb, target in json.loads(json.dumps(script).replace("{cwd}", cwd)):
         if verb == "terminal":
             result = terminal(sid, target)
+        elif verb == "own":
+            result = own(sid, target)
         else:
             result = {"own": write, "child": child, "escapee": escapee, "connect": connect}[verb](
                 target
