@@ -199,10 +199,6 @@ class TextPrinter:
                 self._style("bold", "Plan") + self.renderer.plan(entry.entries)[len("Plan") :]
             )
 
-    def header(self, text: str) -> None:
-        """A line before the turn (how the agent runs)."""
-        self._line(self._style("faint", text))
-
     def footer(self, record: TurnRecord) -> None:
         """How the turn ended, and what it used."""
         stop = self.renderer.turn_footer(record)
