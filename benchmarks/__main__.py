@@ -27,6 +27,7 @@ from . import (
     inspector_overhead,
     instructions,
     kernel_turns,
+    sandbox,
     sizes,
     startup,
 )
@@ -51,6 +52,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Row]]] = {
     "kernel": kernel_turns.measure,
     "inspector": inspector,
     "sizes": sizes.measure,
+    "sandbox": sandbox.measure,
 }
 #: What CI gates (``--gate``): counts, not times.
 GATE: dict[str, Callable[[bool], list[Row]]] = {

@@ -14,6 +14,7 @@ Alternating runs, medians."""
 
 from __future__ import annotations
 
+import resource
 import statistics
 import subprocess
 import sys
@@ -44,11 +45,21 @@ print(seconds)
 """
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _process(client: str) -> float:
     """Wall seconds of one turn by a fresh client process."""
-    start = time.perf_counter()
+    return _process_command(clients(AGENT)[client])[0]
+
+
+def _process_command(command: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds (its children included) of one turn by ``command``."""
+    cpu, start = _children_cpu(), time.perf_counter()
     out = subprocess.run(
-        clients(AGENT)[client],
+        command,
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -57,8 +68,8 @@ def _process(client: str) -> float:
     )
     wall = time.perf_counter() - start
     if out.returncode != 0 or "end_turn" not in out.stdout:
-        raise RuntimeError(f"{client}: {out.stdout[-500:]}{out.stderr[-1500:]}")
-    return wall
+        raise RuntimeError(f"{command}: {out.stdout[-500:]}{out.stderr[-1500:]}")
+    return wall, _children_cpu() - cpu
 
 
 def _in_shell(client: str) -> float:

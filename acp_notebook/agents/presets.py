@@ -16,10 +16,12 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
+
+from ..protocol.sandbox import DEFAULT_MODE, Confinement, confinement
 
 DEMO = "demo"
 PRESETS_ENV = "ACP_NOTEBOOK_PRESETS"
@@ -38,6 +40,9 @@ RUNNER_ENV: dict[str, dict[str, str]] = {
     },
 }
 
+#: What a package runner writes besides the agent's own state: its download cache.
+RUNNER_WRITABLE: dict[str, tuple[str, ...]] = {"npx": ("~/.npm/",), "uvx": ("~/.cache/uv/",)}
+
 
 class AgentNotFound(Exception):
     """A preset none of whose launch methods is available here; the message says what to install."""
@@ -52,6 +57,9 @@ class Preset:
     auth: str = ""
     website: str = ""
     source: str = "shipped"
+    #: How it runs confined: ``writable`` (its state and cache paths), ``default`` (its
+    #: sandbox mode unless the user chose one), ``env`` (set only when really confined).
+    sandbox: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_manifest(cls, raw: Mapping[str, Any], source: str) -> Preset:
@@ -63,6 +71,7 @@ class Preset:
             auth=str(raw.get("auth", "")),
             website=str(raw.get("website", "")),
             source=source,
+            sandbox=dict(raw.get("sandbox") or {}),
         )
 
 
@@ -77,9 +86,41 @@ class LaunchSpec:
     method: str = "command"
     preset: Preset | None = None
 
+    #: The agent's own state and cache paths, writable when it runs confined (``~/.claude/``).
+    writable: tuple[str, ...] = ()
+
     @property
     def command_line(self) -> str:
         return shlex.join(self.argv)
+
+    @property
+    def sandbox_default(self) -> str:
+        """The sandbox mode this agent runs in unless the user chose one."""
+        return str((self.preset.sandbox if self.preset else {}).get("default", DEFAULT_MODE))
+
+    def confinement(
+        self,
+        mode: str | None,
+        roots: Sequence[str],
+        *,
+        writable: Sequence[str] = (),
+        ports: Sequence[int] = (),
+    ) -> Confinement:
+        """How this agent runs in ``roots`` (its cwd first) with ``mode`` (None: its
+        default); ``writable`` adds places it may write in every mode but ``off``, as its
+        own state."""
+        return confinement(
+            mode or self.sandbox_default, roots, state=[*self.writable, *writable], ports=ports
+        )
+
+    def confined_env(self, confined: Confinement) -> dict[str, str]:
+        """Its environment when run as ``confined`` says: the preset's sandbox variables
+        (Claude Code's ``IS_SANDBOX``) only when the operating system really confines it."""
+        extra = (self.preset.sandbox if self.preset else {}).get("env") or {}
+        return {
+            **self.env,
+            **({str(k): str(v) for k, v in extra.items()} if confined.enforced else {}),
+        }
 
     @property
     def display_name(self) -> str:
@@ -226,7 +267,14 @@ def resolve_agent(
     options = launch_options(preset, which)
     for option in options:
         if option.available:
-            return LaunchSpec(preset.id, option.argv, option.env, option.method, preset)
+            writable = (
+                *map(str, preset.sandbox.get("writable") or ()),
+                *RUNNER_WRITABLE.get(option.method, ()),
+            )
+            demo_state = os.environ.get("ACP_DEMO_STATE_FILE")
+            if preset.id == DEMO and demo_state:  # the demo's own sessions file
+                writable += (os.path.dirname(os.path.abspath(demo_state)) + os.sep,)
+            return LaunchSpec(preset.id, option.argv, option.env, option.method, preset, writable)
     missing = (
         "; ".join(o.missing for o in options if o.missing)
         or "it has no launch method for this platform"

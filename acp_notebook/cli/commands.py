@@ -15,6 +15,7 @@ import anyio
 from ..agents.presets import preset_table
 from ..client.cancel import DEFAULT_CANCEL_GRACE
 from ..client.policy import POLICIES
+from ..protocol.sandbox import MODES
 from .exits import EXIT_INTERRUPTED, fail
 from .output import terminal_safe_output
 from .run import run
@@ -96,6 +97,23 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=[],
         metavar="DIR",
         help="another directory the agent may use",
+    )
+    add(
+        "--sandbox",
+        choices=MODES,
+        help="what the agent and its commands may write, enforced by the operating system: "
+        "workspace (the session's folders, temp and the agent's own files; network on), "
+        "read-only, workspace-offline (TCP only to --allow-port ports), off; default: the "
+        "preset's, else workspace",
+    )
+    add(
+        "--allow-port",
+        action="append",
+        default=[],
+        type=int,
+        metavar="PORT",
+        help="with --sandbox workspace-offline: a TCP port connections may go to, on any host "
+        "(repeatable)",
     )
     add(
         "--permissions",

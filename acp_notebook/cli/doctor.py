@@ -27,6 +27,7 @@ from ..client.errors import AcpClientError, AuthRequired
 from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.process import AgentStartError
+from ..protocol.sandbox import sandbox_line
 from .exits import EXIT_AGENT_FAILED
 from .hints import auth_hint
 
@@ -157,11 +158,18 @@ async def doctor(args: argparse.Namespace) -> int:
         return EXIT_AGENT_FAILED
     print(f"Agent: {spec.display_name}", file=out)
     print(f"Command: {spec.command_line}  (via {spec.method})", file=out)
+    confinement = spec.confinement(None, [os.getcwd()])
+    here = f" (here: {confinement.describe()})" if confinement.enforced else ""
+    print(f"Sandbox: {sandbox_line(confinement.mode)}{here}", file=out)
     started = time.monotonic()
     process = None
     try:
         async with ClientConnection.spawn(
-            spec.argv, env={**spec.env, **dict(args.env)}, name=spec.name, cancel_grace=2.0
+            spec.argv,
+            env={**spec.confined_env(confinement), **dict(args.env)},
+            name=spec.name,
+            cancel_grace=2.0,
+            confinement=confinement,
         ) as conn:
             process = conn.process
             print(f"Started: yes (pid {process.pid if process else '?'})", file=out)

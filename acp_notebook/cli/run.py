@@ -35,8 +35,14 @@ async def run(args: argparse.Namespace) -> int:
         spec = resolve_agent(args.agent)
     except AgentNotFound as exc:
         return fail(str(exc))
-    env = {**spec.env, **dict(args.env)}
     cwd = os.path.abspath(args.cwd)
+    try:
+        confinement = spec.confinement(args.sandbox, [cwd, *args.add_dir], ports=args.allow_port)
+    except ValueError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    env = {**spec.confined_env(confinement), **dict(args.env)}
+    if confinement.mode != "off" and not confinement.enforced:  # never silently
+        print(f"acp-notebook: the agent runs {confinement.describe(cwd)}.", file=sys.stderr)
     try:
         rules = _rules(args.rule)
     except ValueError as exc:
@@ -45,7 +51,12 @@ async def run(args: argparse.Namespace) -> int:
     progress = StartProgress(sys.stderr)
     try:
         async with open_agent_process(
-            spec.argv, env=env, cwd=cwd, name=spec.name, on_stderr=progress
+            spec.argv,
+            env=env,
+            cwd=cwd,
+            name=spec.name,
+            on_stderr=progress,
+            confinement=confinement,
         ) as process:
             from .turn import run_turn  # while the agent starts
 

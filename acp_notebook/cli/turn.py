@@ -79,6 +79,8 @@ async def run_turn(
                 if interactive:
                     session.elicitations.asker = elicitation_asker(session, console)
                 printer = _printer(session) if _for_terminal(args) else None
+                if printer is not None and session.sandbox:
+                    _header(f"{spec.display_name} · {session.sandbox}")
                 turn = await session.prompt(args.prompt, timeout=args.timeout)
             if turn.timed_out:
                 # The agent is ended before the failure is told, and that says what ended.
@@ -120,6 +122,16 @@ def _trace_writer(trace_file: IO[str]) -> Observer:
     from ..client.trace import TraceWriter  # only with --trace
 
     return TraceWriter(trace_file)
+
+
+def _header(line: str) -> None:
+    """How the agent runs, before a streamed turn: on stderr, as the start-up lines (stdout
+    stays the turn's own text)."""
+    if use_color(sys.stderr):
+        from pygments.console import colorize  # only for a terminal
+
+        line = colorize("faint", line)
+    print(line, file=sys.stderr)
 
 
 def _printer(session: Session) -> TextPrinter:

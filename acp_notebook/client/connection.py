@@ -33,6 +33,7 @@ from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import Observer, Peer
 from ..protocol.modelbase import AcpModel
 from ..protocol.process import AgentProcess, open_agent_process
+from ..protocol.sandbox import Confinement
 from ..protocol.tasks import background_tasks
 from .elicitation import ElicitationBroker
 from .errors import HandshakeTimeout, SessionIdInUse, UnsupportedByAgent
@@ -146,12 +147,19 @@ class ClientConnection(Handshake):
         on_stderr: Callable[[str], None] | None = None,
         cancel_grace: float = DEFAULT_CANCEL_GRACE,
         handlers: object | None = None,
+        confinement: Confinement | None = None,
     ) -> AsyncIterator[ClientConnection]:
-        """Start the agent subprocess and connect to it; on exit every session is
-        cleaned up and the agent shut down with all its children."""
+        """Start the agent subprocess and connect to it (confined as ``confinement``
+        says, its terminals too); on exit every session is cleaned up and the agent shut
+        down with all its children."""
         async with (
             open_agent_process(
-                command, env=env, cwd=cwd, name=name, on_stderr=on_stderr
+                command,
+                env=env,
+                cwd=cwd,
+                name=name,
+                on_stderr=on_stderr,
+                confinement=confinement,
             ) as process,
             cls.over_process(
                 process, observers=observers, cancel_grace=cancel_grace, handlers=handlers

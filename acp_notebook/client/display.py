@@ -99,6 +99,8 @@ def status_text(call: ToolCallState) -> str:
     who = rejected_by(call)
     if who is not None:
         return f"🚫 rejected by {who}"
+    if call.sandbox_refused:
+        return f"{STATUS_ICONS['failed']} failed: a write was refused, most likely by the sandbox"
     return f"{STATUS_ICONS.get(call.status, '')} {call.status.replace('_', ' ')}".strip()
 
 
@@ -284,13 +286,22 @@ class TerminalShown:
     exited: bool = False
     exit_code: int | None = None
     signal: str | None = None
+    #: It failed saying a write was refused, under the sandbox (``TerminalSnapshot``).
+    sandbox_refused: bool = False
 
     @property
     def status(self) -> str | None:
         """ "exit code 0", "killed by SIGTERM"; None while it runs."""
         if not self.exited:
             return None
-        return f"killed by {self.signal}" if self.signal else f"exit code {self.exit_code}"
+        if self.signal:
+            return f"killed by {self.signal}"
+        if self.sandbox_refused:
+            return (
+                f"exit code {self.exit_code}: a write was refused, most likely by the sandbox, "
+                "which allows writes only to the session's folders and temp"
+            )
+        return f"exit code {self.exit_code}"
 
 
 Shown = TextShown | MediaShown | LinkShown | FileShown | RawShown
@@ -485,4 +496,5 @@ def terminal_shown(terminal_id: str, snapshot: TerminalSnapshot | None) -> Termi
         exited=snapshot.exited,
         exit_code=snapshot.exit_code,
         signal=snapshot.signal,
+        sandbox_refused=snapshot.sandbox_refused,
     )

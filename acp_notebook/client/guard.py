@@ -15,6 +15,10 @@ does, also for its notebook tools): a permission request in the turn saying the 
 not ask ("The agent wants to write `x.py` without asking first"), options Allow once /
 Reject.
 
+Under a read-only sandbox (``--sandbox read-only``) no write is served, whatever the rules,
+the policy or a person say: the agent's own process cannot write the folder then, and the
+client does not write it on the agent's behalf either.
+
 A refusal is a JSON-RPC error (:data:`PERMISSION_DENIED`) with one sentence the agent can
 act on.
 """
@@ -134,6 +138,14 @@ class Guard:
     async def check_write(self, path: str) -> None:
         """Raise :class:`RpcError` unless writing ``path`` is allowed."""
         session = self.session
+        confinement = session.confinement
+        if confinement is not None and confinement.mode == "read-only":
+            raise RpcError(
+                PERMISSION_DENIED,
+                f"Writing {path} was refused: the sandbox is read-only; do not retry it (the "
+                "user can choose another sandbox).",
+                {"path": path},
+            )
         call = ToolCallState("", None, kind="edit", raw_input={"path": path})
         call.locations = [m.ToolCallLocation(path=path)]
         question, grants = await anyio.to_thread.run_sync(self._write_facts, call, path)

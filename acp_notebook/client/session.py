@@ -26,6 +26,7 @@ import anyio
 
 from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
+from ..protocol.sandbox import Confinement
 from .cancel import DEFAULT_CANCEL_GRACE
 from .checkpoints import Checkpoints
 from .decision import Turn
@@ -167,7 +168,14 @@ class Session:
         #: What each turn changed (files written for the agent, cells), to review and revert.
         self.checkpoints = Checkpoints(cwd)
         self.fs = FileSystem(roots, on_change=self._changed)
-        self.terminals = TerminalManager(roots, cwd, env=env, on_output=self._changed)
+        process = connection.process
+        self.terminals = TerminalManager(
+            roots,
+            cwd,
+            env=env,
+            on_output=self._changed,
+            confinement=process.confinement if process is not None else None,
+        )
         #: Called with the reason ("user", "timeout") when the running turn is cancelled,
         #: to stop what this session runs outside the agent (the notebook's ``run_code``).
         self.on_cancel: list[Callable[[str], None]] = []
@@ -184,6 +192,8 @@ class Session:
         )
         self.permissions.turn = self.turn_now
         self.guard = Guard(self)
+        confinement = self.confinement
+        self.transcript.confined = confinement is not None and confinement.enforced
         # Elicitations are decided by the same UI as permissions (a terminal asker that
         # only knows permissions, as in the CLI, is no UI for forms: declined there).
         self.elicitations = ElicitationBroker(
@@ -202,6 +212,20 @@ class Session:
     def roots(self) -> list[str]:
         """The directories the session may use: its cwd, then the additional ones."""
         return [self.cwd, *self.additional_directories]
+
+    @property
+    def confinement(self) -> Confinement | None:
+        """How the operating system confines the agent and this session's commands (None:
+        the agent is not a process this client started)."""
+        base = self.terminals.confinement
+        return base.with_roots(self.roots) if base is not None else None
+
+    @property
+    def sandbox(self) -> str:
+        """How the agent runs, for a turn's header ("confined to `project/` · network
+        on"); empty when the agent is not a process this client started."""
+        confinement = self.confinement
+        return confinement.describe(self.cwd) if confinement is not None else ""
 
     @property
     def active_turn(self) -> PromptTurn | None:

@@ -33,6 +33,7 @@ from ..protocol.process import (
     supervised,
     wait_tree_gone,
 )
+from ..protocol.sandbox import Confinement
 from .terminal_output import TerminalOutput
 
 __all__ = ["TerminalCommand", "command_argv", "command_line", "open_command"]
@@ -75,12 +76,17 @@ def command_line(command: str, args: list[str]) -> str:
 
 
 async def open_command(
-    argv: list[str], *, cwd: str, env: Mapping[str, str], grace: float
+    argv: list[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    grace: float,
+    confinement: Confinement | None = None,
 ) -> anyio.abc.Process:
-    """Start ``argv`` (under the lingering supervisor where there is one); raises the
-    ``OSError`` starting it raised."""
+    """Start ``argv`` (under the lingering supervisor where there is one, confined as
+    ``confinement`` says); raises the ``OSError`` starting it raised."""
     return await anyio.open_process(
-        supervised(argv, env, cwd, linger=grace),
+        supervised(argv, env, cwd, linger=grace, confinement=confinement),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         # One pipe: stdout and stderr in arrival order (the supervisor merges them itself;

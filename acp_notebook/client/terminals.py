@@ -71,6 +71,7 @@ import anyio.to_thread
 
 from ..protocol import models as m
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
+from ..protocol.sandbox import REFUSED_WRITE, Confinement
 from ..protocol.tasks import background_tasks
 from .fs import resolve_inside, resolve_root
 from .handlers import Params, read_params
@@ -111,6 +112,9 @@ class TerminalSnapshot:
     exited: bool = False
     terminal_id: str = ""
     pid: int | None = None
+    #: It failed saying "Permission denied" or "Read-only file system" while the sandbox
+    #: confined it: most likely a write the sandbox refused (the one sign a command gives).
+    sandbox_refused: bool = False
 
 
 def _no_nul(key: str, values: list[str]) -> list[str]:
@@ -151,8 +155,11 @@ class TerminalManager:
         max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
         kill_grace: float = DEFAULT_KILL_GRACE,
         max_terminals: int = DEFAULT_MAX_TERMINALS,
+        confinement: Confinement | None = None,
     ) -> None:
         self._roots: list[str] = []
+        #: How the agent is confined; its commands are too, with this session's folders.
+        self.confinement = confinement
         for root in roots:
             self.add_root(root)
         self.default_cwd = resolve_root(default_cwd)
@@ -306,7 +313,10 @@ class TerminalManager:
         full_env.update(self.env)
         full_env.update(env_overlay)
         try:
-            process = await open_command(argv, cwd=cwd, env=full_env, grace=self.kill_grace)
+            confinement = self.confinement.with_roots(self._roots) if self.confinement else None
+            process = await open_command(
+                argv, cwd=cwd, env=full_env, grace=self.kill_grace, confinement=confinement
+            )
         except FileNotFoundError:
             raise RpcError(
                 RESOURCE_NOT_FOUND,
@@ -413,10 +423,12 @@ class TerminalManager:
         """
         term = self._terminals[terminal_id]
         status = term.exit_status() if term.exited.is_set() else m.TerminalExitStatus()
+        output = term.output.text()
+        confined = self.confinement is not None and self.confinement.enforced
         return TerminalSnapshot(
             command=term.command,
             cwd=term.cwd,
-            output=term.output.text(),
+            output=output,
             truncated=term.output.truncated,
             exit_code=status.exit_code,
             signal=status.signal,
@@ -424,6 +436,9 @@ class TerminalManager:
             exited=term.exited.is_set(),
             terminal_id=term.terminal_id,
             pid=term.process.pid,
+            sandbox_refused=confined
+            and status.exit_code not in (None, 0)
+            and REFUSED_WRITE.search(output) is not None,
         )
 
     async def _terminate(self, term: TerminalCommand) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import models as m
+from ..protocol.sandbox import REFUSED_WRITE
 from .rawinput import FileDiff, command_of, cwd_of, edits_from_raw_input, paths_of, url_of
 
 if TYPE_CHECKING:
@@ -63,6 +64,9 @@ class ToolCallState:
     #: The directory the command runs in (a ``terminal/create``'s ``cwd``), set like
     #: ``command_env``; None: the session's directory.
     command_cwd: str | None = None
+    #: Made while the operating system confined the agent (``Transcript.confined``), never
+    #: from the wire: a failure that says a write was refused reads as the sandbox's.
+    confined: bool = False
 
     @classmethod
     def for_terminal(
@@ -81,6 +85,28 @@ class ToolCallState:
         call.command_env = {v.name: v.value for v in request.env or []}
         call.command_cwd = request.cwd
         return call
+
+    @property
+    def output_text(self) -> str:
+        """The text the call reported: its text content and its raw output."""
+        texts = [
+            c.content.text
+            for c in self.content
+            if isinstance(c, m.ContentToolCallContent) and isinstance(c.content, m.TextContentBlock)
+        ]
+        if self.raw_output is not None:
+            texts.append(str(self.raw_output))
+        return "\n".join(texts)
+
+    @property
+    def sandbox_refused(self) -> bool:
+        """It failed saying a write was refused (EACCES, "Permission denied", EROFS) while
+        the agent was confined: most likely the sandbox's doing."""
+        return (
+            self.confined
+            and self.status == "failed"
+            and REFUSED_WRITE.search(self.output_text) is not None
+        )
 
     @property
     def finished(self) -> bool:

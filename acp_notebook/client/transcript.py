@@ -73,6 +73,9 @@ class Transcript:
     def __init__(self, cwd: str | None = None) -> None:
         #: Paths under ``cwd`` are shown relative to it (saved notebooks stay portable).
         self.cwd = cwd
+        #: Whether the operating system confines the agent (set by its session): its tool
+        #: calls are made knowing it (``ToolCallState.sandbox_refused``).
+        self.confined = False
         self.entries: list[Entry] = []
         self.tool_calls: dict[str, ToolCallState] = {}
         self.compactions: dict[str, CompactionEntry] = {}
@@ -364,7 +367,7 @@ class Transcript:
     def _tool_call(self, tool_call_id: str, turn: int | None) -> ToolCallState:
         call = self.tool_calls.get(tool_call_id)
         if call is None:
-            call = ToolCallState(tool_call_id, turn)
+            call = ToolCallState(tool_call_id, turn, confined=self.confined)
             self.tool_calls[tool_call_id] = call
             self.entries.append(ToolCallEntry(call))
         return call

@@ -27,6 +27,7 @@ import anyio
 
 from ..agents.presets import DEMO, LaunchSpec, resolve_agent
 from ..protocol.process import AgentProcess, open_agent_process
+from ..protocol.sandbox import AS_CONFIGURED, Confinement, SandboxChoice
 from .loop import AgentLoop
 from .options import OptionError, parse_line
 from .state import NotebookState
@@ -41,13 +42,14 @@ Host = Callable[[AgentProcess | None], Awaitable[None]]
 @dataclass(frozen=True)
 class Launch:
     """The agent process a runtime starts: its command line, its environment (on top of
-    the kernel's) and its directory. An early process is taken only by a runtime whose
-    launch is equal to the one it was started with."""
+    the kernel's), its directory and its confinement. An early process is taken only by
+    a runtime whose launch is equal to the one it was started with."""
 
     name: str
     argv: tuple[str, ...]
     env: Mapping[str, str]
     cwd: str
+    confinement: Confinement
 
 
 def notebook_cwd(cwd: str | None = None) -> str:
@@ -56,11 +58,21 @@ def notebook_cwd(cwd: str | None = None) -> str:
     return os.path.abspath(cwd or os.getcwd())
 
 
-def would_start(spec: LaunchSpec, cwd: str, env: Mapping[str, str] | None = None) -> Launch:
+def would_start(
+    spec: LaunchSpec,
+    cwd: str,
+    env: Mapping[str, str] | None = None,
+    sandbox: SandboxChoice = AS_CONFIGURED,
+) -> Launch:
     """What a runtime of ``spec`` starts in ``cwd``: the spec's command, with ``env`` (the
-    runtime's own: a login's variables) over the spec's environment. The one place this
-    is decided, for the runtime's own start and for the process started early alike."""
-    return Launch(spec.name, tuple(spec.argv), {**spec.env, **(env or {})}, cwd)
+    runtime's own: a login's variables) over the spec's environment, confined to ``cwd``
+    as ``sandbox`` asks. The one place this is decided, for the runtime's own start and
+    for the process started early alike."""
+    confinement = spec.confinement(
+        sandbox.mode, [cwd], writable=sandbox.writable, ports=sandbox.ports
+    )
+    environment = {**spec.confined_env(confinement), **(env or {})}
+    return Launch(spec.name, tuple(spec.argv), environment, cwd, confinement)
 
 
 def launch_spec(agent: str, state: NotebookState) -> LaunchSpec:
@@ -70,7 +82,8 @@ def launch_spec(agent: str, state: NotebookState) -> LaunchSpec:
     spec = resolve_agent(agent)
     if spec.method == "builtin" and spec.name == DEMO and "ACP_DEMO_STATE_FILE" not in os.environ:
         state_file = ["--state-file", str(state.demo_sessions)]
-        spec = dataclasses.replace(spec, argv=[*spec.argv, *state_file])
+        writable = (*spec.writable, str(state.demo_sessions.parent) + os.sep)
+        spec = dataclasses.replace(spec, argv=[*spec.argv, *state_file], writable=writable)
     return spec
 
 
@@ -79,14 +92,21 @@ class EarlyStart:
     that runtime takes it (:meth:`hand_over`) or it is :meth:`discard`-ed (then shut down
     as any agent process is, children included)."""
 
-    def __init__(self, loop: AgentLoop, agent: str, spec: LaunchSpec, cwd: str) -> None:
+    def __init__(
+        self,
+        loop: AgentLoop,
+        agent: str,
+        spec: LaunchSpec,
+        cwd: str,
+        sandbox: SandboxChoice = AS_CONFIGURED,
+    ) -> None:
         self.loop = loop
         #: The notebook's name for the agent (``-a``, or the configured one).
         self.agent = agent
         self.spec = spec
         self.cwd = cwd
         #: What was started: a runtime of ``spec`` in ``cwd`` with no variables of its own.
-        self.launch = would_start(spec, cwd)
+        self.launch = would_start(spec, cwd, sandbox=sandbox)
         self.process: AgentProcess | None = None
         self._lines: list[str] = []
         self._on_stderr: Callable[[str], None] = self._lines.append
@@ -110,6 +130,7 @@ class EarlyStart:
                 cwd=launch.cwd,
                 name=launch.name,
                 on_stderr=self._stderr_line,
+                confinement=launch.confinement,
             ) as process:
                 self.process = process
                 await self._decided.wait()
@@ -174,4 +195,4 @@ def start_early(magics: AcpMagics, line: str, cell: str | None) -> EarlyStart | 
         loop = AgentLoop()
     except Exception:  # an unknown agent, a malformed command: said by the turn, as before
         return None
-    return EarlyStart(loop, agent, spec, cwd)
+    return EarlyStart(loop, agent, spec, cwd, magics.sandbox_choice())

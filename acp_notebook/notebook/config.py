@@ -13,7 +13,12 @@ permission_rules    ACP_NOTEBOOK_PERMISSION_RULES   none (rules separated by ;)
 mcp_servers         ACP_NOTEBOOK_MCP_SERVERS        none (a JSON file)
 context             ACP_NOTEBOOK_CONTEXT            true
 tools               ACP_NOTEBOOK_TOOLS              true
+sandbox             ACP_NOTEBOOK_SANDBOX            none (the preset's: workspace)
+writable_dirs       ACP_NOTEBOOK_WRITABLE_DIRS      none (separated by os.pathsep)
+allowed_ports       ACP_NOTEBOOK_ALLOWED_PORTS      none (separated by commas)
 ==================  ==============================  =====================
+
+The sandbox settings apply to an agent when it next starts (``%acp --restart``).
 
 A setting that is refused (a malformed rule, an unreadable MCP file) says so in one line
 on stderr and leaves what was in force.
@@ -27,13 +32,26 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from traitlets import Bool, Dict, Enum, Float, List, Unicode, Union, default, observe, validate
+from traitlets import (
+    Bool,
+    Dict,
+    Enum,
+    Float,
+    Int,
+    List,
+    Unicode,
+    Union,
+    default,
+    observe,
+    validate,
+)
 from traitlets.config import Configurable
 from traitlets.utils.bunch import Bunch
 
 from ..agents.presets import DEMO
 from ..client.mcp import McpConfigError, normalise
 from ..client.policy import POLICIES
+from ..protocol.sandbox import MODES, SandboxChoice
 from .headless import env_flag
 
 if TYPE_CHECKING:
@@ -106,6 +124,29 @@ class AcpConfig(Configurable):
         "cells and last error, and running code in it after approval (--no-tools: not)."
     ).tag(config=True)
 
+    sandbox = Enum(
+        list(MODES),
+        None,
+        allow_none=True,
+        help="What the agents and their commands may write, enforced by the operating system: "
+        "workspace (this folder, temp and the agent's own files; network on), read-only, "
+        "workspace-offline (TCP only to allowed_ports), off; None: the preset's default "
+        "(workspace). Applies when an agent next starts.",
+    ).tag(config=True)
+    writable_dirs = List(
+        Unicode(),
+        help="Directories the confined agents may write besides the notebook's folder.",
+    ).tag(config=True)
+    allowed_ports = List(
+        Int(),
+        help="With sandbox = workspace-offline: the TCP ports connections may still go to "
+        "(on any host: Landlock's rules are per port).",
+    ).tag(config=True)
+
+    def sandbox_choice(self) -> SandboxChoice:
+        """The sandbox settings as the agents' starts read them."""
+        return SandboxChoice(self.sandbox, tuple(self.writable_dirs), tuple(self.allowed_ports))
+
     def agents_if_made(self) -> NotebookAgents | None:
         """The agents, once the first ``%acp`` made them (the magics say)."""
         return None
@@ -116,6 +157,7 @@ class AcpConfig(Configurable):
         agents.permission_rules.replace(self.permission_rules)
         if agents.tools is not None:
             agents.tools.enabled = self.tools
+        agents.sandbox = self.sandbox_choice()
 
     # ------------------------------------------------------------------ defaults
 
@@ -173,7 +215,33 @@ class AcpConfig(Configurable):
             _refused("ignoring ACP_NOTEBOOK_PERMISSION_RULES", exc)
             return []
 
+    @default("sandbox")
+    def _default_sandbox(self) -> str | None:
+        value = os.environ.get("ACP_NOTEBOOK_SANDBOX")
+        return value if value in MODES else None
+
+    @default("writable_dirs")
+    def _default_writable_dirs(self) -> list[str]:
+        return list(
+            filter(None, os.environ.get("ACP_NOTEBOOK_WRITABLE_DIRS", "").split(os.pathsep))
+        )
+
+    @default("allowed_ports")
+    def _default_allowed_ports(self) -> list[int]:
+        text = os.environ.get("ACP_NOTEBOOK_ALLOWED_PORTS", "")
+        try:
+            return [int(port) for port in text.split(",") if port.strip()]
+        except ValueError as exc:
+            _refused("ignoring ACP_NOTEBOOK_ALLOWED_PORTS", exc)
+            return []
+
     # ------------------------------------------------------------------ changes
+
+    @observe("sandbox", "writable_dirs", "allowed_ports")
+    def _sandbox_changed(self, change: Bunch) -> None:
+        agents = self.agents_if_made()
+        if agents is not None:
+            agents.sandbox = self.sandbox_choice()
 
     @validate("permission_rules")
     def _validate_permission_rules(self, proposal: Bunch) -> list[str]:

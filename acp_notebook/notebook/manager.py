@@ -19,6 +19,7 @@ from ..client.mcp import normalise
 from ..client.rules import PermissionRules
 from ..client.secrets import redacting
 from ..client.session import PromptTurn, Session
+from ..protocol.sandbox import SandboxChoice
 from .agent_start import EarlyStart, launch_spec, notebook_cwd
 from .cells import notebook_path
 from .folder_servers import quote
@@ -75,6 +76,8 @@ class NotebookAgents:
         #: The permission rules of every session (``AcpMagics.permission_rules``): one
         #: object, held by every runtime and session, changed in place (``replace``).
         self.permission_rules = PermissionRules()
+        #: How the agents are confined at their next start (``AcpMagics.sandbox``...).
+        self.sandbox = SandboxChoice()
         #: The notebook tools of this kernel (None: not in a kernel; the magics set it).
         self.tools: KernelTools | None = None
         self._reviews: Reviews | None = None
@@ -125,6 +128,7 @@ class NotebookAgents:
                 rules=self.permission_rules,
                 session_tools=self._session_tools,
                 notebook_path=self._notebook_path,
+                sandbox=lambda: self.sandbox,
             )
             runtime.key = agent
             if early is not None:  # taken if the runtime would start the same process

@@ -25,6 +25,7 @@ from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import Observer
 from ..protocol.process import AgentProcess, AgentStartError
+from ..protocol.sandbox import SandboxChoice
 from ..protocol.tree import Stopped
 from .agent_start import Launch, would_start
 from .tool_calls import SessionTools
@@ -61,8 +62,11 @@ class AgentRuntime:
         start_task: Callable[..., None],
         session_tools: Callable[[str], SessionTools | None] = lambda name: None,
         notebook_path: Callable[[], str | None] = lambda: None,
+        sandbox: Callable[[], SandboxChoice] = SandboxChoice,
     ) -> None:
         self.spec = spec
+        #: The notebook's sandbox settings, read at each start.
+        self.sandbox = sandbox
         #: The name the notebook used for this agent (a preset or a command line).
         self.key = spec.name
         self.cwd = cwd
@@ -156,7 +160,7 @@ class AgentRuntime:
 
     def launch(self) -> Launch:
         """The process this runtime starts now (its login variables included)."""
-        return would_start(self.spec, self.cwd, self.env)
+        return would_start(self.spec, self.cwd, self.env, self.sandbox())
 
     def _connection(
         self, process: AgentProcess | None
@@ -172,6 +176,7 @@ class AgentRuntime:
             name=launch.name,
             observers=self.observers,
             on_stderr=self._stderr_line,
+            confinement=launch.confinement,
         )
 
     async def _host(
@@ -444,6 +449,9 @@ class AgentRuntime:
             agent = f"{info.title or info.name} {info.version}" if info else self.spec.name
             pid = self.connection.process.pid if self.connection.process else "?"
             running = f"{self.name}: running ({agent}, pid {pid}), sessions: {', '.join(self.sessions) or 'none'}"
+            process = self.connection.process
+            if process is not None and process.confinement is not None:
+                running += f"; {process.confinement.describe(self.cwd)}"
             return running + (
                 f"; its last turn failed: {self.last_error}" if self.last_error else ""
             )

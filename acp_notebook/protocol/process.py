@@ -24,6 +24,7 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
+from .sandbox import Confinement
 from .tasks import background_tasks
 from .tree import ProcessTree, Stopped, proc_stats
 
@@ -95,8 +96,10 @@ def supervised(
     cwd: str | os.PathLike[str] | None = None,
     *,
     linger: float | None = None,
+    confinement: Confinement | None = None,
 ) -> list[str]:
-    """``argv`` run under the supervisor (Linux), so nothing it starts outlives us.
+    """``argv`` run under the supervisor (Linux), so nothing it starts outlives us, and
+    confined as ``confinement`` says (see sandbox.py).
 
     With ``linger`` (a terminal's command): its exit code is reported on the supervisor's
     stderr as it happens, its descendants live on until the supervisor is signalled, and
@@ -116,7 +119,8 @@ def supervised(
     elif os.path.isdir(program) or not os.access(program, os.X_OK):
         raise PermissionError(13, "Permission denied", program)
     lingering = ["--linger", f"{linger:g}"] if linger is not None else []
-    return [sys.executable, "-S", "-I", SUPERVISOR, *lingering, str(os.getpid()), *argv]
+    confined = confinement.supervisor_args() if confinement is not None else []
+    return [sys.executable, "-S", "-I", SUPERVISOR, *lingering, *confined, str(os.getpid()), *argv]
 
 
 def signal_name(number: int) -> str:
@@ -182,8 +186,11 @@ class AgentProcess:
         name: str,
         process: anyio.abc.Process,
         on_stderr: Callable[[str], None] | None = None,
+        confinement: Confinement | None = None,
     ) -> None:
         self.argv = argv
+        #: How the operating system confines it (None: it is not).
+        self.confinement = confinement
         self.name = name
         self.process = process
         self.pid = process.pid
@@ -363,10 +370,12 @@ async def open_agent_process(
     cwd: str | os.PathLike[str] | None = None,
     name: str | None = None,
     on_stderr: Callable[[str], None] | None = None,
+    confinement: Confinement | None = None,
 ) -> AsyncIterator[AgentProcess]:
     """Start an agent and yield it; on exit it is shut down with all its children.
 
-    ``env`` holds overrides on top of this process's full environment.
+    ``env`` holds overrides on top of this process's full environment; ``confinement``
+    is what the operating system lets it and its descendants write and connect to.
     """
     argv = split_command(command)
     full_env = dict(os.environ)
@@ -375,7 +384,7 @@ async def open_agent_process(
     display = name or Path(argv[0]).name
     try:
         process = await anyio.open_process(
-            supervised(argv, full_env, cwd),
+            supervised(argv, full_env, cwd, confinement=confinement),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -393,7 +402,9 @@ async def open_agent_process(
         raise AgentStartError(
             f"The agent command `{argv[0]}` could not be started: {exc}."
         ) from exc
-    agent = AgentProcess(argv, name=display, process=process, on_stderr=on_stderr)
+    agent = AgentProcess(
+        argv, name=display, process=process, on_stderr=on_stderr, confinement=confinement
+    )
     try:
         async with background_tasks() as task_group:
             task_group.start_soon(agent._drain_stderr)

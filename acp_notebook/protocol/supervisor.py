@@ -1,7 +1,7 @@
 """A small supervisor between the client and each process it starts (Linux only).
 
-    python -S -I supervisor.py PARENT_PID ARGV...                 (an agent)
-    python -S -I supervisor.py --linger GRACE PARENT_PID ARGV...  (a terminal's command)
+    python -S -I supervisor.py [CONFINEMENT] PARENT_PID ARGV...                 (an agent)
+    python -S -I supervisor.py --linger GRACE [CONFINEMENT] PARENT_PID ARGV...  (a terminal's command)
 
 It runs ``ARGV`` as its only child and makes sure nothing started from it outlives the
 client, however the client ends (SIGKILL of the kernel included) and however the
@@ -25,6 +25,13 @@ signal that killed it), written the moment the child exits. Then the supervisor 
 while any descendant lives, and ends them all (SIGTERM, ``GRACE`` seconds, SIGKILL) when
 told to (SIGTERM, SIGINT or SIGHUP: release, kill, the session's end) or when the client
 dies. It ends on its own once no descendant is left.
+
+``CONFINEMENT`` (see ``sandbox.py``, which writes it) confines the child before its
+``exec``, and so every descendant: ``--landlock`` (``landlock.py``, loaded from beside this
+file) or ``--bwrap`` (the child runs under bubblewrap), then ``--write PATH`` for each
+place it may write and, for no network but some ports, ``--offline`` and ``--port N``
+for each. If the confinement cannot be applied the child does not run: it says why on
+stderr and exits 126.
 
 Standard library only, and started with ``-S -I`` (no site, no user paths), so it costs a
 few milliseconds; it is run by file path and imports nothing of the package.
@@ -138,8 +145,59 @@ def end_like(status: int) -> None:
 RESET = tuple(getattr(signal, name) for name in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, name))
 
 
-def start(command: list[str], *, mask: set[int | signal.Signals], merge_stderr: bool) -> int:
-    """Fork and exec ``command`` with default signal handling and ``mask``; its pid."""
+class Confinement:
+    """What the child may write and connect to, as the options said."""
+
+    def __init__(self) -> None:
+        self.mechanism = ""
+        self.writable: list[str] = []
+        self.ports: list[int] | None = None
+
+    def read(self, argv: list[str]) -> list[str]:
+        """Take the confinement options off the front of ``argv``; the rest."""
+        while argv and argv[0] in ("--landlock", "--bwrap", "--write", "--offline", "--port"):
+            flag = argv.pop(0)
+            if flag in ("--landlock", "--bwrap"):
+                self.mechanism = flag[2:]
+            elif flag == "--write":
+                self.writable.append(argv.pop(0))
+            elif flag == "--offline":
+                self.ports = self.ports or []
+            else:
+                self.ports = [*(self.ports or []), int(argv.pop(0))]
+        return argv
+
+    def apply(self, command: list[str]) -> list[str]:
+        """Confine this process (Landlock), or the command (bubblewrap); what to exec."""
+        if self.mechanism == "landlock":
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import landlock  # beside this file, stdlib only
+
+            landlock.confine(self.writable, connect_ports=self.ports)
+        elif self.mechanism == "bwrap":
+            binds = [
+                arg
+                for path in self.writable
+                if not path.startswith("/dev/") and os.path.exists(path)
+                for arg in ("--bind", path, path)
+            ]
+            offline = ["--unshare-net"] if self.ports is not None else []
+            return [
+                "bwrap", "--die-with-parent", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev",
+                *binds, *offline, "--", *command,
+            ]  # fmt: skip
+        return command
+
+
+def start(
+    command: list[str],
+    *,
+    mask: set[int | signal.Signals],
+    merge_stderr: bool,
+    confinement: Confinement | None = None,
+) -> int:
+    """Fork and exec ``command`` with default signal handling and ``mask``, confined as
+    ``confinement`` says; its pid."""
     child = os.fork()
     if child == 0:
         # SIGPIPE and SIGXFSZ too, which Python ignores (as subprocess's restore_signals):
@@ -149,6 +207,12 @@ def start(command: list[str], *, mask: set[int | signal.Signals], merge_stderr: 
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         if merge_stderr:
             os.dup2(1, 2)
+        if confinement is not None:
+            try:
+                command = confinement.apply(command)
+            except OSError as exc:
+                sys.stderr.write(f"The sandbox could not be applied ({exc}); nothing was run.\n")
+                os._exit(126)
         try:
             os.execvp(command[0], command)
         except OSError as exc:
@@ -193,6 +257,9 @@ def main(argv: list[str]) -> None:
     grace = float(argv[1]) if argv[0] == "--linger" else None
     if grace is not None:
         argv = argv[2:]
+    confinement = Confinement()
+    argv = confinement.read(argv)
+    confined = confinement if confinement.mechanism else None
     parent, command = int(argv[0]), argv[1:]
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -201,7 +268,7 @@ def main(argv: list[str]) -> None:
         libc.prctl(PR_SET_PDEATHSIG, PARENT_DIED, 0, 0, 0)
         if os.getppid() != parent:  # the client died before the death signal was armed
             os._exit(128 + signal.SIGKILL)
-        linger(start(command, mask=mask, merge_stderr=True), grace)
+        linger(start(command, mask=mask, merge_stderr=True, confinement=confined), grace)
     libc.prctl(PR_SET_PDEATHSIG, PARENT_DIED, 0, 0, 0)
 
     def parent_died(*_: object) -> None:
@@ -211,7 +278,12 @@ def main(argv: list[str]) -> None:
     signal.signal(PARENT_DIED, parent_died)
     if os.getppid() != parent:  # the client died before the death signal was armed
         parent_died()
-    child = start(command, mask=signal.pthread_sigmask(signal.SIG_BLOCK, set()), merge_stderr=False)
+    child = start(
+        command,
+        mask=signal.pthread_sigmask(signal.SIG_BLOCK, set()),
+        merge_stderr=False,
+        confinement=confined,
+    )
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda number, _frame: signal_all(number))
     while True:

@@ -387,7 +387,8 @@ class TurnView:
     def _show_title(self) -> bool:
         transcript = self._session.transcript if self._session is not None else None
         record = self._turn.record if self._turn is not None else None
-        html = title_html(self.agent_label, self.session_label, transcript, record)
+        sandbox = self._session.sandbox if self._session is not None else ""
+        html = title_html(self.agent_label, self.session_label, transcript, record, sandbox)
         return self._show("title", self._title, html)
 
     def _sync_entries(self) -> bool:

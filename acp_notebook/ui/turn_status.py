@@ -98,9 +98,11 @@ def title_html(
     session_label: str,
     transcript: Transcript | None,
     record: TurnRecord | None = None,
+    sandbox: str = "",
 ) -> str:
     """ "🤖 Claude · session review · mode Plan · “Bug hunt”": the turn's own heading
-    (``TurnRecord.heading``), not the session's first title on every turn."""
+    (``TurnRecord.heading``), not the session's first title on every turn; under it, how
+    the agent runs (``sandbox``: "confined to `project/` · network on")."""
     parts = [f"<b>{esc(agent_label)}</b>" if agent_label else "<b>agent</b>"]
     if session_label:
         parts.append(esc(f"session {session_label}"))
@@ -109,10 +111,18 @@ def title_html(
     heading = record.heading if record is not None else ""
     if heading:
         parts.append(esc(f"“{heading}”"))
+    # 🔒 confined; 🔓 unconfined as chosen (sandbox off); ⚠️ unconfined for want of a way.
+    icon = "⚠️" if sandbox.startswith("unconfined:") else "🔓" if sandbox.startswith("un") else "🔒"
+    confined = (
+        f'<div style="font-size: {SMALL_SIZE}; color: {MUTED}">{icon} {esc(sandbox)}</div>'
+        if sandbox
+        else ""
+    )
     return (
         f'<div style="font-size: {UI_SIZE}; line-height: 1.6; color: {FG}">🤖 '
         + span(" · ", f"color: {MUTED}").join(parts)
         + "</div>"
+        + confined
     )
 
 

@@ -380,6 +380,28 @@ def test_npx_wins_when_only_npx_is_there(tmp_path: Path, monkeypatch: pytest.Mon
     assert gemini.argv[-2:] == ["@google/gemini-cli", "--acp"]
 
 
+def test_a_preset_writes_its_own_state_and_claude_is_told_it_is_sandboxed_only_when_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    from acp_notebook.protocol.sandbox import Mechanism
+
+    monkeypatch.setenv("PATH", str(fake_executables(tmp_path / "bin", "npx")))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    spec = resolve_agent("claude")
+    assert {"~/.claude/", "~/.claude.json", "~/.npm/"} <= set(spec.writable)
+    made = spec.confinement(None, [str(tmp_path / "p")])
+    assert made.mode == "workspace" and str(tmp_path / "home" / ".claude") in made.writable
+    confined = replace(made, mechanism=Mechanism("landlock", 7))
+    assert spec.confined_env(confined)["IS_SANDBOX"] == "1"
+    for unconfined in (
+        replace(confined, mode="off"),
+        replace(confined, mechanism=Mechanism("none")),
+    ):
+        assert "IS_SANDBOX" not in spec.confined_env(unconfined)
+
+
 def test_uvx_is_used_for_python_agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir = fake_executables(tmp_path / "bin", "uvx")
     monkeypatch.setenv("PATH", str(bin_dir))

@@ -422,3 +422,24 @@ def test_a_collapsed_sections_summary_shows_code_without_backticks() -> None:
     assert summary_html("Unknown update " + code_span("`x") + " (shown raw)") == (
         "Unknown update <code>`x</code> (shown raw)"
     )
+
+
+@pytest.mark.parametrize("confined", [True, False])
+def test_a_write_a_confined_agent_reports_refused_reads_as_the_sandbox_s(confined: bool) -> None:
+    # Claude Code's Write fails inside the sandbox with Node's error, as tool output.
+    transcript = Transcript(CWD)
+    transcript.confined = confined
+    record = transcript.begin_turn([m.TextContentBlock(text="write it")])
+    error = "EACCES: permission denied, open '/home/me/x'"
+    failed = call(
+        title="Write /home/me/x",
+        kind="edit",
+        status="failed",
+        content=[{"type": "content", "content": {"type": "text", "text": error}}],
+    )
+    transcript.apply(update(failed))
+    transcript.end_turn(record, stop_reason="end_turn")
+    refused = "failed: a write was refused, most likely by the sandbox"
+    assert (refused in md(transcript, record)) is confined
+    assert (refused in plain(transcript, record)) is confined
+    assert "❌ failed" in md(transcript, record)

@@ -190,3 +190,19 @@ def test_the_agents_login_error_is_shown_as_text_not_html(agents: NotebookAgents
     prompt.cancel()
     handle.wait(60)
     assert handle.error is not None and "needs authentication: Log in first." in handle.error
+
+
+def test_the_sandbox_modes_are_the_same_option_trait_and_preset_default() -> None:
+    import argparse
+
+    from acp_notebook.cli.commands import build_parser
+    from acp_notebook.notebook.config import AcpConfig
+    from acp_notebook.protocol.sandbox import MODES
+
+    (sub,) = (a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for command in ("run",):
+        (option,) = (a for a in sub.choices[command]._actions if a.dest == "sandbox")
+        assert tuple(option.choices or ()) == MODES
+    assert tuple(AcpConfig.class_traits()["sandbox"].values) == MODES
+    for row in preset_table():
+        assert row.preset.sandbox.get("default", "workspace") in MODES, row.preset.id

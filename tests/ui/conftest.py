@@ -159,6 +159,8 @@ class FakeSession:
         )
         self.turns: list[PromptTurn] = []
         self.terminals: dict[str, TerminalSnapshot] = {}
+        #: How the agent runs, as the turn's header says it.
+        self.sandbox = ""
 
     def terminal_view(self, terminal_id: str) -> TerminalSnapshot | None:
         return self.terminals.get(terminal_id)

@@ -7,6 +7,7 @@ import shlex
 from typing import Any
 
 from ...agents.presets import PresetStatus, install_hint, preset_table
+from ...protocol.sandbox import sandbox_line
 from ..answers import Column, Table, Text
 from ..folder_servers import quote
 from ..frontend import frontends
@@ -23,7 +24,7 @@ LOG_LAST = 50
 async def status(ctx: ControlContext) -> Text:
     """The working directory, each agent with its sessions, and the running turns."""
     agents = ctx.agents
-    lines = [f"Working directory: {agents.cwd}"]
+    lines = [f"Working directory: {agents.cwd}", f"Sandbox: {sandbox_line(agents.sandbox.mode)}"]
     if not agents.runtimes:
         lines.append("No agent started yet (the first %acp starts one).")
     lines += [runtime.describe() for runtime in agents.runtimes.values()]
