@@ -184,7 +184,7 @@ class TerminalCommand:
 
     def members(self) -> list[int]:
         """Live processes in the command's session (the supervisor's, where there is one)."""
-        return session_members(self.process.pid)
+        return session_members(self.process.pid, leader_gone=self.process.returncode is not None)
 
     def signal(self, sig: signal.Signals) -> None:
         """Signal the command's process group and every process left in its session."""

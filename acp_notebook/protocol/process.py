@@ -130,11 +130,19 @@ def signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def session_members(session_id: int) -> list[int]:
+def session_members(session_id: int, *, leader_gone: bool = False) -> list[int]:
     """PIDs whose session is ``session_id`` (Linux /proc; empty elsewhere).
 
-    Catches descendants that left the process group but not the session."""
-    return [pid for pid, stat in proc_stats().items() if stat.session == session_id]
+    Catches descendants that left the process group but not the session. With
+    ``leader_gone`` (the session's leader, which we started, has been reaped): none when a
+    process of that pid runs now. The kernel hands out no pid still naming a session with
+    members, so such a process means the old session is empty and the pid was reused,
+    perhaps by an unrelated process that made a session of its own with ``setsid()`` —
+    whose members are not ours to signal (pids wrap at 32,768 on many machines)."""
+    stats = proc_stats()
+    if leader_gone and session_id in stats:
+        return []
+    return [pid for pid, stat in stats.items() if stat.session == session_id]
 
 
 def signal_tree(pid: int, sig: int, *, leader_alive: bool) -> None:
@@ -148,7 +156,7 @@ def signal_tree(pid: int, sig: int, *, leader_alive: bool) -> None:
     if leader_alive:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, sig)
-    for member in session_members(pid):
+    for member in session_members(pid, leader_gone=not leader_alive):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(member, sig)
 
@@ -170,7 +178,7 @@ async def wait_tree_gone(process: anyio.abc.Process, timeout: float) -> bool:
     """Wait until ``process`` exited and nothing is left in its session; False on timeout."""
     with anyio.move_on_after(timeout):
         await process.wait()
-        while session_members(process.pid):
+        while session_members(process.pid, leader_gone=True):
             await anyio.sleep(0.02)
         return True
     return False
@@ -279,7 +287,7 @@ class AgentProcess:
 
     def members(self) -> list[int]:
         """Live processes started by the agent (its group and session), itself included."""
-        return session_members(self.pid)
+        return session_members(self.pid, leader_gone=self.process.returncode is not None)
 
     def _signal_group(self, sig: int) -> None:
         if sys.platform == "win32":  # no process groups: the direct child only

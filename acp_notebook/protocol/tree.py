@@ -87,13 +87,20 @@ class ProcessTree:
         children: dict[int, list[int]] = {}
         for pid, stat in stats.items():
             children.setdefault(stat.ppid, []).append(pid)
-        found = [self.root] if self.root in stats else []
+        found: list[int] = []
+        root = stats.get(self.root)
+        # A root that ended but whose pid runs now is another process (the pid was reused,
+        # which the kernel does only once no session member is left): neither its children
+        # nor its session are ours; what was seen before is still followed below.
+        if root is not None and (root_alive or root.start == self.seen.get(self.root)):
+            found.append(self.root)
         queue = list(found)
         while queue:
             for child in children.get(queue.pop(), []):
                 found.append(child)
                 queue.append(child)
-        found += [pid for pid, stat in stats.items() if stat.session == self.root]
+        if root is None or found[:1] == [self.root]:
+            found += [pid for pid, stat in stats.items() if stat.session == self.root]
         for pid in found:
             self.seen.setdefault(pid, stats[pid].start)
         return [
