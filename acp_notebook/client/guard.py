@@ -52,7 +52,6 @@ __all__ = [
     "Guard",
     "ask_itself",
     "is_protected",
-    "terminal_command",
 ]
 
 log = logging.getLogger(__name__)
@@ -104,16 +103,6 @@ async def ask_itself(
     return await broker.decide(request)
 
 
-def terminal_command(request: m.CreateTerminalRequest) -> str:
-    """What a `terminal/create` runs, as one command line (the script of ``sh -c``)."""
-    argv = [request.command, *(request.args or [])]
-    if len(argv) == 1:
-        return request.command
-    from .shell import shell_payload  # imported here: rules.py (PermissionRules.match) says why
-
-    return shell_payload(argv) or shlex.join(argv)
-
-
 def _squash(text: str) -> str:
     return " ".join(text.split())
 
@@ -162,7 +151,8 @@ class Guard:
         """Raise :class:`RpcError` unless running ``request``'s command is allowed."""
         # Its env and cwd are facts too: `BASH_ENV`, `LD_PRELOAD`, `PATH`… change what runs.
         call = ToolCallState.for_terminal(request)
-        command = call.command or terminal_command(request)
+        # The command line of the call's raw input (terminal_command.command_line).
+        command = call.raw_input["command"]
         argv = shlex.join([request.command, *(request.args or [])])
         question, grants = await anyio.to_thread.run_sync(self._command_facts, call, argv)
         await self._apply(
