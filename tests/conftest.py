@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
+from pathlib import Path
 from types import ModuleType
 from typing import NoReturn
 
@@ -60,3 +61,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     widgets = sys.modules.get("ipywidgets")
     if widgets is not None:
         widgets.Widget.close_all()
+
+
+def sandbox_scratch() -> Path:
+    """Where the sandbox tests make their trees: a place that is neither the temp directory
+    nor under it (the sandbox lets every agent write temp), so ``build/`` of this checkout
+    unless the checkout itself lies in temp, then the user's cache directory."""
+    root = Path(__file__).resolve().parent.parent
+    temps = {
+        Path(tempfile.gettempdir()).resolve(),
+        Path("/tmp"),
+        Path("/var/tmp"),
+        Path("/dev/shm"),
+    }
+    if any(root == t or t in root.parents for t in temps):
+        return Path.home() / ".cache" / "acp-notebook" / "sandbox-tests"
+    return root / "build" / "sandbox-tests"

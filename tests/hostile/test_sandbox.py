@@ -27,7 +27,7 @@ from acp_notebook.protocol.process import SUPERVISED
 from acp_notebook.protocol.sandbox import NO_LANDLOCK_ENV, mechanism
 
 from ..cli.test_cli import cli
-from ..conftest import skip_or_fail
+from ..conftest import sandbox_scratch, skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = Path(__file__).resolve().parent / "agents" / "sandbox_probe.py"
@@ -58,7 +58,7 @@ class Tree:
 
 @pytest.fixture
 def tree() -> Iterator[Tree]:
-    base = ROOT / "build" / "sandbox-tests" / uuid.uuid4().hex
+    base = sandbox_scratch() / uuid.uuid4().hex
     made = Tree(base / "home", base / "project", base / "outside")
     for path in (made.home, made.project, made.outside):
         path.mkdir(parents=True)

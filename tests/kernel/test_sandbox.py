@@ -21,7 +21,7 @@ import pytest
 from acp_notebook.protocol.process import SUPERVISED
 from acp_notebook.protocol.sandbox import NO_LANDLOCK_ENV, mechanism
 
-from ..conftest import skip_or_fail
+from ..conftest import sandbox_scratch, skip_or_fail
 from ..hostile.test_sandbox import no_bwrap_path
 from .conftest import ROOT, Kernel, _start
 
@@ -38,7 +38,7 @@ VERBS = ("own", "child", "escapee", "terminal")
 def scratch(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A tree with ``home``, ``project`` (the kernel's folder) and ``outside``; HOME is
     ``home`` for the kernel and so for its agents."""
-    base = ROOT / "build" / "sandbox-tests" / uuid.uuid4().hex
+    base = sandbox_scratch() / uuid.uuid4().hex
     for name in ("home", "project", "outside"):
         (base / name).mkdir(parents=True)
     monkeypatch.setenv("HOME", str(base / "home"))
