@@ -191,6 +191,12 @@ def start_lab(tmp_path_factory: pytest.TempPathFactory, lab_args: list[str]) -> 
     }
     for d in [root, *dirs.values()]:
         d.mkdir()
+    # The extension built in this checkout, found before any the environment links:
+    # JupyterLab takes the first of each name along its path, whose head is this data dir.
+    built = REPO / "acp_notebook" / "labextension"
+    if (built / "package.json").exists():
+        (dirs["data"] / "labextensions").mkdir()
+        (dirs["data"] / "labextensions" / "acp-notebook").symlink_to(built)
     for rel, settings in LAB_SETTINGS.items():
         target = dirs["settings"] / rel
         target.parent.mkdir(parents=True, exist_ok=True)
