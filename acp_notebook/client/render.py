@@ -33,7 +33,7 @@ from .display import (
     tool_content_shown,
 )
 from .elicitation import split_url
-from .formatting import code_span, fence, md_escape, md_url, one_line, portable
+from .formatting import code_span, fence, fields_text, md_escape, md_url, one_line, portable
 from .rawinput import DERIVED_NOTE
 from .sent import SentItem, is_attachment, prompt_words, sent_items
 from .transcript import (
@@ -114,6 +114,9 @@ class Renderer:
     #: ``Session.terminal_view``: what an embedded terminal shows (None: only its id).
     terminals: TerminalLookup | None = None
     markdown: bool = True
+    #: Plain text only: a tool call's raw input as ``key: value`` lines, not JSON (for a
+    #: person at a terminal; a saved transcript keeps the exact JSON).
+    raw_fields: bool = False
 
     @property
     def cwd(self) -> str | None:
@@ -311,7 +314,11 @@ class Renderer:
                 body = self.shown(diff_shown(diff, self.cwd))
                 parts.append(self._italic(f"Diff {DERIVED_NOTE}:") + "\n\n" + body)
         if call.raw_input is not None:
-            parts.append(self.collapsed("Raw input", self._raw_json(call.raw_input)))
+            if self.raw_fields and not self.markdown:
+                shown = fields_text(portable(call.raw_input, self.cwd))
+                parts.append(self.collapsed("Raw input", shown))
+            else:
+                parts.append(self.collapsed("Raw input", self._raw_json(call.raw_input)))
         return "\n\n".join(p for p in parts if p)
 
     def permission_line(self, request: Any) -> str:
