@@ -55,6 +55,7 @@ BY_PATH = {
     "tests/ui/test_long_turn.py::test_a_turn_of_100000_updates_keeps_a_bounded_view_and_says_what_went": "slow",
     "tests/ui/test_message.py::test_one_growing_html_widget_would_be_quadratic": "slow",
     "tests/test_benchmarks.py": "slow",
+    "tests/test_dev_setup.py": "slow",
     "tests/test_extras.py": "slow",
     "tests/test_launch.py": "slow",
 }
