@@ -27,18 +27,23 @@ _STYLE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _width(text: str) -> int:
-    """Columns ``text`` takes on a terminal (wide East Asian characters and emoji: two)."""
+    """Columns ``text`` takes on a terminal (wide East Asian characters and emoji: two; a
+    tab: to the next multiple of eight)."""
     width = 0
     for char in _STYLE.sub("", text):
-        if unicodedata.combining(char):
-            continue
-        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+        if char == "\t":
+            width += 8 - width % 8
+        elif not unicodedata.combining(char):
+            width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
     return width
 
 
 def rows_of(text: str, columns: int) -> int:
-    """Terminal rows ``text`` (ending with a newline) takes, its long lines wrapped."""
-    return sum(max(1, -(-_width(line) // columns)) for line in text.splitlines())
+    """Terminal rows ``text`` (ending with a newline) takes, its long lines wrapped. Only
+    ``\n`` ends a line: the terminal-safe stream shows every other line break as a
+    character, and counting one row too many would erase a line above the block."""
+    lines = text.removesuffix("\n").split("\n")
+    return sum(max(1, -(-_width(line) // columns)) for line in lines)
 
 
 class BottomBlock:

@@ -88,6 +88,9 @@ def test_rows_count_wrapped_lines_and_wide_characters() -> None:
     assert rows_of("abc\n" + "x" * 41 + "\n", 40) == 3
     assert rows_of("💭" * 20 + "\n", 40) == 1 and rows_of("💭" * 21 + "\n", 40) == 2
     assert rows_of("\x1b[1mPlan\x1b[0m\n", 4) == 1  # styles take no columns
+    assert rows_of("\tab\n", 8) == 2  # a tab goes to column 8
+    # A plan entry's carriage return or form feed is shown as a character, on the line.
+    assert rows_of("- [ ] one\rtwo\x0cthree\n", 40) == 1
 
 
 def test_the_terminal_safe_stream_writes_only_the_blocks_own_movement() -> None:
