@@ -104,6 +104,22 @@ class NotebookPrompt:
     #: Names the prompt mentioned that name nothing (left as typed).
     unknown: tuple[str, ...] = field(default=())
 
+    @property
+    def unknown_note(self) -> str | None:
+        """The sentence that tells the user which ``{names}`` named nothing, so nothing
+        was attached for them (None when every one named a value). They stay in the
+        words as typed, braces and all: the agent reads what the user wrote, and may ask."""
+        if not self.unknown:
+            return None
+        names = [f"{{{name}}}" for name in self.unknown]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        verb, them = ("names", "it") if len(names) == 1 else ("name", "them")
+        return (
+            f"{listed} {verb} no value in this kernel, so no value was sent for {them}; "
+            f"the prompt keeps {them} as typed, braces included (define the value and run "
+            "the line again, or double the braces, {{…}}, to mean them literally)."
+        )
+
     def blocks(self, accepts: m.PromptCapabilities) -> list[m.ContentBlock]:
         out: list[m.ContentBlock] = [m.TextContentBlock(text=self.text)]
         for attachment in self.attachments:

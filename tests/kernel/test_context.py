@@ -167,3 +167,21 @@ def test_the_live_view_lists_what_was_sent_before_the_reply(kernel: Kernel) -> N
 
     live = turn.html_text()
     assert "Sent: " in live and "cell [" in live and "(4 lines)" in live
+
+
+def test_a_name_that_names_nothing_is_said_and_sent_as_typed(kernel: Kernel) -> None:
+    # `%acp about {dff}` with no `dff` sent the literal text with no word to the user.
+    kernel.text("dfx = 1")
+    turn = kernel.execute(
+        "%acp about {dff} and {dfx} and {nope.col} unknown-marker", allow_stdin=False, until="final"
+    )
+    assert not turn.errors, turn.describe()
+
+    said = turn.stderr
+    assert "{dff} and {nope.col} name no value in this kernel" in said, turn.describe()
+    assert "no value was sent for them" in said and "as typed, braces included" in said
+    assert "{dfx}" not in said
+    blocks = sent(kernel, "unknown-marker")
+    assert blocks[0]["text"] == "about {dff} and `dfx` and {nope.col} unknown-marker"
+    variables = [uri for uri in resources(blocks) if uri.startswith("notebook://variables/")]
+    assert variables == ["notebook://variables/dfx"]
