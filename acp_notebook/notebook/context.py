@@ -156,7 +156,15 @@ def attach_variables(
     """Replace each ``{expression}`` that names a value by `` `expression` `` and
     summarise the value; the rest stays as typed. The prompt's text, the attachments,
     and the expressions that named nothing."""
-    found: dict[str, Attachment] = {}
+    text, attached, unknown = _attach_variables(prompt, namespace)
+    return text, [attachment for attachment, _ in attached], unknown
+
+
+def _attach_variables(
+    prompt: str, namespace: Mapping[str, Any]
+) -> tuple[str, list[tuple[Attachment, object]], list[str]]:
+    """:func:`attach_variables`, each attachment with the value it summarises."""
+    found: dict[str, tuple[Attachment, object]] = {}
     unknown: list[str] = []
 
     def replace(match: re.Match[str]) -> str:
@@ -169,7 +177,7 @@ def attach_variables(
             if value is NOT_FOUND:
                 unknown.append(expression)
                 return token
-            found[expression] = _variable(summarise(value, expression))
+            found[expression] = (_variable(summarise(value, expression)), value)
         return f"`{expression}`"
 
     return _PLACEHOLDER.sub(replace, prompt), list(found.values()), unknown
@@ -210,14 +218,17 @@ def notebook_prompt(
         attachments.append(
             _cell_attachment(error, "notebook://error", f"error {error.error}{where}")
         )
-    words, variables, unknown = attach_variables(text, shell.user_ns)
+    words, named, unknown = _attach_variables(text, shell.user_ns)
+    variables = [attachment for attachment, _ in named]
+    # A value both named and shown as the last cell's result is sent once, as named.
+    named_values = {id(value): attachment.name or "" for attachment, value in named}
     notebook = None
     if cells_too:
         above = cells.code_above(log.running)
         if above is not None:
             label = cells.cell_label(above, "code above")
             attachments.append(_cell_attachment(above, "notebook://cells/current", label))
-        last = cells.last_code_cell(log)
+        last = cells.last_code_cell(log, named_values)
         if last is not None and not (fix and log.last_code is log.raised):  # sent already
             label = cells.cell_label(last) + (f", raised {last.error}" if last.error else "")
             where = str(last.number) if last.number is not None else "last"
