@@ -5,11 +5,16 @@ their own, apart from the other modules' kernels."""
 
 from __future__ import annotations
 
+import json
+import re
+import sys
 import time
+from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 
-from .conftest import Execution, Kernel, prompt_exchange
+from .conftest import ROOT, Execution, Kernel, prompt_exchange
 
 pytestmark = pytest.mark.kernel
 
@@ -87,3 +92,31 @@ def test_interrupt_cancels_a_headless_turn(kernel: Kernel) -> None:
     status = kernel.text("%acp --status")
     assert "running" in status and "turn in session" not in status, status
     kernel_survives(kernel)
+
+
+def test_a_reply_cut_inside_a_code_block_closes_it_before_the_stop_line(
+    kernel: Kernel, tmp_path: Path
+) -> None:
+    # A cut reply left its ``` fence open, so "*Stop reason: cancelled*" and the context
+    # line rendered inside the code block, live and in the saved notebook.
+    chunks = ["Here is the fix:\n\n```python\ndef add(a, b):\n", "    return a + b  # cut-here\n"]
+    updates = tmp_path / "updates.json"
+    updates.write_text(json.dumps([
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+        for text in chunks
+    ]))  # fmt: skip
+    agent = ROOT / "tests" / "agents" / "scripted_agent.py"
+    command = f'"{sys.executable} {agent} --updates {updates} --until-cancel"'
+    turn = kernel.execute(f"%acp -a {command} fix add", until=None)
+    turn.wait(lambda t: "cut-here" in t.html_text())
+    kernel.interrupt()
+    turn.wait("final")
+
+    html = MarkdownIt("commonmark").render(turn.markdown)
+    code = "".join(re.findall(r"<pre>.*?</pre>", html, re.S))
+    assert "return a + b  # cut-here" in code, html
+    assert "Stop reason" not in code and "<em>Stop reason: cancelled" in html, html
+    # The saved HTML (a short turn keeps one) shows the stop line after the code.
+    saved = turn.final.content["data"]["text/html"] if turn.final else ""
+    assert saved.index("cut-here") < saved.index("Stop reason: cancelled")
+    assert saved.count("<pre") == saved.count("</pre>")
