@@ -13,7 +13,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from ..protocol import models as m
-from .agent_markdown import agent_markdown
+from .agent_markdown import KeepEnds, agent_markdown
 from .display import (
     DiffShown,
     FileShown,
@@ -117,6 +117,8 @@ class Renderer:
     #: Plain text only: a tool call's raw input as ``key: value`` lines, not JSON (for a
     #: person at a terminal; a saved transcript keeps the exact JSON).
     raw_fields: bool = False
+    #: How much of a long text (a message's run of text) is kept, when not all of it.
+    keep_ends: KeepEnds | None = None
 
     @property
     def cwd(self) -> str | None:
@@ -258,8 +260,13 @@ class Renderer:
 
     def item(self, item: TextRun | m.ContentBlock) -> str:
         if isinstance(item, TextRun):
-            return agent_markdown(item.text) if self.markdown else item.text
+            text = self.kept(item.text)
+            return agent_markdown(text) if self.markdown else text
         return self.shown(block_shown(item, self.cwd))
+
+    def kept(self, text: str) -> str:
+        """A message's text as :attr:`keep_ends` keeps it (whole without a limit)."""
+        return self.keep_ends.apply(text) if self.keep_ends is not None else text
 
     # ------------------------------------------------------------------ content
 
@@ -424,11 +431,17 @@ class Renderer:
 
 
 def transcript_bundle(
-    transcript: Transcript, record: TurnRecord, terminals: TerminalLookup | None = None
+    transcript: Transcript,
+    record: TurnRecord,
+    terminals: TerminalLookup | None = None,
+    *,
+    keep_ends: KeepEnds | None = None,
 ) -> dict[str, str]:
     """The display bundle of one turn: the same in a live cell's final state, a headless
-    run and the CLI's output."""
+    run and the CLI's output; ``keep_ends``: how much of a long text the Markdown keeps
+    (all of it when None; the plain text keeps every text whole)."""
+    markdown = Renderer(transcript, terminals=terminals, keep_ends=keep_ends)
     return {
-        "text/markdown": Renderer(transcript, terminals=terminals, markdown=True).turn(record),
+        "text/markdown": markdown.turn(record),
         "text/plain": Renderer(transcript, terminals=terminals, markdown=False).turn(record),
     }

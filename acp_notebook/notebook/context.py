@@ -104,6 +104,22 @@ class NotebookPrompt:
     #: Names the prompt mentioned that name nothing (left as typed).
     unknown: tuple[str, ...] = field(default=())
 
+    @property
+    def unknown_note(self) -> str | None:
+        """The sentence that tells the user which ``{names}`` named nothing, so nothing
+        was attached for them (None when every one named a value). They stay in the
+        words as typed, braces and all: the agent reads what the user wrote, and may ask."""
+        if not self.unknown:
+            return None
+        names = [f"{{{name}}}" for name in self.unknown]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        verb, them = ("names", "it") if len(names) == 1 else ("name", "them")
+        return (
+            f"{listed} {verb} no value in this kernel, so no value was sent for {them}; "
+            f"the prompt keeps {them} as typed, braces included (define the value and run "
+            "the line again, or double the braces, {{…}}, to mean them literally)."
+        )
+
     def blocks(self, accepts: m.PromptCapabilities) -> list[m.ContentBlock]:
         out: list[m.ContentBlock] = [m.TextContentBlock(text=self.text)]
         for attachment in self.attachments:
@@ -140,7 +156,15 @@ def attach_variables(
     """Replace each ``{expression}`` that names a value by `` `expression` `` and
     summarise the value; the rest stays as typed. The prompt's text, the attachments,
     and the expressions that named nothing."""
-    found: dict[str, Attachment] = {}
+    text, attached, unknown = _attach_variables(prompt, namespace)
+    return text, [attachment for attachment, _ in attached], unknown
+
+
+def _attach_variables(
+    prompt: str, namespace: Mapping[str, Any]
+) -> tuple[str, list[tuple[Attachment, object]], list[str]]:
+    """:func:`attach_variables`, each attachment with the value it summarises."""
+    found: dict[str, tuple[Attachment, object]] = {}
     unknown: list[str] = []
 
     def replace(match: re.Match[str]) -> str:
@@ -153,7 +177,7 @@ def attach_variables(
             if value is NOT_FOUND:
                 unknown.append(expression)
                 return token
-            found[expression] = _variable(summarise(value, expression))
+            found[expression] = (_variable(summarise(value, expression)), value)
         return f"`{expression}`"
 
     return _PLACEHOLDER.sub(replace, prompt), list(found.values()), unknown
@@ -194,14 +218,17 @@ def notebook_prompt(
         attachments.append(
             _cell_attachment(error, "notebook://error", f"error {error.error}{where}")
         )
-    words, variables, unknown = attach_variables(text, shell.user_ns)
+    words, named, unknown = _attach_variables(text, shell.user_ns)
+    variables = [attachment for attachment, _ in named]
+    # A value both named and shown as the last cell's result is sent once, as named.
+    named_values = {id(value): attachment.name or "" for attachment, value in named}
     notebook = None
     if cells_too:
         above = cells.code_above(log.running)
         if above is not None:
             label = cells.cell_label(above, "code above")
             attachments.append(_cell_attachment(above, "notebook://cells/current", label))
-        last = cells.last_code_cell(log)
+        last = cells.last_code_cell(log, named_values)
         if last is not None and not (fix and log.last_code is log.raised):  # sent already
             label = cells.cell_label(last) + (f", raised {last.error}" if last.error else "")
             where = str(last.number) if last.number is not None else "last"

@@ -72,6 +72,30 @@ class TurnSettings:
         return prompt_blocks(self.prompt)
 
 
+class TurnInterrupted(KeyboardInterrupt):
+    """The kernel interrupt ended a cell that held a turn, after cancelling the turn.
+
+    A ``KeyboardInterrupt``, so the cell ends in error and Run All stops there; IPython
+    shows :meth:`_render_traceback_` in place of a traceback through this package's
+    frames, which say nothing about the user's code.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython shows these lines instead of the traceback; named as what the user did.
+        return [f"KeyboardInterrupt: {self}"]
+
+
+def interrupted(future: concurrent.futures.Future[None]) -> TurnInterrupted:
+    """What the cell raises once the interrupt cancelled the turn of ``future`` (given
+    :data:`INTERRUPT_GRACE` to confirm): one sentence for each way that can end."""
+    if future.done():
+        return TurnInterrupted("the kernel interrupt cancelled the agent's turn.")
+    return TurnInterrupted(
+        "the kernel interrupt asked the agent to cancel its turn, which it has not confirmed; "
+        "%acp --status shows whether it is still running."
+    )
+
+
 def error_bundle(message: str) -> dict[str, str]:
     """A turn that could not run, in words (which may quote the agent: its stderr, its error)."""
     shown = agent_markdown(message)
@@ -83,7 +107,8 @@ class TurnHandle:
 
     ``await handle`` (top-level await) keeps the cell busy while button clicks are
     still processed (ipykernel >= 7.4); ``handle.wait()`` blocks (headless runs).
-    A kernel interrupt during either cancels the turn cleanly, then re-raises.
+    A kernel interrupt during either cancels the turn cleanly, then ends the cell with
+    :class:`TurnInterrupted` (one line, not a traceback).
     """
 
     def __init__(
@@ -142,7 +167,8 @@ class TurnHandle:
             self._loop.submit(turn.cancel)
 
     def wait(self, timeout: float | None = None) -> TurnHandle:
-        """Block until the turn ends; an interrupt cancels it, then re-raises.
+        """Block until the turn ends; an interrupt cancels it, then raises
+        :class:`TurnInterrupted`.
 
         Raises :class:`TimeoutError` when the turn has not ended within ``timeout``
         seconds; it goes on (``cancel()`` it, or wait again).
@@ -167,7 +193,7 @@ class TurnHandle:
             self.cancel()
             with contextlib.suppress(BaseException):
                 self.future.result(INTERRUPT_GRACE)
-            raise
+            raise interrupted(self.future) from None
         return self
 
     def __await__(self) -> Generator[Any, None, TurnHandle]:
@@ -186,7 +212,7 @@ class TurnHandle:
             self.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(waiting), INTERRUPT_GRACE)
-            raise KeyboardInterrupt("the kernel interrupt cancelled the agent's turn") from None
+            raise interrupted(self.future) from None
         with contextlib.suppress(Exception, asyncio.CancelledError):
             waiting.result()  # a task that could not run: recorded by start()
         return self

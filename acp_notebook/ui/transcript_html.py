@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ..client.agent_markdown import KeepEnds
 from ..client.display import (
     DiffShown,
     RawShown,
@@ -72,12 +73,18 @@ from .turn_status import NOTABLE_STOPS
 class TurnHtml:
     """Renders the turns of one transcript (see the module docstring)."""
 
-    def __init__(self, transcript: Transcript, terminals: TerminalLookup | None = None) -> None:
+    def __init__(
+        self,
+        transcript: Transcript,
+        terminals: TerminalLookup | None = None,
+        keep_ends: KeepEnds | None = None,
+    ) -> None:
         self.transcript = transcript
         self.terminals = terminals
         self.cwd = transcript.cwd
-        #: The Markdown renderer, for what has no view of its own (and the footer's words).
-        self.markdown = Renderer(transcript, terminals=terminals)
+        #: The Markdown renderer, for what has no view of its own (and the footer's words),
+        #: and how much of a long text is kept.
+        self.markdown = Renderer(transcript, terminals=terminals, keep_ends=keep_ends)
         self.text = Renderer(transcript, terminals=terminals, markdown=False)
 
     def turn(self, record: TurnRecord) -> str:
@@ -126,7 +133,7 @@ class TurnHtml:
 
     def item(self, item: TextRun | m.ContentBlock, render: Callable[[str], str]) -> str:
         if isinstance(item, TextRun):
-            return render(item.text)
+            return render(self.markdown.kept(item.text))
         return block_html(item, self.cwd)
 
     # ------------------------------------------------------------------ tool calls
@@ -208,7 +215,10 @@ def literal_fallbacks(html: str) -> str:
 
 
 def turn_html(
-    transcript: Transcript, record: TurnRecord, terminals: TerminalLookup | None = None
+    transcript: Transcript,
+    record: TurnRecord,
+    terminals: TerminalLookup | None = None,
+    keep_ends: KeepEnds | None = None,
 ) -> str:
     """The HTML of one turn of ``transcript`` (the ``text/html`` of its display bundle)."""
-    return TurnHtml(transcript, terminals).turn(record)
+    return TurnHtml(transcript, terminals, keep_ends).turn(record)

@@ -1,4 +1,4 @@
-"""A real Jupyter kernel, driven the way a frontend drives it (docs/jupyter-mechanics.md §6.1).
+"""A real Jupyter kernel, driven the way a frontend drives it.
 
 :class:`Kernel` wraps a ``jupyter_client`` kernel manager and a blocking client. Every
 iopub message is kept, in arrival order, in one log (``Kernel.log``): a turn's widget
