@@ -201,7 +201,7 @@ def test_without_landlock_the_cli_says_the_agent_runs_unconfined(tree):
 
 def test_the_streamed_turn_and_doctor_say_where_the_agent_is_confined(landlock, tree):
     result = cli("run", "/help", "--format", "terminal", cwd=tree.project, env=tree.env)
-    assert result.stderr == "acp_notebook demo agent · confined to `project/` · network on\n"
+    assert result.stderr == "acp_notebook demo agent · 🔒 confined to `project/` · network on\n"
     assert result.stdout.startswith("Session title: /help.")
     doctor = cli("doctor", cwd=tree.project, env=tree.env)
     assert "Sandbox: workspace, enforced by Landlock ABI" in doctor.stdout
@@ -230,6 +230,26 @@ def test_a_command_the_sandbox_refused_says_so_in_the_transcript(landlock, tree)
         "run", command, "--permissions", "allow", "--sandbox", "off", cwd=tree.project, env=tree.env
     )
     assert "[exit code 0]" in allowed.stdout and target.exists()
+
+
+def test_the_permission_of_a_command_says_whether_it_runs_confined(landlock, tree):
+    # The card said what would run, not that the agent had no way out of the folder.
+    command = "/run touch x"
+    confined = cli("run", command, "--permissions", "allow", cwd=tree.project, env=tree.env)
+    assert (
+        "Permission: Allow once (chosen by policy allow)\n\n🔒 confined to `project/` · network on"
+        in confined.stdout
+    )
+    for options, env, line in (
+        (["--sandbox", "off"], tree.env, "🔓 unconfined (sandbox off) · network on"),
+        (
+            [],
+            {**tree.env, **NOTHING_TO_CONFINE},
+            "⚠️ unconfined: this kernel has no Landlock and bubblewrap is not installed",
+        ),
+    ):
+        result = cli("run", command, "--permissions", "allow", *options, cwd=tree.project, env=env)
+        assert f"Permission: Allow once (chosen by policy allow)\n\n{line}" in result.stdout
 
 
 def test_without_landlock_bubblewrap_confines_the_agent_instead(tree, tmp_path):
