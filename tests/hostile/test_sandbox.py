@@ -252,6 +252,31 @@ def test_the_permission_of_a_command_says_whether_it_runs_confined(landlock, tre
         assert f"Permission: Allow once (chosen by policy allow)\n\n{line}" in result.stdout
 
 
+def test_codex_runs_without_its_own_sandbox_only_inside_the_clients(landlock, tree):
+    # Codex's own sandbox needs bubblewrap; confined by the client it is told to leave
+    # sandboxing to the client, and unconfined it keeps its own.
+    bin_dir = tree.home / "bin"
+    bin_dir.mkdir()
+    codex = bin_dir / "codex-acp"  # stands in for codex-acp: records how it was started
+    codex.write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done > argv.txt\nexit 3\n')
+    codex.chmod(0o755)
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    for options, env, args in (
+        ([], {}, ["-c", 'sandbox_mode="danger-full-access"']),
+        (["--sandbox", "off"], {}, []),
+        ([], NOTHING_TO_CONFINE, []),
+    ):
+        run_env = {**tree.env, **env, "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', path)}"}
+        result = cli("run", "hi", "--agent", "codex", *options, cwd=tree.project, env=run_env)
+        assert result.returncode != 0
+        assert (tree.project / "argv.txt").read_text().splitlines() == args, options
+    doctor = cli("doctor", "--agent", "codex", cwd=tree.project, env={**tree.env, "PATH": path})
+    assert "Command: " + shlex.join([str(codex), "-c", 'sandbox_mode="danger-full-access"']) in (
+        doctor.stdout
+    )
+    assert "Codex's own sandbox (bubblewrap on Linux) is left to the client's" in doctor.stdout
+
+
 def test_without_landlock_bubblewrap_confines_the_agent_instead(tree, tmp_path):
     if not shutil.which("bwrap"):
         skip_or_fail("bubblewrap is not installed (apt-get install -y bubblewrap)")
