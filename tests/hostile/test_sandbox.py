@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 import pytest
 
 from acp_notebook.protocol.process import SUPERVISED
@@ -275,6 +276,23 @@ def test_codex_runs_without_its_own_sandbox_only_inside_the_clients(landlock, tr
         doctor.stdout
     )
     assert "Codex's own sandbox (bubblewrap on Linux) is left to the client's" in doctor.stdout
+
+
+def test_the_report_cards_agent_runs_confined_and_doctor_report_says_how(landlock, tree, tmp_path):
+    # doctor --report started the agent with no sandbox and said nothing of it.
+    from acp_notebook.lab.report import report_card
+
+    outside, ran = tree.outside / "card", tmp_path / "ran"  # temp: writable, so the turn ran
+    agent = [sys.executable, str(PROBE), json.dumps([["own", str(outside)], ["own", str(ran)]])]
+    card = anyio.run(lambda: report_card(agent, timeout=30))
+    assert card.sandbox.startswith("workspace, enforced by Landlock ABI"), card.text()
+    assert card.to_json()["sandbox"] == card.sandbox
+    assert ran.exists(), card.text()
+    assert not outside.exists(), "the report card's agent wrote outside its folder"
+    report = cli("doctor", "--report", cwd=tree.project, env=tree.env)
+    assert "\n  sandbox: workspace, enforced by Landlock ABI" in report.stdout, report.stdout
+    unconfined = cli("doctor", "--report", cwd=tree.project, env={**tree.env, **NOTHING_TO_CONFINE})
+    assert "  sandbox: workspace, not enforced: agents run unconfined" in unconfined.stdout
 
 
 def test_without_landlock_bubblewrap_confines_the_agent_instead(tree, tmp_path):

@@ -23,7 +23,7 @@ from acp_notebook.protocol.sandbox import NO_LANDLOCK_ENV, mechanism
 
 from ..conftest import sandbox_scratch, skip_or_fail
 from ..hostile.test_sandbox import no_bwrap_path
-from .conftest import ROOT, Kernel, _start
+from .conftest import ROOT, Execution, Kernel, _start
 
 pytestmark = [
     pytest.mark.kernel,
@@ -49,9 +49,18 @@ def scratch(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def probe_turn(kernel: Kernel, actions: list[list[str]]) -> dict[str, str]:
+    return outcomes_of(probe_execution(kernel, actions), actions)
+
+
+def probe_execution(kernel: Kernel, actions: list[list[str]], live: bool = False) -> Execution:
+    """The turn; ``live``: as a frontend with widgets runs it (with stdin), so the turn
+    has its live view (a cell run without stdin is taken as headless)."""
     agent = shlex.join([sys.executable, str(PROBE), json.dumps(actions)])
     kernel.text(f"%config AcpMagics.agent = {agent!r}")
-    turn = kernel.execute("%acp -p allow go", allow_stdin=False, until="final")
+    return kernel.execute("%acp -p allow go", allow_stdin=live, until="final")
+
+
+def outcomes_of(turn: Execution, actions: list[list[str]]) -> dict[str, str]:
     plain = turn.plain
     assert "Stop reason: end_turn" in plain, turn.describe()
     outcomes = {}
@@ -101,10 +110,16 @@ def test_without_landlock_the_status_says_the_agent_runs_unconfined(
 ):
     monkeypatch.setenv(NO_LANDLOCK_ENV, "1")
     monkeypatch.setenv("PATH", no_bwrap_path())  # nor bubblewrap
-    kernel = _start(scratch / "project", widgets=False)
+    kernel = _start(scratch / "project", widgets=True)
     try:
         outside = scratch / "outside" / "own"
-        assert probe_turn(kernel, [["own", str(outside)]]) == {f"own {outside}": "ok"}
+        turn = probe_execution(kernel, [["own", str(outside)]], live=True)
+        assert outcomes_of(turn, [["own", str(outside)]]) == {f"own {outside}": "ok"}
+        # The turn's header says it, never silently.
+        assert (
+            "⚠️ unconfined: this kernel has no Landlock and bubblewrap is not installed"
+            in turn.html_text()
+        ), turn.describe()
         status = kernel.text("%acp --status")
         assert "not enforced: agents run unconfined (this kernel has no Landlock" in status
         assert "unconfined: this kernel has no Landlock and bubblewrap is not installed" in status
