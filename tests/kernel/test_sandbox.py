@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+import socket
 import sys
 import uuid
 from collections.abc import Iterator
@@ -124,4 +125,45 @@ def test_without_landlock_the_status_says_the_agent_runs_unconfined(
         assert "not enforced: agents run unconfined (this kernel has no Landlock" in status
         assert "unconfined: this kernel has no Landlock and bubblewrap is not installed" in status
     finally:
+        kernel.shutdown()
+
+
+def test_the_notebooks_sandbox_traits_choose_what_the_agent_may_write_and_reach(
+    scratch: Path, tmp_path: Path
+):
+    # read-only, writable_dirs and workspace-offline with allowed_ports, set by %config.
+    if mechanism().name != "landlock":
+        skip_or_fail("this kernel has no Landlock (Linux 5.13 or later, in the LSM list)")
+    project, outside, home = scratch / "project", scratch / "outside", scratch / "home"
+    kernel = _start(project, widgets=False)
+    listeners = [socket.create_server(("127.0.0.1", 0)) for _ in range(2)]
+    try:
+        kernel.text('%config AcpMagics.sandbox = "read-only"')
+        actions = [
+            [verb, str(place / f"ro-{verb}")] for place in (project, tmp_path) for verb in VERBS
+        ]
+        outcomes = probe_turn(kernel, actions)
+        for verb in VERBS:
+            assert refused(outcomes[f"{verb} {project / f'ro-{verb}'}"]), outcomes
+            assert outcomes[f"{verb} {tmp_path / f'ro-{verb}'}"] == "ok", outcomes
+        kernel.text('%config AcpMagics.sandbox = "workspace"')
+        kernel.text(f"%config AcpMagics.writable_dirs = [{str(outside)!r}]")
+        kernel.text("%acp --restart")
+        actions = [[verb, str(place / f"wd-{verb}")] for place in (outside, home) for verb in VERBS]
+        outcomes = probe_turn(kernel, actions)
+        for verb in VERBS:
+            assert outcomes[f"{verb} {outside / f'wd-{verb}'}"] == "ok", outcomes
+            assert refused(outcomes[f"{verb} {home / f'wd-{verb}'}"]), outcomes
+        if mechanism().abi < 4:
+            return  # Landlock's network rules need ABI 4
+        allowed, other = (str(s.getsockname()[1]) for s in listeners)
+        kernel.text('%config AcpMagics.sandbox = "workspace-offline"')
+        kernel.text(f"%config AcpMagics.allowed_ports = [{allowed}]")
+        kernel.text("%acp --restart")
+        outcomes = probe_turn(kernel, [["connect", allowed], ["connect", other]])
+        assert outcomes == {f"connect {allowed}": "ok", f"connect {other}": "EACCES"}
+        assert f"network off but TCP port {allowed}" in kernel.text("%acp --status")
+    finally:
+        for listener in listeners:
+            listener.close()
         kernel.shutdown()
