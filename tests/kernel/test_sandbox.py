@@ -82,7 +82,11 @@ def test_the_notebooks_agent_writes_only_in_its_folder_and_temp(scratch: Path, t
     kernel = _start(scratch / "project", widgets=False)
     try:
         places = [scratch / "outside", scratch / "home", scratch / "project", tmp_path]
-        outcomes = probe_turn(kernel, [[v, str(p / v)] for p in places for v in VERBS])
+        actions = [[v, str(p / v)] for p in places for v in VERBS]
+        turn = probe_execution(kernel, actions)
+        outcomes = outcomes_of(turn, actions)
+        # The agent's own failed write reads as the sandbox's refusal, not a mystery.
+        assert "❌ failed: a write was refused, most likely by the sandbox" in turn.plain
         for verb in VERBS:
             assert refused(outcomes[f"{verb} {scratch / 'outside' / verb}"]), outcomes
             assert refused(outcomes[f"{verb} {scratch / 'home' / verb}"]), outcomes
