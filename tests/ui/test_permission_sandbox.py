@@ -101,3 +101,17 @@ def test_a_notebook_tool_that_runs_code_says_the_kernel_is_not_confined(
     assert request.sandbox == IN_KERNEL
     assert "the code runs in your kernel" in IN_KERNEL and IN_KERNEL.startswith("🔓 unconfined")
     assert IN_KERNEL in saved(session, False)
+
+
+def test_the_question_asked_on_a_terminal_says_how_the_command_would_run(
+    session: FakeSession, post: Poster
+):
+    # The CLI's prompt and a notebook without widgets ask with this same text.
+    from acp_notebook.client.asking import permission_question
+
+    session.sandbox = CONFINED
+    prompt = asked(session, post, COMMAND)
+    question = permission_question(session, prompt.request)  # type: ignore[arg-type]
+    lines = question.splitlines()
+    assert lines[lines.index("Permission: waiting for permission") + 1] == CONFINED
+    assert question.index(CONFINED) < question.index("[1] Yes, run it")
