@@ -51,6 +51,12 @@ VALGRIND = "valgrind"
 #: Agents under callgrind are scripts named so (valgrind leaves them out).
 AGENT_SCRIPT = "bench-agent-"
 MISSING = "valgrind is not installed, so no instructions can be counted: install it (apt-get install valgrind)."
+
+
+class Unconfined(RuntimeError):
+    """Nothing confined the default turn under valgrind: the sandbox row cannot be counted."""
+
+
 UNCONFINED = (
     "Under valgrind nothing confined the default `acp-notebook run` (valgrind has no Landlock "
     "system calls and bubblewrap is not installed), so the sandbox's cost cannot be counted: "
@@ -243,7 +249,7 @@ def sandbox_row(confined: Turn, unconfined: Turn) -> Row:
     """The sandbox's cost: the default (confined) turn against ``--sandbox off``."""
     mechanism = confined.confined_by
     if mechanism is None or unconfined.confined_by is not None:
-        raise RuntimeError(UNCONFINED)
+        raise Unconfined(UNCONFINED)
     return Row(
         f'`acp-notebook run "/help"` confined as by default ({CONFINED_BY[mechanism]}), '
         "instructions, client + supervisor (callgrind)",

@@ -83,5 +83,5 @@ def test_the_sandbox_row_is_not_counted_when_nothing_confined_the_default_turn()
     # Under valgrind without bubblewrap the "confined" turn ran unconfined: a ratio of two
     # unconfined turns would pass whatever the sandbox costs.
     supervisor = f"{sys.executable} -S -I /x/acp_notebook/protocol/supervisor.py 42 demo"
-    with pytest.raises(RuntimeError, match="install bubblewrap"):
+    with pytest.raises(instructions.Unconfined, match="install bubblewrap"):
         instructions.sandbox_row(_turn(supervisor), _turn(supervisor))
