@@ -58,7 +58,8 @@ class Preset:
     website: str = ""
     source: str = "shipped"
     #: How it runs confined: ``writable`` (its state and cache paths), ``default`` (its
-    #: sandbox mode unless the user chose one), ``env`` (set only when really confined).
+    #: sandbox mode unless the user chose one), ``env`` and ``args`` (set and added only
+    #: when really confined), ``note`` (what that means for the agent).
     sandbox: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -121,6 +122,19 @@ class LaunchSpec:
             **self.env,
             **({str(k): str(v) for k, v in extra.items()} if confined.enforced else {}),
         }
+
+    def confined_argv(self, confined: Confinement) -> list[str]:
+        """Its command when run as ``confined`` says: the preset's sandbox arguments only
+        when the operating system really confines it (Codex's ``-c
+        sandbox_mode="danger-full-access"``: its own sandbox is left to the client's,
+        which keeps it in the folder; unconfined, it keeps its own)."""
+        extra = (self.preset.sandbox if self.preset else {}).get("args") or []
+        return [*self.argv, *(map(str, extra) if confined.enforced else ())]
+
+    @property
+    def sandbox_note(self) -> str:
+        """What running confined means for this agent, as its preset says ("" if nothing)."""
+        return str((self.preset.sandbox if self.preset else {}).get("note") or "")
 
     @property
     def display_name(self) -> str:

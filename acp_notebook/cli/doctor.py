@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 from typing import IO
@@ -157,15 +158,18 @@ async def doctor(args: argparse.Namespace) -> int:
         print("Hint: `acp-notebook agents` lists every preset and what each needs.", file=out)
         return EXIT_AGENT_FAILED
     print(f"Agent: {spec.display_name}", file=out)
-    print(f"Command: {spec.command_line}  (via {spec.method})", file=out)
     confinement = spec.confinement(None, [os.getcwd()])
+    argv = spec.confined_argv(confinement)
+    print(f"Command: {shlex.join(argv)}  (via {spec.method})", file=out)
     here = f" (here: {confinement.describe()})" if confinement.enforced else ""
     print(f"Sandbox: {sandbox_line(confinement.mode)}{here}", file=out)
+    if spec.sandbox_note:
+        print(f"  {spec.sandbox_note}", file=out)
     started = time.monotonic()
     process = None
     try:
         async with ClientConnection.spawn(
-            spec.argv,
+            argv,
             env={**spec.confined_env(confinement), **dict(args.env)},
             name=spec.name,
             cancel_grace=2.0,

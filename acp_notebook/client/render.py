@@ -330,12 +330,17 @@ class Renderer:
 
     def permission_line(self, request: Any) -> str:
         """ "Permission: Allow once (chosen by rule `allow read`)", then the risk rating in
-        the same words as the prompt ("⚠️ Risky: deletes files recursively")."""
+        the same words as the prompt ("⚠️ Risky: deletes files recursively"); under it,
+        for a command or a write, whether it runs confined, in the turn header's words
+        ("🔒 confined to `project/` · network on")."""
         line = f"Permission: {request.describe()}"
         danger = getattr(request, "danger", None)
         if danger is not None:
             line += f" · {danger.label}"
-        return self._prose(line)
+        sandbox = getattr(request, "sandbox", "")
+        if not sandbox:
+            return self._prose(line)
+        return self._prose(line) + ("\n\n" if self.markdown else "\n") + self._prose(sandbox)
 
     def terminal(self, shown: TerminalShown) -> str:
         if not shown.known:

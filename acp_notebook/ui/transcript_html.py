@@ -65,6 +65,7 @@ from .toolcall_html import (
     edge_color,
     header_html,
     locations_html,
+    sandbox_line,
     warning_line,
 )
 from .turn_status import NOTABLE_STOPS
@@ -152,7 +153,9 @@ class TurnHtml:
                 )
         for request in call.permissions:
             parts.append(
-                warning_line(request.danger) + div(decision_line(request), "margin: 2px 0")
+                warning_line(request.danger)
+                + sandbox_line(request)
+                + div(decision_line(request), "margin: 2px 0")
             )
         style = (
             f"border: {CARD_BORDER}; border-left: 3px solid {edge_color(call)}; "

@@ -77,3 +77,32 @@ def test_a_sessions_broker_knows_its_notebook_server_and_which_tools_only_read()
     assert server is not None and server.name == "notebook"
     offered = server.tools()
     assert offered["list_variables"] is True and offered["run_code"] is False
+
+
+def test_the_run_code_card_says_the_code_runs_unconfined_in_the_kernel() -> None:
+    # The agent is confined; the kernel its run_code runs in is the user's, never confined.
+    from acp_notebook.client.notebook_names import IN_KERNEL
+    from acp_notebook.client.render import Renderer
+    from acp_notebook.client.transcript import Transcript
+
+    loop: Any = None
+    tools = SessionTools(loop, loop, loop, "s", kernel_tools())
+    broker = PermissionBroker("deny", interactive=False)
+    transcript = Transcript("/work")
+    tools.session = SimpleNamespace(  # type: ignore[assignment]
+        closed=False,
+        cwd="/work",
+        roots=["/work"],
+        session_id="s1",
+        permissions=broker,
+        transcript=transcript,
+        active_turn=None,
+        sandbox="🔒 confined to `work/` · network on",
+    )
+    run = ToolApproval("s", "run_code", "Run in the notebook's kernel: x = 1", "x = 1")
+    assert isinstance(anyio.run(tools.approve, run), Denied)
+    (request,) = broker.requests.values()
+    assert request.sandbox == IN_KERNEL
+    (call,) = transcript.tool_calls.values()
+    shown = Renderer(transcript, markdown=False).tool_call(call)
+    assert "🔓 unconfined: the code runs in your kernel" in shown and "🔒" not in shown
