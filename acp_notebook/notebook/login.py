@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from ..client.auth import env_methods_first, ready_env_method
 from ..client.errors import AcpClientError, AuthRequired
 from ..client.session import Session
 from ..protocol.errors import RpcError
@@ -81,14 +82,19 @@ async def open_session(
             )
         except AuthRequired as exc:
             if cell is None:
-                raise LoginFailed(f"{exc}{login_hint(exc)}") from None
+                raise LoginFailed(f"{exc}{login_hint(exc, runtime.env)}") from None
             if not await log_in(runtime, cell, exc):
                 raise LoginFailed(str(exc)) from None
 
 
-def login_hint(exc: AuthRequired) -> str:
-    """How to log in from code, when no one can click."""
-    for method in exc.auth_methods:
+def login_hint(exc: AuthRequired, env: Mapping[str, str]) -> str:
+    """How to log in from code, when no one can click: a method that reads a key before
+    one the agent handles itself (which may open a browser), the one whose key is set
+    first; ``env``: what the agent is given besides this process's environment."""
+    ready = ready_env_method(exc.auth_methods, env)
+    if ready is not None:
+        return f" Log in with `%acp --login {ready.id}` (its key is set), then run the cell again."
+    for method in env_methods_first(exc.auth_methods):
         if method.vars:
             names = " and ".join(f"`{var}`" for var in method.vars)
             return (
