@@ -195,7 +195,7 @@ async def doctor(args: argparse.Namespace) -> int:
     except AgentStartError as exc:
         print(f"Started: no. {exc}", file=out)
         if spec.preset is not None and (hint := install_hint(spec.preset)):
-            print(f"Hint: install it with {hint}.", file=out)
+            print(f"Hint: {hint}", file=out)
         return EXIT_AGENT_FAILED
     except ConnectionClosed as exc:
         print(f"Problem: {exc}", file=out)
