@@ -13,6 +13,9 @@ Options (argv):
                          succeeds, and the prompt ``authed`` says which one was used
   --login-first          until ``authenticate``, prompts fail as claude-agent-acp does without
                          a login: -32603 "Internal error" with the reason in ``data``
+  --mcp-once             MCP servers are registered once per process, as fast-agent does: a
+                         ``session/new`` naming a server already registered with other
+                         settings fails with fast-agent's -32603
 
 Prompts (the first word of the first text block):
   echo TEXT              one chunk ``echo: TEXT``, then ``end_turn``
@@ -97,6 +100,8 @@ class State:
     early_prompt = None
     sessions = 0
     auth_method = None
+    #: --mcp-once: the settings each MCP server was first registered with, by name
+    mcp = {}  # noqa: RUF012
 
 
 def request(method, params, callback):
@@ -254,6 +259,18 @@ for raw in sys.stdin.buffer:
         if CAPS is not None:
             result["agentCapabilities"] = json.loads(CAPS)
         answer(mid, result)
+    elif method == "session/new" and "--mcp-once" in sys.argv and any(
+        State.mcp.setdefault(server.get("name"), server) != server
+        for server in msg["params"].get("mcpServers") or []
+    ):
+        name = next(
+            server.get("name")
+            for server in msg["params"]["mcpServers"]
+            if State.mcp[server.get("name")] != server
+        )
+        detail = f"Runtime MCP server '{name}' is already registered with different settings"
+        write({"jsonrpc": "2.0", "id": mid,
+               "error": {"code": -32603, "message": "Internal error", "data": {"details": detail}}})  # fmt: skip
     elif method == "session/new":
         State.sessions += 1
         sid = f"session-{State.sessions}"

@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import shlex
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from .conftest import SAFETY, Kernel
 
 pytestmark = pytest.mark.kernel
 
+SESSION_AGENT = Path(__file__).resolve().parents[1] / "agents" / "session_agent.py"
 FRAME = "import pandas as pd\nsales = pd.DataFrame({'region': ['north', None], 'units': [3, 7]})"
 
 
@@ -114,6 +117,24 @@ def test_mcp_lists_the_notebook_server_and_no_tools_turns_it_off(kernel: Kernel)
 
     off = kernel.execute("%acp -s off --no-tools /tools", allow_stdin=False, until="final")
     assert "no `notebook` MCP server" in off.plain
+
+
+def test_every_session_is_offered_the_same_entry_and_gets_its_own_calls(kernel: Kernel) -> None:
+    """fast-agent took one notebook session per process ("Runtime MCP server 'notebook' is
+    already registered with different settings"): each session had its own relay socket."""
+    command = shlex.join([sys.executable, str(SESSION_AGENT), "--mcp-once"])
+    agent = '"' + command.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    for name in ("once-a", "once-b"):
+        turn = kernel.execute(f"%acp -a {agent} -s {name} echo hi", allow_stdin=False, until="final")
+        assert not turn.errors and "echo: hi" in turn.plain, turn.describe()
+
+    first = kernel.execute("%acp -s route-a -p allow /tools in_a = 1", allow_stdin=False, until="final")
+    entry_a = notebook_server(kernel)
+    second = kernel.execute("%acp -s route-b -p allow /tools in_b = 2", allow_stdin=False, until="final")
+    assert notebook_server(kernel) == entry_a
+    assert defined(kernel, "in_a") and defined(kernel, "in_b")
+    assert "in_a = 1" in first.plain and "in_b = 2" not in first.plain
+    assert "in_b = 2" in second.plain and "in_a = 1" not in second.plain
 
 
 def test_the_relays_secret_is_never_sent_shown_or_traced(kernel: Kernel) -> None:
