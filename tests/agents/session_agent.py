@@ -13,6 +13,8 @@ Options (argv):
                          succeeds, and the prompt ``authed`` says which one was used
   --login-first          until ``authenticate``, prompts fail as claude-agent-acp does without
                          a login: -32603 "Internal error" with the reason in ``data``
+  --fail-new MESSAGE     ``session/new`` fails with -32603 MESSAGE (claude-agent-acp as root
+                         outside a sandbox: "Query closed before response received")
   --mcp-once             MCP servers are registered once per process, as fast-agent does: a
                          ``session/new`` naming a server already registered with other
                          settings fails with fast-agent's -32603
@@ -259,6 +261,8 @@ for raw in sys.stdin.buffer:
         if CAPS is not None:
             result["agentCapabilities"] = json.loads(CAPS)
         answer(mid, result)
+    elif method == "session/new" and option("--fail-new"):
+        fail(mid, -32603, option("--fail-new"))
     elif method == "session/new" and "--mcp-once" in sys.argv and any(
         State.mcp.setdefault(server.get("name"), server) != server
         for server in msg["params"].get("mcpServers") or []
