@@ -90,6 +90,9 @@ class SessionTools:
         self.registry = registry
         self._kernel = kernel
         self.context = ToolContext(name, shell, runner, self.approve, self.show, self.report)
+        #: Whether its agent has listed or called the tools (an agent may drop the MCP
+        #: servers it is given: Gemini CLI does in a folder it does not trust).
+        self.heard = False
         #: Tool calls approved and not yet shown, by the code they run (in order).
         self._running: defaultdict[str, deque[str]] = defaultdict(deque)
 
@@ -308,6 +311,7 @@ class KernelTools:
                 _unrouted,
                 registry=self.registry,
                 route=self.route,
+                heard=self.heard,
             )
         return self._server.start()
 
@@ -320,6 +324,12 @@ class KernelTools:
         server, self._server = self._server, None
         if server is not None:
             server.close()
+
+    def heard(self, pid: int | None) -> None:
+        """A relay of ``pid`` made a request: its agent's sessions use the tools."""
+        for tools in self._sessions:
+            if tools.serves(pid):
+                tools.heard = True
 
     def route(self, pid: int | None) -> ToolContext | str:
         """The session a call from the relay ``pid`` is for: among the sessions of the

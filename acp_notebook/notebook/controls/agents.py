@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ...agents.evidence import GEMINI_UNTRUSTED
 from ...agents.presets import PresetStatus, install_hint, preset_table
 from ...client.auth import AuthMethodInfo, env_methods_first, missing_vars, ready_env_method
 from ...protocol.sandbox import sandbox_line
@@ -18,6 +19,9 @@ from ..snapshots import SessionSnapshot
 from ..state import FolderServersChanged
 from ..tools.live_tools import offered_line
 from .base import ControlContext, ControlFailed
+
+if TYPE_CHECKING:
+    from ..runtime import AgentRuntime
 
 #: How many messages ``%acp --log`` shows (``acp.messages()`` filters all of them).
 LOG_LAST = 50
@@ -172,7 +176,31 @@ async def mcp(ctx: ControlContext, action: str | None = None) -> Text:
     if runtime is not None and (runtime.mcp_passed or runtime.mcp_skipped):
         lines.append("Passed to the last session: " + (", ".join(runtime.mcp_passed) or "none"))
         lines += runtime.mcp_skipped
+    if runtime is not None:
+        lines += [_dropped(runtime, name) for name in _unheard(runtime)]
     return Text("\n".join(lines))
+
+
+def _unheard(runtime: AgentRuntime) -> list[str]:
+    """The sessions given the notebook tools whose agent, a turn later, has never listed
+    nor called them."""
+    return [
+        name
+        for name, tools in runtime.tools.items()
+        if not tools.heard
+        and tools.session is not None
+        and any(record.finished for record in tools.session.transcript.turns)
+    ]
+
+
+def _dropped(runtime: AgentRuntime, name: str) -> str:
+    preset = runtime.spec.preset.id if runtime.spec.preset else None
+    why = GEMINI_UNTRUSTED.text("notebook") if preset == GEMINI_UNTRUSTED.preset else ""
+    said = (
+        f"Session {quote(name)}: the agent was given the notebook tools but has never listed "
+        "nor called them; it may have dropped them."
+    )
+    return f"{said} {why}" if why else said
 
 
 def _server_line(entry: dict[str, Any]) -> str:

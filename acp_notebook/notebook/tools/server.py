@@ -93,6 +93,7 @@ class NotebookToolsServer:
         report: Callable[[CellChangeReport], None] | None = None,
         *,
         route: Route | None = None,
+        heard: Callable[[int | None], None] | None = None,
     ) -> None:
         self._loop = loop
         self.registry = registry if registry is not None else kernel_tools()
@@ -100,6 +101,8 @@ class NotebookToolsServer:
         #: Every call served with ``context``, unless the server is shared: then ``route``
         #: finds the session each call is for.
         self._route: Route = route if route is not None else (lambda _pid: self.context)
+        #: Told of every request, with the relay's process: who uses the tools.
+        self._heard = heard
         self._endpoint: RelayEndpoint | None = None
         self._spec: McpServerSpec | None = None
         self._scope: anyio.CancelScope | None = None
@@ -259,6 +262,8 @@ class NotebookToolsServer:
         connection = _current.get(None)
         if connection is not None:
             connection.session = ctx.session
+        if self._heard is not None:
+            self._heard(connection.pid if connection is not None else None)
         return connection
 
     def _tools_changed(self) -> None:
