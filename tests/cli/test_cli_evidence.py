@@ -4,6 +4,7 @@ the failure it produces; the agents here are scripted ones standing in for the p
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import stat
@@ -82,3 +83,15 @@ def test_each_known_failure_is_found_only_for_its_own_agent() -> None:
     assert explain("codex", said) is None and explain(None, said) is None
     stuck = explain("opencode", "Stop reason: end_turn — the turn ended after the 5 s timeout (-t 5).")
     assert stuck is not None and stuck.command == "opencode auth login"
+
+
+def test_the_report_card_ends_with_what_fixes_the_failures_it_saw(tmp_path: Path) -> None:
+    env = as_claude(tmp_path / "bin", "--fail-new", "Query closed before response received")
+    result = cli("doctor", "--report", "--json", "--agent", "claude", cwd=tmp_path, env=env)
+    (card,) = json.loads(result.stdout)
+    assert card["hints"] == [
+        "Claude Agent is not logged in: log in once with Claude Code in a terminal, or set "
+        "ANTHROPIC_API_KEY where the agent starts. Fix: `claude /login`.",
+        "Claude Agent ends its session at once when it runs as root outside a sandbox; tell it "
+        "the machine is one. Fix: `export IS_SANDBOX=1`.",
+    ]
