@@ -15,6 +15,8 @@ Options (argv):
                          a login: -32603 "Internal error" with the reason in ``data``
   --fail-new MESSAGE     ``session/new`` fails with -32603 MESSAGE (claude-agent-acp as root
                          outside a sandbox: "Query closed before response received")
+  --refuse-link-types    a prompt holding a ``resource_link`` with a ``mimeType`` fails as
+                         opencode's does: -32603 "file part media type … not supported"
   --mcp-once             MCP servers are registered once per process, as fast-agent does: a
                          ``session/new`` naming a server already registered with other
                          settings fails with fast-agent's -32603
@@ -149,7 +151,10 @@ def on_prompt(mid, params):
     blocks = params.get("prompt") or []
     text = next((b.get("text", "") for b in blocks if b.get("type") == "text"), "")
     word, _, rest = text.partition(" ")
-    if "--login-first" in sys.argv and State.auth_method is None:
+    typed = [b["mimeType"] for b in blocks if b.get("type") == "resource_link" and b.get("mimeType")]
+    if "--refuse-link-types" in sys.argv and typed:
+        fail(mid, -32603, f"'file part media type {typed[0]}' functionality not supported")
+    elif "--login-first" in sys.argv and State.auth_method is None:
         details = {"details": "Invalid API key · Please run /login"}
         write({"jsonrpc": "2.0", "id": mid,
                "error": {"code": -32603, "message": "Internal error", "data": details}})  # fmt: skip
