@@ -41,3 +41,23 @@ def test_claude_refusing_a_prompt_for_a_login_says_how_to_log_in(
         "ANTHROPIC_API_KEY where the agent starts. Fix: `claude /login`."
     )
     assert "Fix: `claude /login`." in handle.bundle()["text/plain"]
+
+
+def test_an_opencode_turn_the_limit_ended_says_it_may_lack_a_provider(
+    agents: NotebookAgents, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """opencode with no provider never answered, and the `-t` that ended it said nothing
+    of why."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "opencode"
+    script.write_text("#!/bin/sh\nexec " + shlex.join([sys.executable, str(SESSION_AGENT)]) + "\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    handle = agents.start_turn(TurnSettings(prompt="hang", agent="opencode", timeout=0.5))
+    handle.wait(SAFETY)
+    plain = handle.bundle()["text/plain"]
+    assert "did not finish the turn within 0.5 s" in plain
+    assert "OpenCode has no model provider it can reach" in plain
+    assert "Fix: `opencode auth login`." in plain
