@@ -23,7 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agents.presets import DEMO, resolve_agent
+from ..agents.evidence import before_start, explain
+from ..agents.presets import DEMO, AgentNotFound, resolve_agent
 from ..client.formatting import md_cell
 from ..protocol.sandbox import sandbox_line
 from .checks import CHECKS, Run, Verdict
@@ -82,6 +83,8 @@ class ReportCard:
     #: The sandbox the agent ran in, as ``doctor`` says it ("workspace, enforced by
     #: Landlock ABI 7"); "" when not known.
     sandbox: str = ""
+    #: What the agent is known to need here, each with its fix (``agents/evidence.py``).
+    hints: list[str] = field(default_factory=list)
 
     def verdicts(self) -> dict[str, Verdict]:
         return {check.id: check.verdict for check in self.checks}
@@ -92,11 +95,11 @@ class ReportCard:
         return all(check.verdict != "fail" for check in self.checks)
 
     def to_json(self) -> dict[str, Any]:
-        checks = [check.to_json() for check in self.checks]
         return {
             "agent": self.agent,
-            "checks": checks,
+            "checks": [check.to_json() for check in self.checks],
             **({"sandbox": self.sandbox} if self.sandbox else {}),
+            "hints": list(self.hints),
         }
 
     def dumps(self) -> str:
@@ -109,6 +112,7 @@ class ReportCard:
         if self.sandbox:
             lines.append(f"  sandbox: {self.sandbox}")
         lines += [f"  {c.verdict:<15} {c.title:<{width}}  {c.evidence}" for c in self.checks]
+        lines += [f"Hint: {hint}" for hint in self.hints]
         return "\n".join(lines)
 
     def _repr_markdown_(self) -> str:
@@ -168,7 +172,30 @@ async def report_card(
     for check in CHECKS:
         verdict, evidence = check.grade(run)
         card.checks.append(Check(check.id, check.title, verdict, evidence))
+    card.hints = _hints(agent, env or {}, run.cwd, card.checks)
     return card
+
+
+def _hints(
+    agent: str | Sequence[str], env: dict[str, str], cwd: str, checks: list[Check]
+) -> list[str]:
+    """What a preset's agent surely lacks here, and the fix of each known failure the
+    checks' evidence shows, once each."""
+    try:
+        spec = resolve_agent(agent) if isinstance(agent, str) else None
+    except AgentNotFound:
+        return []
+    if spec is None or spec.preset is None:
+        return []
+    preset = spec.preset.id
+    confined = spec.confinement(None, [cwd]).enforced
+    findings = before_start(preset, env, confined=confined)
+    findings += [
+        finding
+        for check in checks
+        if check.verdict != "pass" and (finding := explain(preset, check.evidence)) is not None
+    ]
+    return list(dict.fromkeys(finding.text("terminal") for finding in findings))
 
 
 class ReportCards(list[ReportCard]):
