@@ -9,6 +9,7 @@ here that read them say so. Everything else runs on the kernel's main thread.
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import time
 import warnings
@@ -126,7 +127,7 @@ class NotebookAgents:
                 start_task=self._start_task,
                 mcp_servers=self.all_mcp_servers,
                 rules=self.permission_rules,
-                session_tools=self._session_tools,
+                session_tools=functools.partial(self._session_tools, agent),
                 notebook_path=self._notebook_path,
                 sandbox=lambda: self.sandbox,
             )
@@ -139,8 +140,13 @@ class NotebookAgents:
             self.runtimes[agent] = runtime
         return runtime
 
-    def _session_tools(self, name: str) -> SessionTools | None:
-        return self.tools.for_session(name) if self.tools is not None else None
+    def _session_tools(self, agent: str, name: str) -> SessionTools | None:
+        """A new session's notebook tools, their traffic kept in the log like the agent's."""
+        tools = self.tools.for_session(name) if self.tools is not None else None
+        runtime = self.runtimes.get(agent)
+        if tools is not None and runtime is not None:
+            tools.server.observers = runtime.observers
+        return tools
 
     def _notebook_path(self) -> str | None:
         return notebook_path(self.tools.shell) if self.tools is not None else None

@@ -50,7 +50,7 @@ from .tools import (
     ToolRegistry,
     kernel_tools,
 )
-from .tools.approval import Review
+from .tools.approval import Review, traced
 from .tools.kernel_tools import code_content
 from .tools.live_tools import LiveTools
 from .tools.registry import CellChangeReport, ToolImage
@@ -115,6 +115,11 @@ class SessionTools:
     # ------------------------------------------------------------------ approval
 
     async def approve(self, request: ToolApproval) -> Decision:
+        decision = await self._decide(request)
+        self.server.observe(traced(request, decision))
+        return decision
+
+    async def _decide(self, request: ToolApproval) -> Decision:
         session = self.session
         if session is None or session.closed:
             return Denied("not approved: the session is not open")

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
+from ...protocol.trace_event import Observer, TraceEvent
 from ..loop import AgentLoop
 from .approval import Approve
 from .endpoint import McpServerSpec, RelayEndpoint
@@ -54,6 +55,8 @@ _IMPORTING = threading.Lock()
 
 #: The server's name in ``mcpServers`` (a rule or the inspector names it so).
 SERVER_NAME = "notebook"
+#: The channel its messages are traced on.
+CHANNEL = f"mcp:{SERVER_NAME}"
 
 
 @dataclass(eq=False)
@@ -97,6 +100,9 @@ class NotebookToolsServer:
         self._connections: set[_Connection] = set()
         #: Connections refused for a wrong secret.
         self.refused = 0
+        #: What sees every MCP message both ways (the notebook's message log), on the
+        #: channel :data:`CHANNEL`.
+        self.observers: tuple[Observer, ...] = ()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -178,7 +184,10 @@ class NotebookToolsServer:
             _current.set(connection)
             self._connections.add(connection)
             try:
-                async with message_streams(stream, received) as (read, write):
+                streams = message_streams(
+                    stream, received, observe=self.observe, channel=CHANNEL
+                )
+                async with streams as (read, write):
                     await server.run(read, write, options)
             finally:
                 self._connections.discard(connection)
@@ -241,6 +250,11 @@ class NotebookToolsServer:
         connection = _current.get(None)
         if connection is not None:
             connection.session = ctx.session
+
+    def observe(self, event: TraceEvent) -> None:
+        """Tell the observers of one message (or of a decision about a call)."""
+        for observer in self.observers:
+            observer(event)
 
     def _tools_changed(self) -> None:
         """Tell every connected agent (from any thread; the loop does the telling)."""
