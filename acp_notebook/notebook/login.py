@@ -122,27 +122,34 @@ async def log_in(runtime: AgentRuntime, cell: LiveCell, exc: AuthRequired) -> bo
     )
     cell.show_login(prompt)
     cell.view.set_status(WAITING)
-    async with sender, choices:
-        async for choice in choices:
-            if isinstance(choice, Cancel):
-                prompt.close("Cancelled.")
-                return False
-            if isinstance(choice, Retry):
-                prompt.close("Retrying…")
+    # The page's sidebar shows the session as waiting for a login meanwhile.
+    runtime.login_waiting = True
+    runtime.on_change()
+    try:
+        async with sender, choices:
+            async for choice in choices:
+                if isinstance(choice, Cancel):
+                    prompt.close("Cancelled.")
+                    return False
+                if isinstance(choice, Retry):
+                    prompt.close("Retrying…")
+                    return True
+                try:
+                    if choice.env:
+                        # The agent reads its credentials at start: restart it with them.
+                        runtime.env.update(choice.env)
+                        await runtime.stop()
+                    cell.view.set_status("Logging in…")
+                    await runtime.authenticate(choice.method_id)
+                except (RpcError, AgentFailed, AcpClientError) as error:
+                    # The agent's message, as text: it is untrusted and this is HTML.
+                    prompt.status.value = f"<span style='color: {ERROR}'>{esc(error)}</span>"
+                    cell.view.set_status(WAITING)
+                    continue
+                prompt.close(f"Logged in with {choice.method_id}.")
+                cell.view.set_status("Starting…")
                 return True
-            try:
-                if choice.env:
-                    # The agent reads its credentials at start: restart it with them.
-                    runtime.env.update(choice.env)
-                    await runtime.stop()
-                cell.view.set_status("Logging in…")
-                await runtime.authenticate(choice.method_id)
-            except (RpcError, AgentFailed, AcpClientError) as error:
-                # The agent's message, as text: it is untrusted and this is HTML.
-                prompt.status.value = f"<span style='color: {ERROR}'>{esc(error)}</span>"
-                cell.view.set_status(WAITING)
-                continue
-            prompt.close(f"Logged in with {choice.method_id}.")
-            cell.view.set_status("Starting…")
-            return True
-    return False
+        return False
+    finally:
+        runtime.login_waiting = False
+        runtime.on_change()
