@@ -87,7 +87,9 @@ def lanes_html(
     cells += _brackets(rows)
     for index, row in enumerate(rows):
         cells.append(_message(row, index + 2, lanes, timeline, cwd, column, inner, check))
-    body = "".join(cells) if rows else "".join(cells) + div("No messages.", f"{column}")
+    if not rows:
+        cells.append(div("No messages.", f"{column}; color: {MUTED}"))
+    body = "".join(cells)
     return (
         div(
             body,
