@@ -1,7 +1,9 @@
 /**
  * The board of every notebook's sessions, the sidebar that lists them and one click to
- * the waiting card, and the title's badge (agents.ts, sidebar.ts).
+ * the waiting card, and the badge on the tab and the title (agents.ts, sidebar.ts, badge.ts).
  */
+
+import { Title, Widget } from '@lumino/widgets';
 
 import {
   AgentBoard,
@@ -10,6 +12,7 @@ import {
   parseAgents,
   permissionsWaiting
 } from '../agents';
+import { WaitingBadge, WAITING_CLASS } from '../badge';
 import { AgentSidebar } from '../sidebar';
 
 function session(fields: Partial<IAgentSession>): IAgentSession {
@@ -100,5 +103,29 @@ describe('the sidebar', () => {
     expect(board.notebooks()).toEqual(['a.ipynb']);
     expect(sidebar.title.label).toBe('Agents');
     expect(sidebar.node.querySelectorAll('li')).toHaveLength(1);
+  });
+});
+
+describe('the waiting badge', () => {
+  it('marks the tab and counts in the title until the permission is answered', async () => {
+    document.head.innerHTML = '<title>tour.ipynb - JupyterLab</title>';
+    const board = new AgentBoard<string>();
+    const tab = new Title<Widget>({
+      owner: new Widget(),
+      className: 'jp-mod-dirty'
+    });
+    new WaitingBadge(board, () => tab);
+
+    board.set('tour.ipynb', [session({ state: 'waiting_permission' })]);
+    expect(tab.className).toBe(`jp-mod-dirty ${WAITING_CLASS}`);
+    expect(document.title).toBe('(1) ⏳ tour.ipynb - JupyterLab');
+    // The application sets the title again (another notebook came forward).
+    document.title = 'other.ipynb - JupyterLab';
+    await new Promise(resolve => setTimeout(resolve, 0));
+    expect(document.title).toBe('(1) ⏳ other.ipynb - JupyterLab');
+
+    board.set('tour.ipynb', [session({ state: 'idle' })]);
+    expect(tab.className).toBe('jp-mod-dirty');
+    expect(document.title).toBe('other.ipynb - JupyterLab');
   });
 });
