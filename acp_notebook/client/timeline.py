@@ -124,6 +124,13 @@ class Row:
         return "agent"
 
     @property
+    def route(self) -> str:
+        """Who sent it to whom, in words ("agent → tools"); a decision is the client's."""
+        if self.category == "decision":
+            return "the client decides"
+        return f"{self.sender} → {self.receiver}"
+
+    @property
     def message(self) -> dict[str, Any] | None:
         return self.event.message
 

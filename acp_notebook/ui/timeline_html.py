@@ -204,7 +204,7 @@ def detail_html(
     """One message in full: what it is, what it pairs with, its schema verdict (checked
     now unless ``check`` is false), the spec section, the pretty JSON (the session's
     directory as ``.``; with ``limit``, at most that many characters)."""
-    head = [f"<b>#{row.number}</b> {esc(f'{row.sender} → {row.receiver}')} · {esc(row.category)}"]
+    head = [f"<b>#{row.number}</b> {esc(row.route)} · {esc(row.category)}"]
     if row.method:
         head.append(f"<code>{esc(row.method)}</code>")
     if row.update_kind:

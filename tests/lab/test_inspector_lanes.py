@@ -11,6 +11,7 @@ import re
 from acp_notebook.client.secrets import redact_event
 from acp_notebook.client.timeline import Timeline, trace_events
 from acp_notebook.client.trace import trace_line
+from acp_notebook.notebook.inspector import MessageTable, pair_responses
 from acp_notebook.protocol.jsonrpc import TraceEvent
 from acp_notebook.protocol.trace_event import DECISION
 from acp_notebook.ui.inspector_view import InspectorView
@@ -164,3 +165,19 @@ def test_a_traced_tools_message_keeps_its_channel_through_redaction_and_a_trace_
     redacted = redact_event(original, frozenset({"secret"}))
     assert redacted.channel == TOOLS
     assert trace_events([trace_line(redacted)])[0].channel == TOOLS
+
+
+def test_the_message_table_names_the_tools_as_the_party_of_their_messages() -> None:
+    # acp.messages() called every sent message "client → agent": a tools/call read by
+    # the notebook tools read as the client's request to the agent.
+    table = MessageTable(pair_responses(a_run_code_turn()))
+    arrows = [row[1] for row in table.rows()]
+    assert arrows == [
+        "client → agent",
+        "agent → tools",
+        "the client decides",
+        "tools → agent",
+        "agent → client",
+        "agent → client",
+    ]
+    assert "**#2** agent → tools · request · `tools/call`" in table.step(2)._repr_markdown_()
