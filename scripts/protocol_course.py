@@ -1,6 +1,8 @@
 """The protocol tour, as a course: the learner drives the demo agent one message at a time
-with ``acp_notebook.lab`` (notebooks/protocol_tour.ipynb). Short cells, one idea each; the
-exercises' solutions are filled in so that nbval runs the notebook top to bottom."""
+with ``acp_notebook.lab`` (notebooks/protocol_tour.ipynb). Short cells, one idea each. An
+exercise leaves ``...`` for the learner; its solution waits in a collapsed cell that fills in only
+what was left as ``...`` (so nbval still runs the notebook top to bottom), and the check after it
+says what it expects."""
 
 from __future__ import annotations
 
@@ -8,12 +10,27 @@ import nbformat
 from nbformat.v4 import new_notebook
 from notebook_cells import KERNEL, code, md, workspace_cell
 
+#: The first line of a solution cell, by how it fills in: values left as ``...``, or an
+#: action the learner has not taken.
+FILLS = (
+    "# Solution (collapsed: open it once you have tried). It fills in only what you left as `...`."
+)
+ACTS = "# Solution (collapsed: open it once you have tried). It acts only if you have not."
 
-def exercise(number: int, task: str, solution: str, check: str) -> list[nbformat.NotebookNode]:
-    """A task, a cell with its solution filled in, and a check cell that says whether it is right."""
+
+def exercise(
+    number: int, task: str, blank: str, solution: str, check: str
+) -> list[nbformat.NotebookNode]:
+    """A task; a cell for the learner (``blank``: ``...`` where the answer goes, or the call to
+    make as a comment); the solution, collapsed (JupyterLab and Notebook 7 honour
+    ``source_hidden``), filling in only what the learner left; a check cell whose asserts say
+    what they expect."""
+    hidden = code(solution)
+    hidden.metadata.update({"jupyter": {"source_hidden": True}, "tags": ["solution"]})
     return [
         md(f"**Exercise {number}.** {task}"),
-        code(f"# Exercise {number} (the solution is filled in: try your own)\n{solution}"),
+        code(f"# Exercise {number}: {blank}"),
+        hidden,
         code(f"{check}\nprint('✓ exercise {number}')"),
     ]
 
@@ -32,8 +49,10 @@ this course **you are the client**: you send each message to the demo agent your
   *notification* gets none; `session/update` notifications carry a kind (`agent_message_chunk`, …).
 
 The lab checks each of your messages before it goes: a step out of order, or a message the schema
-rejects, is refused with one sentence saying why, and nothing is sent. Exercises have their
-solution filled in (so the notebook runs top to bottom); the cell after each one checks it."""),
+rejects, is refused with one sentence saying why, and nothing is sent. Each exercise leaves `...`
+for you to fill in, and the cell after it checks your answer and says what it expects. Between the
+two, a collapsed cell holds the solution: open it once you have tried; it fills in only what you
+left as `...`, so the notebook still runs top to bottom."""),
         workspace_cell("tour-workspace", {"notes.txt": "ACP tour\nline two\nline three\n"}),
         code(
             "import acp_notebook.lab\n"
@@ -60,9 +79,17 @@ capabilities and its auth methods. Neither side uses what the other did not adve
             1,
             "Which protocol version did the agent answer, and does it accept images in prompts "
             "(`promptCapabilities`)?",
-            'version = hello["protocolVersion"]\n'
-            'accepts_images = hello["agentCapabilities"]["promptCapabilities"]["image"]',
-            "assert version == 1 and accepts_images is True",
+            "replace each ... (the check below says what it expects)\n"
+            "version = ...\naccepts_images = ...",
+            f"{FILLS}\n"
+            "if version is ...:\n"
+            '    version = hello["protocolVersion"]\n'
+            "if accepts_images is ...:\n"
+            '    accepts_images = hello["agentCapabilities"]["promptCapabilities"]["image"]',
+            'assert version == 1, "version: the protocolVersion the agent answered initialize with '
+            '(in `hello`)."\n'
+            "assert accepts_images is True, \"accepts_images: the `image` flag of the agent's "
+            'promptCapabilities (in `hello`)."',
         ),
         md("""
 ## 3. `authenticate`
@@ -103,8 +130,14 @@ ends with the answer to `session/prompt`, which carries a `stopReason`."""),
             2,
             "Which update kinds did the agent send during that turn? Collect them in a set from "
             "`lab.messages` (each message has `.update_kind`).",
-            "kinds = {m.update_kind for m in lab.messages if m.update_kind}",
-            'assert {"agent_thought_chunk", "agent_message_chunk", "usage_update"} <= kinds',
+            "replace ... with the set of the update kinds in lab.messages\nkinds = ...",
+            f"{FILLS}\n"
+            "if kinds is ...:\n"
+            "    kinds = {m.update_kind for m in lab.messages if m.update_kind}",
+            'assert isinstance(kinds, set), "kinds: a set ({m.update_kind for m in ...}), '
+            'leaving out messages without one."\n'
+            'assert {"agent_thought_chunk", "agent_message_chunk", "usage_update"} <= kinds, '
+            'f"kinds misses some the turn sent: {kinds}"',
         ),
         md("""
 ## 6. Be the file system
@@ -117,8 +150,17 @@ client answers with the text, and what the client says is what the agent sees.""
         *exercise(
             3,
             "Answer with a text of your own (`content=`), then wait for the turn to end.",
-            'request.answer(content="Written by hand\\n")\nawait turn',
-            'assert any("Written by hand" in m.json() for m in lab.messages if m.direction == "received")',
+            "answer `request` with a text of your own, then wait for the turn:\n"
+            "#   request.answer(content=...)\n#   await turn",
+            f"{ACTS}\n"
+            "if not request.answered:\n"
+            '    request.answer(content="Written by hand\\n")\n'
+            "await turn",
+            'assert isinstance(request.answered, dict), "Answer the request first: '
+            "request.answer(content='any text'), then await turn.\"\n"
+            'mine = request.answered["content"].strip().splitlines()[0]\n'
+            'assert any(mine in m.json() for m in lab.messages if m.direction == "received"), '
+            '"The agent\'s reply quotes your text once the turn ends: await turn."',
         ),
         md("""
 ## 7. You answer a permission request
@@ -134,9 +176,16 @@ exists, and the client answers that it does not, with an error); the permission 
         *exercise(
             4,
             "Allow it once, then wait for the turn to end (`await turn`).",
-            'request.answer(option_id="allow-once")\nawait turn',
-            'assert turn.result() == {"stopReason": "end_turn"}\n'
-            'assert pathlib.Path("hello.txt").read_text().strip() == "Hello from the agent"',
+            'answer with the id of the "allow once" option (see request.options), then wait:\n'
+            "#   request.answer(option_id=...)\n#   await turn",
+            f"{ACTS}\n"
+            "if not request.answered:\n"
+            '    request.answer(option_id="allow-once")\n'
+            "await turn",
+            'assert turn.result() == {"stopReason": "end_turn"}, "The turn ends normally once '
+            'you answer with an option that allows: await turn."\n'
+            'assert pathlib.Path("hello.txt").read_text().strip() == "Hello from the agent", '
+            '"Allowed, the agent writes hello.txt."',
         ),
         md("Your answer, as it went over the wire:"),
         code(
@@ -169,9 +218,17 @@ it)."""),
         *exercise(
             6,
             "Switch the session back to `ask` mode.",
-            'await lab.set_mode("ask")\nawait lab.until("config_option_update");',
+            "switch back to `ask`, then wait for the agent to confirm:\n"
+            '#   await lab.set_mode(...)\n#   await lab.until("config_option_update")',
+            f"{ACTS}\n"
+            'modes = [m.payload["update"]["currentModeId"] for m in lab.messages '
+            'if m.update_kind == "current_mode_update"]\n'
+            'if modes[-1] != "ask":\n'
+            '    await lab.set_mode("ask")\n'
+            '    await lab.until("config_option_update");',
             'last = [m for m in lab.messages if m.update_kind == "current_mode_update"][-1]\n'
-            'assert last.payload["update"]["currentModeId"] == "ask"',
+            'assert last.payload["update"]["currentModeId"] == "ask", "The agent\'s last '
+            "current_mode_update names the mode it is in: lab.set_mode('ask') and wait for it.\"",
         ),
         md("""
 ## 11. Load and resume
@@ -189,8 +246,14 @@ a replay."""),
         *exercise(
             7,
             "Which update kinds did the load replay? Look at the messages after `mark`.",
-            "replayed = {m.update_kind for m in lab.messages[mark:] if m.update_kind}",
-            'assert {"user_message_chunk", "agent_message_chunk"} <= replayed',
+            "replace ... with the set of the update kinds in lab.messages[mark:]\nreplayed = ...",
+            f"{FILLS}\n"
+            "if replayed is ...:\n"
+            "    replayed = {m.update_kind for m in lab.messages[mark:] if m.update_kind}",
+            'assert isinstance(replayed, set), "replayed: a set of the update_kind of the '
+            'messages after `mark`."\n'
+            'assert {"user_message_chunk", "agent_message_chunk"} <= replayed, '
+            'f"The replay holds both sides of the conversation; you have {replayed}"',
         ),
         code('await lab.resume_session(second)\nawait lab.until("available_commands_update");'),
         md("""
@@ -210,8 +273,11 @@ from here on)."""),
         *exercise(
             5,
             "Was `bye.txt` written?",
-            'written = pathlib.Path("bye.txt").exists()',
-            "assert written is False",
+            "replace ... with True or False (pathlib can tell)\nwritten = ...",
+            f'{FILLS}\nif written is ...:\n    written = pathlib.Path("bye.txt").exists()',
+            'assert written is not ..., "written: True if bye.txt exists, else False."\n'
+            'assert written is False, "Cancelled before it was allowed, the agent wrote nothing: '
+            "look again (pathlib.Path('bye.txt').exists()).\"",
         ),
         md("""
 ## 12. Cancelling a long turn

@@ -16,6 +16,7 @@ unchanged. What counts as secret:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
+from dataclasses import replace
 from typing import Any
 
 from ..protocol.jsonrpc import Observer, TraceEvent
@@ -78,12 +79,9 @@ def redact_message(message: Any, secrets: Collection[str] = ()) -> Any:
 def redact_event(event: TraceEvent, secrets: Collection[str] = ()) -> TraceEvent:
     """``event`` as it may be kept: its message (or invalid line) redacted."""
     if event.message is not None:
-        message = redact_message(event.message, secrets)
-        return TraceEvent(event.direction, event.time, message, size=event.size)
+        return replace(event, message=redact_message(event.message, secrets))
     if event.invalid is not None and secrets:
-        return TraceEvent(
-            event.direction, event.time, None, redact_message(event.invalid, secrets), event.size
-        )
+        return replace(event, invalid=redact_message(event.invalid, secrets))
     return event
 
 

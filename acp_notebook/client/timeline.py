@@ -24,6 +24,9 @@ from typing import Any, Literal
 
 from ..protocol.conformance import ValidatorUnavailable, schema_errors
 from ..protocol.jsonrpc import TraceEvent
+from ..protocol.trace_event import ACP, DECISION
+from .mcp_check import mcp_errors
+from .spec_pages import METHOD_SPEC, SPEC_ROOT, UPDATE_SPEC, mcp_spec_link, spec_link
 
 __all__ = [
     "METHOD_SPEC",
@@ -39,79 +42,6 @@ __all__ = [
     "trace_events",
     "warm_up",
 ]
-
-SPEC_ROOT = "https://agentclientprotocol.com/protocol/v1/"
-
-#: The spec section that defines each method: the schema's own "See protocol docs" link where it
-#: has one, else the page of the protocol docs that covers it (pages named by the schema or the
-#: docs' sources, never guessed).
-METHOD_SPEC: dict[str, str] = {
-    "initialize": "initialization",
-    "authenticate": "authentication",
-    "logout": "authentication",
-    "session/new": "session-setup#creating-a-session",
-    "session/load": "session-setup#loading-sessions",
-    "session/resume": "session-setup",
-    "session/list": "session-setup",
-    "session/close": "session-setup",
-    "session/delete": "session-setup",
-    "session/set_mode": "session-modes",
-    "session/set_config_option": "session-config-options",
-    "session/prompt": "prompt-turn#1-user-message",
-    "session/cancel": "prompt-turn#cancellation",
-    "session/update": "prompt-turn#3-agent-reports-output",
-    "session/request_permission": "tool-calls#requesting-permission",
-    "fs/read_text_file": "overview#client",
-    "fs/write_text_file": "overview#client",
-    "terminal/create": "terminals",
-    "terminal/output": "terminals",
-    "terminal/release": "terminals",
-    "terminal/wait_for_exit": "terminals",
-    "terminal/kill": "terminals",
-    "elicitation/create": "elicitation",
-    "elicitation/complete": "elicitation#url-completion",
-    "$/cancel_request": "cancellation",
-}
-
-#: The spec section of each ``sessionUpdate`` kind.
-UPDATE_SPEC: dict[str, str] = {
-    "user_message_chunk": "prompt-turn#3-agent-reports-output",
-    "agent_message_chunk": "prompt-turn#3-agent-reports-output",
-    "agent_thought_chunk": "prompt-turn#3-agent-reports-output",
-    "tool_call": "tool-calls#creating",
-    "tool_call_update": "tool-calls#updating",
-    "plan": "agent-plan",
-    "available_commands_update": "prompt-turn#3-agent-reports-output",
-    "current_mode_update": "session-modes",
-    "config_option_update": "session-config-options",
-    "session_info_update": "session-setup",
-    "usage_update": "prompt-turn#3-agent-reports-output",
-    "notice": "../../rfds/session-notices",
-    "compaction_update": "prompt-turn#3-agent-reports-output",
-    "compaction_summary_chunk": "prompt-turn#3-agent-reports-output",
-}
-
-
-def spec_link(method: str | None, kind: str | None = None) -> str | None:
-    """The spec URL for a message of ``method`` (and ``sessionUpdate`` ``kind``); extension
-    methods (``_…``) get the extensibility page, unknown ones none."""
-    if kind is not None and kind in UPDATE_SPEC:
-        return _url(UPDATE_SPEC[kind])
-    if method is None:
-        return None
-    if method.startswith("_"):
-        return SPEC_ROOT + "extensibility"
-    page = METHOD_SPEC.get(method)
-    return _url(page) if page is not None else None
-
-
-def _url(page: str) -> str:
-    # "../../rfds/x" names a page outside the v1 protocol docs (an RFD).
-    return (
-        "https://agentclientprotocol.com/" + page[6:]
-        if page.startswith("../../")
-        else SPEC_ROOT + page
-    )
 
 
 def trace_events(lines: Iterable[str]) -> list[TraceEvent]:
@@ -129,6 +59,7 @@ def trace_events(lines: Iterable[str]) -> list[TraceEvent]:
                 record.get("invalid"),
                 len(line.encode()),
                 record.get("abridgedFrom"),
+                str(record.get("channel") or ACP),
             )
         )
     return events
@@ -141,7 +72,10 @@ def method_matches(method: str | None, pattern: str) -> bool:
     return name == pattern or (pattern.endswith("*") and name.startswith(pattern[:-1]))
 
 
-Category = Literal["request", "notification", "response", "error", "invalid"]
+Category = Literal["request", "notification", "response", "error", "invalid", "decision"]
+#: Who sent a message: the client, its agent, or the MCP server the client serves to its
+#: agent (the notebook tools), which lives in the client's process.
+Sender = Literal["client", "agent", "tools"]
 
 
 @dataclass(frozen=True)
@@ -168,9 +102,33 @@ class Row:
         return self.event.direction
 
     @property
-    def sender(self) -> Literal["client", "agent"]:
-        """Who sent it: the log is the client's, so what it sent is the client's."""
-        return "client" if self.event.direction == "send" else "agent"
+    def channel(self) -> str:
+        return self.event.channel
+
+    @property
+    def sender(self) -> Sender:
+        """Who sent it: the log is the client's, so what it sent is the client's, or its
+        MCP server's on that server's channel; a decision is the client's own, made for
+        its server (drawn on the server's lane)."""
+        if self.channel == ACP:
+            return "client" if self.event.direction == "send" else "agent"
+        return "tools" if self.event.direction == "send" or self.channel == DECISION else "agent"
+
+    @property
+    def receiver(self) -> Sender:
+        """Who it went to (a decision stays with the server it was made for)."""
+        if self.channel == DECISION:
+            return "tools"
+        if self.sender == "agent":
+            return "client" if self.channel == ACP else "tools"
+        return "agent"
+
+    @property
+    def route(self) -> str:
+        """Who sent it to whom, in words ("agent → tools"); a decision is the client's."""
+        if self.category == "decision":
+            return "the client decides"
+        return f"{self.sender} → {self.receiver}"
 
     @property
     def message(self) -> dict[str, Any] | None:
@@ -178,6 +136,10 @@ class Row:
 
     @property
     def spec(self) -> str | None:
+        if self.channel == DECISION:
+            return None
+        if self.channel != ACP:
+            return mcp_spec_link(self.method)
         return spec_link(self.method, self.update_kind)
 
     @property
@@ -189,6 +151,14 @@ class Row:
         if not isinstance(error, dict):
             return str(error)
         return f"{error.get('code')}: {error.get('message')}"
+
+    @property
+    def decision(self) -> str:
+        """A decision row's outcome in words ("allowed by the policy allow")."""
+        if self.category != "decision" or self.message is None:
+            return ""
+        outcome, by = self.message.get("outcome"), self.message.get("by")
+        return f"{outcome} by {by}" if by else str(outcome)
 
     @property
     def pending(self) -> bool:
@@ -204,6 +174,9 @@ def message_category(message: dict[str, Any] | None) -> Category:
     if "method" in message:
         return "request" if "id" in message else "notification"
     return "error" if "error" in message else "response"
+
+
+_NONE3: tuple[None, None, None] = (None, None, None)
 
 
 def _session_of(message: dict[str, Any]) -> str | None:
@@ -232,9 +205,9 @@ class TimelineBuilder:
 
     def _reset(self) -> None:
         self._rows: dict[int, Row] = {}
-        #: (agent, direction of the request, id) -> the request's row (kept when the log
-        #: drops it, so its late answer still names its method)
-        self._open: dict[tuple[str, str, str], Row] = {}
+        #: (agent, channel, direction of the request, id) -> the request's row (kept when
+        #: the log drops it, so its late answer still names its method)
+        self._open: dict[tuple[str, str, str, str], Row] = {}
         self._flags: dict[int, list[str]] = {}
         #: Messages numbered so far (dropped ones included).
         self.total = 0
@@ -252,6 +225,9 @@ class TimelineBuilder:
         category = message_category(message)
         if message is None:
             return Row(number, agent, event, category, None, None, None, None)
+        if event.channel == DECISION:
+            tool = message.get("tool")
+            return Row(number, agent, event, "decision", str(tool) if tool else None, *_NONE3)
         method = message.get("method")
         method = method if isinstance(method, str) else None
         request_id = json.dumps(message["id"]) if "id" in message else None
@@ -259,10 +235,10 @@ class TimelineBuilder:
         kind = _update_kind(message) if method == "session/update" else None
         row = Row(number, agent, event, category, method, kind, session, request_id)
         if category == "request" and request_id is not None:
-            self._open[(agent, event.direction, request_id)] = row
+            self._open[(agent, event.channel, event.direction, request_id)] = row
         elif category in ("response", "error") and request_id is not None:
             other = "recv" if event.direction == "send" else "send"
-            request = self._open.pop((agent, other, request_id), None)
+            request = self._open.pop((agent, event.channel, other, request_id), None)
             if request is not None:
                 latency = max(0.0, event.time - request.event.time)
                 if request.number in self._rows:
@@ -473,6 +449,8 @@ def text_cells(row: Row, timeline: Timeline) -> list[str]:
     """The cells of one row as text: number, sender, category (with id), method, kind,
     session, the paired row, the latency, and the schema verdict when known."""
     what = row.category + (f" {row.request_id}" if row.request_id is not None else "")
+    if row.category == "decision":
+        what += f" ({row.decision})"
     if row.category == "error" and row.error:
         what += f" ({row.error})"
     paired = f"#{row.paired}" if row.paired is not None else ("unanswered" if row.pending else "")
@@ -508,8 +486,13 @@ def _check(row: Row) -> list[str]:
         return [f"not a JSON-RPC message: {row.event.invalid or ''}"[:300]]
     if row.event.abridged_from is not None:
         return []  # kept abridged (a huge message): its cut copy proves nothing
+    if row.channel == DECISION:
+        return []  # not a message: nothing travelled
+    if row.channel != ACP:
+        return mcp_errors(row.message)
     request_method = row.method if row.category in ("response", "error") else None
     try:
-        return schema_errors(row.message, sender=row.sender, request_method=request_method)
+        sender: Literal["client", "agent"] = "client" if row.sender == "client" else "agent"
+        return schema_errors(row.message, sender=sender, request_method=request_method)
     except ValidatorUnavailable:
         return []

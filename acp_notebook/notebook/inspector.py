@@ -136,6 +136,8 @@ class Message:
     event: TraceEvent
     #: For a response: the method of the request it answers.
     answers: str | None = None
+    #: Who sent it to whom ("client → agent", "agent → tools": the notebook tools' MCP).
+    arrow: str = ""
 
     @property
     def direction(self) -> str:
@@ -179,6 +181,7 @@ def pair_responses(events: Iterable[tuple[str, TraceEvent]]) -> list[Message]:
             row.agent,
             row.event,
             row.method if row.category in ("response", "error") else None,
+            row.route,
         )
         for row in Timeline.of(events)
     ]
@@ -255,7 +258,7 @@ class MessageTable:
     def rows(self) -> list[tuple[str, ...]]:
         rows: list[tuple[str, ...]] = []
         for msg in self.messages:
-            arrow = "client → agent" if msg.direction == "send" else "agent → client"
+            arrow = msg.arrow
             ident = msg.raw.get("id") if msg.raw else None
             what = msg.kind + (f" {json.dumps(ident)}" if ident is not None else "")
             rows.append((str(msg.number), arrow, what, msg.method or "", self.summary(msg)))
@@ -294,7 +297,7 @@ class MessageDetail:
         return json.dumps(_redact(self.msg.raw, self.cwd), indent=2, ensure_ascii=False)
 
     def _repr_markdown_(self) -> str:
-        arrow = "client → agent" if self.msg.direction == "send" else "agent → client"
+        arrow = self.msg.arrow
         head = f"**#{self.msg.number}** {arrow} · {self.msg.kind}" + (
             f" · {code_span(self.msg.method)}" if self.msg.method else ""
         )

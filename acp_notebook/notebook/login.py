@@ -137,11 +137,16 @@ async def log_in(runtime: AgentRuntime, cell: LiveCell, exc: AuthRequired) -> bo
     cell.show_login(prompt)
     cell.view.set_status(WAITING)
     before, cell.view.on_cancel = cell.view.on_cancel, cancel
+    # The page's sidebar shows the session as waiting for a login meanwhile.
+    runtime.login_waiting = True
+    runtime.on_change()
     try:
         async with sender, choices:
             return await _follow_choices(runtime, cell, prompt, choices, in_flight)
     finally:
         cell.view.on_cancel = before
+        runtime.login_waiting = False
+        runtime.on_change()
 
 
 async def _follow_choices(

@@ -9,6 +9,7 @@ here that read them say so. Everything else runs on the kernel's main thread.
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import time
 import warnings
@@ -31,6 +32,7 @@ from .tool_calls import KernelTools, SessionTools
 from .turns import TurnHandle, TurnSettings, run_turn
 
 if TYPE_CHECKING:
+    from .agent_states import AgentStates
     from .cell import LiveCell
     from .plain_view import PlainView
     from .review import Reviews
@@ -81,6 +83,7 @@ class NotebookAgents:
         #: The notebook tools of this kernel (None: not in a kernel; the magics set it).
         self.tools: KernelTools | None = None
         self._reviews: Reviews | None = None
+        self._states: AgentStates | None = None
 
     # ------------------------------------------------------------------ loop
 
@@ -107,6 +110,18 @@ class NotebookAgents:
             self._reviews = Reviews(lambda: self.loop)
         return self._reviews
 
+    @property
+    def states(self) -> AgentStates:
+        """What each session is doing, published to the page (built by the first turn)."""
+        if self._states is None:
+            from .agent_states import AgentStates, session_states
+
+            self._states = AgentStates(
+                lambda: session_states(list(self.runtimes.values()), list(self.handles)),
+                lambda: self.loop,
+            )
+        return self._states
+
     def runtime(self, agent: str) -> AgentRuntime:
         """The runtime of ``agent`` (a preset name or a command line), created on first
         use (not started); agent loop thread, or before the loop runs anything."""
@@ -126,11 +141,12 @@ class NotebookAgents:
                 start_task=self._start_task,
                 mcp_servers=self.all_mcp_servers,
                 rules=self.permission_rules,
-                session_tools=self._session_tools,
+                session_tools=functools.partial(self._session_tools, agent),
                 notebook_path=self._notebook_path,
                 sandbox=lambda: self.sandbox,
             )
             runtime.key = agent
+            runtime.on_change = lambda: self.states.poke()
             if early is not None:  # taken if the runtime would start the same process
                 runtime.early, self.early = early, None
             # Redacted before it is kept: MCP env and headers, secret form fields, and the
@@ -139,8 +155,13 @@ class NotebookAgents:
             self.runtimes[agent] = runtime
         return runtime
 
-    def _session_tools(self, name: str) -> SessionTools | None:
-        return self.tools.for_session(name) if self.tools is not None else None
+    def _session_tools(self, agent: str, name: str) -> SessionTools | None:
+        """A new session's notebook tools, their traffic kept in the log like the agent's."""
+        tools = self.tools.for_session(name) if self.tools is not None else None
+        runtime = self.runtimes.get(agent)
+        if tools is not None and runtime is not None:
+            tools.observers = runtime.observers
+        return tools
 
     def _notebook_path(self) -> str | None:
         return notebook_path(self.tools.shell) if self.tools is not None else None
@@ -196,6 +217,8 @@ class NotebookAgents:
         handle = TurnHandle(loop, settings, runner)
         self.handles.append(handle)
         handle.start(loop.submit(run_turn, self, handle, cell))
+        if handle.future is not None:  # its end changes the session's state
+            handle.future.add_done_callback(lambda _: loop.post(self.states.poke))
         return handle
 
     def discard_early(self) -> None:

@@ -100,6 +100,11 @@ class AgentRuntime:
         self.progress: Callable[[str], None] | None = None
         #: Why the last turn on it failed (None: it worked), for ``--status``.
         self.last_error: str | None = None
+        #: A login prompt for it waits in a cell (``login.py``).
+        self.login_waiting = False
+        #: Called (agent loop) when its sessions' state may have changed beyond their
+        #: transcripts (a login prompt shown or closed).
+        self.on_change: Callable[[], None] = lambda: None
         #: Whether it failed by exiting after it had started (not while starting).
         self.exited = False
         #: The MCP servers to offer every new session (ACP wire shape, read when one

@@ -38,6 +38,7 @@ from ..client.notebook_names import NotebookServer
 from ..client.session import Session
 from ..client.toolcall import ToolCallState
 from ..protocol import models as m
+from ..protocol.trace_event import Observer
 from ..protocol.tree import ancestors
 from .frontend import frontends
 from .loop import AgentLoop
@@ -55,7 +56,7 @@ from .tools import (
     ToolRegistry,
     kernel_tools,
 )
-from .tools.approval import Review
+from .tools.approval import Review, traced
 from .tools.kernel_tools import code_content
 from .tools.live_tools import LiveTools
 from .tools.registry import CellChangeReport, ToolImage
@@ -95,6 +96,8 @@ class SessionTools:
         self.heard = False
         #: Tool calls approved and not yet shown, by the code they run (in order).
         self._running: defaultdict[str, deque[str]] = defaultdict(deque)
+        #: What sees this session's MCP traffic and decisions (its agent's message log).
+        self.observers: tuple[Observer, ...] = ()
 
     @property
     def session(self) -> Session | None:
@@ -141,6 +144,12 @@ class SessionTools:
     # ------------------------------------------------------------------ approval
 
     async def approve(self, request: ToolApproval) -> Decision:
+        decision = await self._decide(request)
+        for observer in self.observers:
+            observer(traced(request, decision))
+        return decision
+
+    async def _decide(self, request: ToolApproval) -> Decision:
         session = self.session
         if session is None or session.closed:
             return Denied("not approved: the session is not open")
@@ -312,6 +321,7 @@ class KernelTools:
                 registry=self.registry,
                 route=self.route,
                 heard=self.heard,
+                observers_for=self.observers_for,
             )
         return self._server.start()
 
@@ -324,6 +334,13 @@ class KernelTools:
         server, self._server = self._server, None
         if server is not None:
             server.close()
+
+    def observers_for(self, pid: int | None) -> tuple[Observer, ...]:
+        """What sees the traffic of the relay ``pid``: its agent's session's observers."""
+        for tools in self._sessions:
+            if tools.serves(pid):
+                return tools.observers
+        return ()
 
     def heard(self, pid: int | None) -> None:
         """A relay of ``pid`` made a request: its agent's sessions use the tools."""

@@ -10,7 +10,7 @@ import concurrent.futures
 import contextlib
 import logging
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -224,9 +224,11 @@ async def _prompt(
     settings: TurnSettings,
     handle: TurnHandle,
     cell: LiveCell | PlainView | None,
+    follow: Callable[[Session], None],
 ) -> tuple[Session, PromptTurn]:
-    """Open the turn's session, send the prompt, wait for the turn to end."""
+    """Open the turn's session (``follow`` it), send the prompt, wait for the turn to end."""
     session = await open_session(runtime, settings, _clickable(cell))
+    follow(session)
     blocks = settings.blocks(session.connection.agent_capabilities.prompt_capabilities)
     turn = session.submit(blocks, timeout=settings.timeout)
     handle.turn = turn
@@ -284,7 +286,9 @@ async def run_turn(
         if cell is not None:
             cell.starting(runtime.status)
             runtime.progress = cell.start_progress
-        session, turn = await _prompt(runtime, settings, handle, cell)
+        follow = agents.states.follow
+        agents.states.poke()  # a turn starting its agent is running already
+        session, turn = await _prompt(runtime, settings, handle, cell, follow)
         clickable = _clickable(cell)
         if (
             isinstance(turn.exception, AuthRequired)
@@ -292,7 +296,7 @@ async def run_turn(
             and await log_in(runtime, clickable, turn.exception)
         ):
             # The agent refused the prompt for want of a login; logged in now: again.
-            session, turn = await _prompt(runtime, settings, handle, cell)
+            session, turn = await _prompt(runtime, settings, handle, cell, follow)
         if isinstance(turn.exception, TurnTimeout):
             # The agent ignored session/cancel: stop it, so the next prompt gets a
             # fresh one instead of an agent still busy with this turn, and say so.

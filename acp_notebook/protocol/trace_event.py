@@ -11,10 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["INVALID_EXCERPT", "Observer", "TraceEvent"]
+__all__ = ["ACP", "DECISION", "INVALID_EXCERPT", "Observer", "TraceEvent"]
 
 #: How much of a line that is not a message an event keeps.
 INVALID_EXCERPT = 1024
+#: The channel of the ACP connection itself.
+ACP = "acp"
+#: The channel of the client's own decisions about the calls its MCP servers receive.
+DECISION = "decision"
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,10 @@ class TraceEvent:
     #: Set by a keeper that stored ``message`` abridged (long strings and lists cut):
     #: the size of the message it stands for.
     abridged_from: int | None = None
+    #: The connection it travelled on: :data:`ACP` (client and agent), ``mcp:NAME`` (an MCP
+    #: server the client itself serves to its agent, the notebook tools), or
+    #: :data:`DECISION` (no wire: the client deciding one of those servers' calls).
+    channel: str = ACP
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {"direction": self.direction, "time": self.time}
@@ -44,6 +52,8 @@ class TraceEvent:
             record["invalid"] = self.invalid
         if self.abridged_from is not None:
             record["abridgedFrom"] = self.abridged_from
+        if self.channel != ACP:
+            record["channel"] = self.channel
         return record
 
     @classmethod

@@ -2,8 +2,10 @@
 both ways, filterable, one message in full with the spec section that defines it.
 
 What a row means comes from :mod:`acp_notebook.client.timeline`; this module only shows it.
-The rows are a ``Select`` (plain text: nothing an agent writes can become markup there);
-choosing one shows its pretty JSON, the request or answer it pairs with, the time between,
+Above the list, the last :data:`DRAWN` rows are drawn as arrows between the lanes of the
+client, the agent and the notebook tools (``ui/timeline_html.py``); a click on one opens its
+JSON and schema check. The rows are a ``Select`` (plain text: nothing an agent writes can
+become markup there); choosing one shows its pretty JSON, the request or answer it pairs with, the time between,
 its schema verdict and the spec link (all escaped).
 
 Threads, like the turn view: the widgets are written on the agent loop thread only. The log
@@ -17,19 +19,20 @@ nothing new), for the rows shown, and for a row when it is chosen; never per mes
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets as w
 
-from ..client.formatting import portable
 from ..client.timeline import Row, Timeline, TimelineBuilder, text_cells, warm_up
 from ..protocol.jsonrpc import TraceEvent
 from .coalesce import Coalescer, ScheduleLater
 from .request import Post, safe_post
-from .style import ERROR, MUTED, SMALL_SIZE, SUCCESS, div, esc, link, pre, span
+from .style import ERROR, MUTED, SMALL_SIZE, div, esc, span
+from .timeline_html import detail_html, lanes_html
+
+__all__ = ["InspectorView", "detail_html", "row_label"]
 
 #: What the view reads: the log's messages, and how many messages / bytes it dropped.
 LogSnapshot = tuple[Sequence[tuple[str, TraceEvent]], int, int]
@@ -37,6 +40,8 @@ LogSource = Callable[[], LogSnapshot]
 
 #: Rows shown (the newest); the log itself keeps more, bounded in bytes.
 SHOWN = 200
+#: Rows drawn in the lanes picture (the newest of those shown).
+DRAWN = 40
 #: Rows "Schema breaks only" checks at most (the newest), so a click stays quick.
 CHECKED = 1000
 #: Seconds between two refreshes while messages stream.
@@ -98,8 +103,9 @@ class InspectorView:
         self.rows = w.Select(options=[], rows=14, layout=w.Layout(width="100%"))
         self.rows.observe(self._on_choose, names="value")
         self.detail = w.HTML()
+        self.lanes = w.HTML()
         filters = w.HBox([self.method, self.kind, self.session, self.flagged])
-        self.widget = w.VBox([self.header, filters, self.rows, self.detail])
+        self.widget = w.VBox([self.header, filters, self.lanes, self.rows, self.detail])
         threading.Thread(target=warm_up, name="acp-inspector-warm-up", daemon=True).start()
         self.refresh()
 
@@ -187,6 +193,9 @@ class InspectorView:
             if chosen in {number for _, number in labels}:
                 self.rows.value = chosen
         self.header.value = self._header_html(filtered)
+        lanes = lanes_html(self._visible[-DRAWN:], self.timeline, self.cwd, check=False)
+        if self.lanes.value != lanes:  # a redraw closes the message opened in it
+            self.lanes.value = lanes
 
     def _header_html(self, filtered: Timeline) -> str:
         timeline = self.timeline
@@ -219,39 +228,3 @@ class InspectorView:
             self.detail.value = ""
             return
         self.detail.value = detail_html(row, self.timeline, self.cwd)
-
-
-def detail_html(row: Row, timeline: Timeline, cwd: str | None = None) -> str:
-    """One message in full: what it is, what it pairs with, its schema verdict, the spec
-    section, the pretty JSON (the session's directory as ``.``). Checks it if not yet."""
-    arrow = "client → agent" if row.sender == "client" else "agent → client"
-    head = [f"<b>#{row.number}</b> {esc(arrow)} · {esc(row.category)}"]
-    if row.method:
-        head.append(f"<code>{esc(row.method)}</code>")
-    if row.update_kind:
-        head.append(f"<code>{esc(row.update_kind)}</code>")
-    if row.paired is not None:
-        latency = f" after {row.latency * 1000:.0f} ms" if row.latency is not None else ""
-        what = "answered by" if row.category == "request" else "answers"
-        head.append(esc(f"{what} #{row.paired}{latency}"))
-    elif row.pending:
-        head.append("not answered yet")
-    if row.event.abridged_from is not None:
-        head.append(esc(f"kept abridged (was {row.event.abridged_from:,} bytes)"))
-    lines = [div(" · ".join(head))]
-    if row.error:
-        lines.append(div(esc(f"Error {row.error}"), f"color: {ERROR}"))
-    errors = timeline.flags(row)
-    if errors:
-        items = "".join(f"<li>{esc(error)}</li>" for error in errors)
-        lines.append(div(f"Breaks the schema:<ul>{items}</ul>", f"color: {ERROR}"))
-    elif row.event.abridged_from is None:
-        lines.append(div("Conforms to the ACP v1 schema.", f"color: {SUCCESS}"))
-    if row.spec:
-        lines.append(div("Spec: " + link(row.spec, row.spec)))
-    if row.message is None:
-        body = row.event.invalid or ""
-    else:
-        body = json.dumps(portable(row.message, cwd, "."), indent=2, ensure_ascii=False)
-    lines.append(pre(body))
-    return div("".join(lines), f"font-size: {SMALL_SIZE}")

@@ -13,6 +13,8 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 // would save nothing and delay the link of a notebook restored at start.
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { LiveLink } from './link';
+// eslint-disable-next-line jupyter/prefer-lazy-imports
+import { agentBoard } from './board';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'acp-notebook:live',
@@ -25,11 +27,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
       return; // a page without notebooks (Notebook 7's file browser)
     }
     const links = new Map<NotebookPanel, LiveLink>();
+    const showAgents = agentBoard(app);
     const track = (panel: NotebookPanel) => {
       if (links.has(panel)) {
         return;
       }
-      const link = new LiveLink(panel, app.name);
+      const link = new LiveLink(panel, app.name, sessions =>
+        showAgents(panel, sessions)
+      );
       links.set(panel, link);
       panel.disposed.connect(() => {
         link.dispose();

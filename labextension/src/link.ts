@@ -11,6 +11,7 @@ import { Cell, CodeCell, MarkdownCell } from '@jupyterlab/cells';
 import { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
+import { IAgentSession, parseAgents } from './agents';
 import { cellIndex, findCell, liveCell } from './cells';
 import { apply, currentCell, isStale, target } from './changes';
 import {
@@ -61,7 +62,10 @@ export class LiveLink {
 
   constructor(
     private readonly _panel: NotebookPanel,
-    private readonly _appName: string
+    private readonly _appName: string,
+    /** Told the kernel's sessions of this notebook (none once disconnected). */
+    private readonly _onAgents: (sessions: IAgentSession[]) => void = () =>
+      undefined
   ) {
     const session = _panel.sessionContext;
     session.kernelChanged.connect(this._onKernelChanged, this);
@@ -173,6 +177,7 @@ export class LiveLink {
     const comm = this._comm;
     this._comm = null;
     delete this._panel.node.dataset.acpLive;
+    this._onAgents([]);
     for (const [id, proposal] of this._proposals) {
       this._withdrawn.add(id);
       proposal.dispose();
@@ -205,6 +210,13 @@ export class LiveLink {
         break;
       case 'review':
         this._review(data);
+        break;
+      case 'agents':
+        try {
+          this._onAgents(parseAgents(data));
+        } catch (error) {
+          console.warn('acp-notebook: a malformed agents message', error);
+        }
         break;
       case 'cancel': {
         const id = requestId(data);

@@ -258,3 +258,26 @@ def test_the_turns_time_limit_interrupts_the_code_it_approved(kernel: Kernel) ->
     assert "it was interrupted because the turn's time limit (-t) ran out" in plain, plain
     assert "KeyboardInterrupt" in plain
     assert kernel.text("print(1 + 1)").strip() == "2"  # the kernel goes on
+
+
+def test_the_inspector_draws_the_tools_traffic_and_who_allowed_the_code(kernel: Kernel) -> None:
+    # The inspector showed the ACP messages only: the run_code call and its approval never
+    # appeared, so nothing said why the code ran.
+    kernel.execute(
+        "%acp -s lanes -p allow /tools inspected_var = '<b>hi</b>'",
+        allow_stdin=False,
+        until="final",
+    )
+    inspected = kernel.execute("%acp --inspect", allow_stdin=False, until="idle")
+    assert not inspected.errors, inspected.describe()
+    html = "\n".join(str(m.content["data"].get("text/html", "")) for m in inspected.displays)
+    labels = [re.sub(r"<[^>]+>", "", s) for s in re.findall(r"<summary[^>]*>(.*?)</summary>", html)]
+
+    assert "notebook tools (MCP)" in html
+    calls = [i for i, label in enumerate(labels) if "tools/call (request" in label]
+    decided = [i for i, label in enumerate(labels) if label.startswith("⚖ run_code: allowed")]
+    answered = [i for i, label in enumerate(labels) if "tools/call (response" in label]
+    assert calls and decided and answered, labels
+    assert calls[-1] < decided[-1] < answered[-1]  # asked, decided, answered: in that order
+    assert "allowed by policy allow" in labels[decided[-1]]
+    assert "&lt;b&gt;hi&lt;/b&gt;" in html and "<b>hi</b>" not in html

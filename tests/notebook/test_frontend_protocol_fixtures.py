@@ -348,3 +348,30 @@ def test_the_kernel_reads_revert(fixture_turn: TurnChanges, tmp_path: Path) -> N
     assert said == "Reverted a.txt."
     assert (tmp_path / "a.txt").read_text() == "a\nB\nc\nd\ne\nf\ng\nh\n"
     assert (tmp_path / "new.txt").exists()
+
+
+def test_the_kernel_sends_agents(monkeypatch: pytest.MonkeyPatch) -> None:
+    from acp_notebook.notebook import agent_states
+
+    live = connected()
+    monkeypatch.setattr(agent_states, "frontends", _OnePage(live))
+    shown = TO_FRONTEND["agents"]
+    states = [agent_states.SessionState(**fields) for fields in shown["sessions"]]
+    publisher = agent_states.AgentStates(lambda: states, loop=lambda: None)  # type: ignore[arg-type,return-value]
+
+    publisher.poke()
+    publisher.poke()  # nothing changed: nothing sent again
+    assert sent(live) == [shown]
+
+
+class _OnePage:
+    """The connected pages, as the publisher reads them: one."""
+
+    def __init__(self, live: LiveNotebook) -> None:
+        self.live = live
+
+    def connected(self) -> list[LiveNotebook]:
+        return [self.live]
+
+    def on_change(self, listener: Callable[[], None]) -> Callable[[], None]:
+        return lambda: None

@@ -2,8 +2,8 @@
 
 The view (``ui/inspector_view.py``) follows the notebook's message log (``inspector.py``,
 bounded in bytes) as messages arrive. Where no one can click (headless runs), and in a saved
-notebook, the same timeline is a Markdown table of the last :data:`TABLE_ROWS` messages,
-checked against the schema.
+notebook, the same timeline is the lanes picture and a Markdown table of the last
+:data:`TABLE_ROWS` messages, checked against the schema.
 """
 
 from __future__ import annotations
@@ -38,6 +38,11 @@ class TimelineTable:
     def _repr_markdown_(self) -> str:
         return self.timeline.markdown(limit=self.rows)
 
+    def _repr_html_(self) -> str:
+        from ...ui.timeline_html import lanes_html
+
+        return lanes_html(self.timeline.rows[-self.rows :], self.timeline)
+
     def __repr__(self) -> str:
         return self.timeline.last(self.rows).text()
 
@@ -66,6 +71,7 @@ class InspectorDisplay:
         bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         table = self._table()
         bundle["text/markdown"] = table._repr_markdown_()
+        bundle["text/html"] = table._repr_html_()
         bundle["text/plain"] = repr(table)
         return bundle
 

@@ -45,6 +45,11 @@ message            direction   fields
 ``revert``         f → k       a Revert click: ``review``, ``change`` (index; null: Revert
                                all), ``hunk`` (index; null: the whole change),
                                ``revision``; answered by a ``review`` for the same id
+``agents``         k → f       ``sessions``: each session of the notebook's agents,
+                               ``{agent, session, state: running|waiting_permission|
+                               waiting_login|idle, cell_id (its running turn's cell, or
+                               null), title, waiting (permission requests)}``; sent when
+                               they change and to a page that connects
 =================  ==========  ==========================================================
 
 ``change`` is ``{op: "edit", cell_id, source, expected_source}``,
@@ -58,7 +63,8 @@ reverted|unavailable, added, removed, revertible, whole, revision, hunks}``; a h
 ``{header, lines: [{kind: added|removed|context|fold, text, count}]}``. ``revision`` names
 the change's current text: a ``revert`` whose revision is not the change's any more (it
 was reverted meanwhile) reverts nothing and redraws the bar. Version 2 added ``review``
-and ``revert``.
+and ``revert``; ``agents`` came later within version 2 (an extension that does not know a
+message type ignores it).
 
 Staleness: an edit or a delete carries the source the agent read. If the cell's source
 differs when it is proposed, while it is shown, or when Accept is clicked, the answer is

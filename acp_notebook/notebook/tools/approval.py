@@ -14,10 +14,14 @@ own review and reports the user's decision itself.
 
 from __future__ import annotations
 
+import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from ...protocol.trace_event import DECISION, TraceEvent
 
 log = logging.getLogger(__name__)
 
@@ -91,3 +95,17 @@ async def ask(approve: Approve, request: ToolApproval) -> Decision:
     if isinstance(decision, Review) and not request.review_in_place:
         return Denied("not approved: no one reviewed it")
     return decision
+
+
+def traced(request: ToolApproval, decision: Decision) -> TraceEvent:
+    """The decision as the message log keeps it (channel ``decision``: nothing travelled),
+    so the inspector shows why a call ran or did not between the call and its answer."""
+    record: dict[str, Any] = {"tool": request.tool, "title": request.title}
+    if isinstance(decision, Approved):
+        record.update(outcome="allowed", by=decision.by or "you")
+    elif isinstance(decision, Denied):
+        record.update(outcome="denied", by=decision.decided_by or "", reason=decision.reason)
+    else:
+        record.update(outcome="shown for review in its cell", by="")
+    size = len(json.dumps(record, ensure_ascii=False).encode())
+    return TraceEvent("send", time.time(), record, size=size, channel=DECISION)

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
+from ...protocol.trace_event import Observer, TraceEvent
 from ..loop import AgentLoop
 from .approval import Approve
 from .endpoint import McpServerSpec, RelayEndpoint, peer_pid
@@ -57,6 +58,8 @@ _IMPORTING = threading.Lock()
 
 #: The server's name in ``mcpServers`` (a rule or the inspector names it so).
 SERVER_NAME = "notebook"
+#: The channel its messages are traced on.
+CHANNEL = f"mcp:{SERVER_NAME}"
 
 
 @dataclass(eq=False)
@@ -94,6 +97,7 @@ class NotebookToolsServer:
         *,
         route: Route | None = None,
         heard: Callable[[int | None], None] | None = None,
+        observers_for: Callable[[int | None], tuple[Observer, ...]] | None = None,
     ) -> None:
         self._loop = loop
         self.registry = registry if registry is not None else kernel_tools()
@@ -115,6 +119,11 @@ class NotebookToolsServer:
         self._connections: set[_Connection] = set()
         #: Connections refused for a wrong secret.
         self.refused = 0
+        #: What sees every MCP message both ways (the notebook's message log), on the
+        #: channel :data:`CHANNEL`; a shared server asks ``observers_for`` per relay (the
+        #: log of the agent that started it).
+        self.observers: tuple[Observer, ...] = ()
+        self._observers_for = observers_for
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -196,7 +205,18 @@ class NotebookToolsServer:
             _current.set(connection)
             self._connections.add(connection)
             try:
-                async with message_streams(stream, received) as (read, write):
+                observers = (
+                    self._observers_for(connection.pid)
+                    if self._observers_for is not None
+                    else self.observers
+                )
+
+                def observe(event: TraceEvent) -> None:
+                    for observer in observers:
+                        observer(event)
+
+                streams = message_streams(stream, received, observe=observe, channel=CHANNEL)
+                async with streams as (read, write):
                     await server.run(read, write, options)
             finally:
                 self._connections.discard(connection)
@@ -265,6 +285,11 @@ class NotebookToolsServer:
         if self._heard is not None:
             self._heard(connection.pid if connection is not None else None)
         return connection
+
+    def observe(self, event: TraceEvent) -> None:
+        """Tell the observers of one message (or of a decision about a call)."""
+        for observer in self.observers:
+            observer(event)
 
     def _tools_changed(self) -> None:
         """Tell every connected agent (from any thread; the loop does the telling)."""

@@ -8,14 +8,22 @@ is that transport for an anyio byte stream. Lines are cut by the ACP peer's read
 JSON-RPC error (its id when the line's start names one), and the connection goes on.
 A line that is not a JSON-RPC message reaches the server as an exception, which answers
 it with an error instead of dropping the connection.
+
+An observer (the notebook's message log) sees every line both ways as a
+:class:`~acp_notebook.protocol.trace_event.TraceEvent` on the server's channel
+(``mcp:NAME``), so the inspector draws the tools' traffic beside the ACP messages.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import re
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -24,6 +32,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 
 from ...protocol.framing import read_lines
+from ...protocol.trace_event import Observer, TraceEvent
 
 Incoming = SessionMessage | Exception
 
@@ -41,6 +50,24 @@ def _parse(line: bytes) -> Incoming:
         return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except Exception as exc:
         return exc
+
+
+def traced(direction: str, line: bytes, channel: str) -> TraceEvent:
+    """One line as an observer sees it (a line that is not a JSON object: ``invalid``)."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        message = None
+    if not isinstance(message, dict):
+        return replace(TraceEvent.received_invalid(line), channel=channel)
+    send_or_recv: Any = direction
+    return TraceEvent(send_or_recv, time.time(), message, size=len(line), channel=channel)
+
+
+def _tell(observe: Observer | None, direction: str, line: bytes, channel: str) -> None:
+    if observe is not None:
+        with contextlib.suppress(Exception):  # an observer must never stop the traffic
+            observe(traced(direction, line, channel))
 
 
 def too_long(start: bytes, limit: int) -> SessionMessage:
@@ -74,17 +101,22 @@ class _Lines(anyio.abc.ByteReceiveStream):
         incoming: MemoryObjectSendStream[Incoming],
         replies: MemoryObjectSendStream[SessionMessage],
         limit: int,
+        observe: Observer | None = None,
+        channel: str = "mcp",
     ) -> None:
         self._stream = stream
         self._received = received
         self._incoming = incoming
         self._replies = replies
         self._limit = limit
+        self._observe = observe
+        self._channel = channel
         #: Messages for the server, and errors for the agent, in the order read.
         self._ready: list[tuple[bool, Incoming]] = []
 
     def line(self, line: bytes) -> None:
         if line.strip():
+            _tell(self._observe, "recv", line.strip(), self._channel)
             self._ready.append((True, _parse(line.strip())))
 
     def too_long(self, start: bytes) -> None:
@@ -111,20 +143,28 @@ class _Lines(anyio.abc.ByteReceiveStream):
 
 @asynccontextmanager
 async def message_streams(
-    stream: anyio.abc.ByteStream, received: bytes = b"", *, max_line_bytes: int = MAX_LINE_BYTES
+    stream: anyio.abc.ByteStream,
+    received: bytes = b"",
+    *,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    observe: Observer | None = None,
+    channel: str = "mcp",
 ) -> AsyncIterator[
     tuple[MemoryObjectReceiveStream[Incoming], MemoryObjectSendStream[SessionMessage]]
 ]:
     """The (read, write) message streams an MCP server runs on, over ``stream``.
 
     ``received`` is what was already read from ``stream`` (after the relay's hello).
-    The read stream ends when ``stream`` does."""
+    The read stream ends when ``stream`` does. ``observe`` sees each line read and
+    written, as on ``channel``."""
     incoming_send, incoming = anyio.create_memory_object_stream[Incoming](0)
     outgoing, outgoing_receive = anyio.create_memory_object_stream[SessionMessage](0)
 
     async def read() -> None:
         async with incoming_send, outgoing.clone() as replies:
-            lines = _Lines(stream, received, incoming_send, replies, max_line_bytes)
+            lines = _Lines(
+                stream, received, incoming_send, replies, max_line_bytes, observe, channel
+            )
             await read_lines(
                 lines,
                 max_line_bytes=max_line_bytes,
@@ -138,6 +178,7 @@ async def message_streams(
         async with outgoing_receive:
             async for message in outgoing_receive:
                 data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                _tell(observe, "send", data.encode("utf-8"), channel)
                 try:
                     await stream.send(data.encode("utf-8") + b"\n")
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError):

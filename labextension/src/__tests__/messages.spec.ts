@@ -9,6 +9,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
+import { parseAgents } from '../agents';
 import { liveCell } from '../cells';
 import {
   errorReply,
@@ -79,7 +80,8 @@ const READS: Record<string, (msg: Message) => void> = {
   run_cell: readsRequest,
   cancel: msg => expect(requestId(msg)).toBe(msg.id),
   review: msg => expect(parseReview(msg)).toMatchObject(fields(msg)),
-  review_redraw: msg => expect(parseReview(msg)).toMatchObject(fields(msg))
+  review_redraw: msg => expect(parseReview(msg)).toMatchObject(fields(msg)),
+  agents: msg => expect(parseAgents(msg)).toEqual(msg.sessions)
 };
 
 /** How the extension builds each message it sends, from the fixture's values. */
