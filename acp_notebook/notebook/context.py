@@ -103,6 +103,8 @@ class NotebookPrompt:
     notebook: str | None = None
     #: Names the prompt mentioned that name nothing (left as typed).
     unknown: tuple[str, ...] = field(default=())
+    #: Why no notebook is sent although a server started the kernel (``located.py``).
+    unseen: str | None = None
 
     def blocks(self, accepts: m.PromptCapabilities) -> list[m.ContentBlock]:
         out: list[m.ContentBlock] = [m.TextContentBlock(text=self.text)]
@@ -195,7 +197,7 @@ def notebook_prompt(
             _cell_attachment(error, "notebook://error", f"error {error.error}{where}")
         )
     words, variables, unknown = attach_variables(text, shell.user_ns)
-    notebook = None
+    located = None
     if cells_too:
         above = cells.code_above(log.running)
         if above is not None:
@@ -206,5 +208,11 @@ def notebook_prompt(
             label = cells.cell_label(last) + (f", raised {last.error}" if last.error else "")
             where = str(last.number) if last.number is not None else "last"
             attachments.append(_cell_attachment(last, f"notebook://cells/{where}", label))
-        notebook = cells.notebook_path(shell)
-    return NotebookPrompt(words, (*attachments, *variables), notebook, tuple(unknown))
+        located = cells.notebook_located(shell)
+    return NotebookPrompt(
+        words,
+        (*attachments, *variables),
+        located.file if located else None,
+        tuple(unknown),
+        located.unseen if located else None,
+    )

@@ -21,6 +21,7 @@ from .context import NoError, NotebookPrompt, notebook_prompt
 from .controls import REGISTRY, Control, ControlContext, ControlFailed, run, run_awaited
 from .dryrun import dry_run_bundle
 from .frontend import frontends
+from .located import say_once
 from .manager import NotebookAgents
 from .options import AcpOptions, OptionError, parse_line
 from .tool_calls import KernelTools
@@ -198,11 +199,13 @@ class AcpRunner:
         """The line's words with the notebook as context (``context.py``)."""
         with_cells = self.magics.context if options.context is None else options.context
         try:
-            return notebook_prompt(
+            prompt = notebook_prompt(
                 self.magics.cells, options.prompt, cells_too=with_cells, fix=options.fix
             )
         except NoError as exc:
             raise UsageError(str(exc)) from None
+        say_once(prompt.unseen)
+        return prompt
 
     def control_context(
         self, agent: str | None, session: str | None, given: AcpOptions | None = None

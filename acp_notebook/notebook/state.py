@@ -36,6 +36,7 @@ from typing import Any
 
 from ..client.protected import state_dir
 from .folder_servers import TrustKey, shown, trust_record
+from .located import locate, notebook_folder
 
 __all__ = [
     "LEGACY_FILE",
@@ -114,12 +115,10 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 
 def notebook_path(cwd: str) -> str:
-    """This kernel's notebook as an absolute path (``default`` in ``cwd`` without one)."""
-    name = os.environ.get("JPY_SESSION_NAME") or "default"
-    # A relative name is relative to the server's root, not to the kernel's directory.
-    return os.path.normpath(
-        name if os.path.isabs(name) else os.path.join(cwd, os.path.basename(name))
-    )
+    """This kernel's notebook as an absolute path, as the server named it whether or not
+    the kernel can see the file (``located.py``); without a name, ``default`` in the
+    notebook's folder (the server's word for it, else ``cwd``)."""
+    return locate(cwd).name or os.path.join(os.path.normpath(notebook_folder(cwd)), "default")
 
 
 class NotebookState:
