@@ -92,7 +92,7 @@ def locate(
             "this kernel runs through a gateway that did not pass JPY_SESSION_NAME, so it "
             "cannot tell which notebook it runs: the agent gets no link to the notebook and "
             "no write is recognised as one to it (let the server and the gateway pass "
-            "JPY_SESSION_NAME, see docs/deployment.md)"
+            "JPY_SESSION_NAME to it)"
             if through_gateway
             else None
         )
