@@ -41,6 +41,13 @@ class Gateway:
         """JupyterLab options that run every kernel on this gateway."""
         return [f"--gateway-url={self.url}", f"--GatewayClient.auth_token={self.token}", *extra]
 
+    def api(self, method: str, path: str) -> None:
+        request = urllib.request.Request(
+            f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=60):
+            pass
+
     def log_tail(self, lines: int = 40) -> str:
         try:
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
