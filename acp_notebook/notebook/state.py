@@ -34,7 +34,7 @@ import tempfile
 import warnings
 from typing import Any
 
-from ..client.protected import state_dir
+from ..client.protected import make_state_dir, state_dir
 from .folder_servers import TrustKey, shown, trust_record
 from .located import locate, notebook_folder
 
@@ -148,7 +148,8 @@ class NotebookState:
         return data if data.get("notebook") in (None, self.notebook) else {}
 
     def save(self, data: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_state_dir()
+        self.path.parent.mkdir(exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".state.", suffix=".tmp", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
