@@ -1,8 +1,7 @@
 """JupyterLab whose kernels run on a Jupyter Kernel Gateway (``--gateway-url``), in a real
 chromium: a turn whose write is allowed on its card, Cancel, a live cell edit accepted and
-undone, and the notebook tools' ``run_code`` clicked through; a kernel the gateway shuts down
-(what its culler does) or restarts leaves nothing running, and ``%acp --resume`` continues
-after the restart.
+undone, and the notebook tools' ``run_code`` clicked through (what a kernel's end leaves:
+``test_gateway_lifecycle.py``).
 
 The gateway starts its kernels in a directory of its own, not the server's notebook folder,
 and passes no ``JPY_SESSION_NAME`` (its default): the kernel cannot tell which notebook it
@@ -20,7 +19,6 @@ import pytest
 from ..browser.conftest import TURN_TIMEOUT_MS, NotebookPage
 from ..browser.live_helpers import FUNCTION, LiveNotebookPage, expect, printed
 from ..browser.test_lab import UTILS
-from .lifecycle import Running, check_ended, check_restarted_then_resumed, wait_culled
 from .servers import Gateway, start_gateway, stop
 
 GATEWAY_NOTE = "acp_notebook: This kernel runs through a gateway that did not pass JPY_SESSION_NAME"
@@ -137,23 +135,3 @@ def test_run_code_through_a_gateway_runs_in_its_kernel_once_clicked(
     notebook.run_cell(2)
     notebook.wait_done(2)
     expect(notebook.output(2)).to_have_text("42\n")
-
-
-def test_a_kernel_the_gateway_shuts_down_leaves_no_agent_terminal_or_relay(
-    notebook: NotebookPage, gateway: Gateway
-) -> None:
-    # The gateway's own culler needs cull_connected: the server keeps its websocket to the
-    # gateway open after the page closed. Its cull is this shutdown, on an idle kernel.
-    def end(running: Running) -> None:
-        gateway.api("DELETE", f"/api/kernels/{running.kernel_id}")
-        wait_culled(notebook, running.kernel_id)
-
-    check_ended(notebook, end)
-
-
-def test_a_kernel_restarted_through_the_gateway_leaves_nothing_and_resume_continues(
-    notebook: NotebookPage,
-) -> None:
-    # JupyterLab 4.6's page stays at "Starting" after a restart through Kernel Gateway
-    # 3.0.1 (its kernel websocket is not reopened); a page opened again gets the kernel.
-    check_restarted_then_resumed(notebook, reload=True)
