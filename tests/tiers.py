@@ -34,6 +34,7 @@ TIERS = ("agents", "deploy", "browser", "kernel", "slow")
 BY_PATH = {
     "notebooks": "kernel",
     "tests/browser": "browser",
+    "tests/deploy": "deploy",
     "tests/kernel": "kernel",
     "tests/kernelspec": "kernel",
     "tests/tools": "kernel",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePath
 
-__all__ = ["STATE_FILE_NAMES", "is_protected", "state_dir"]
+__all__ = ["STATE_FILE_NAMES", "is_protected", "make_state_dir", "state_dir"]
 
 #: The notebook state file (``notebook/state.py`` reads it): MCP servers planted there
 #: reach later agents, so the agent never writes it unasked.
@@ -23,6 +23,19 @@ def state_dir() -> Path:
         os.path.expanduser("~"), ".local", "state"
     )
     return Path(base) / "acp-notebook"
+
+
+def make_state_dir() -> Path:
+    """The per-user state directory, made readable by its user only (0700), also when an
+    earlier version left it open: what a user's notebooks remember (their sessions, the
+    trust key) is not for another user of the machine (a JupyterHub with a local spawner)
+    to list or read. Its parents are left as they are."""
+    path = state_dir()
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = path.lstat()
+    if info.st_uid == os.getuid() and info.st_mode & 0o077:
+        path.chmod(0o700)
+    return path
 
 
 def _inside(path: str, directory: str) -> bool:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from ..agents.presets import DEMO, LaunchSpec, resolve_agent
+from ..client.protected import make_state_dir
 from ..protocol.process import AgentProcess, open_agent_process
 from ..protocol.sandbox import AS_CONFIGURED, Confinement, SandboxChoice
 from .loop import AgentLoop
@@ -82,6 +83,7 @@ def launch_spec(agent: str, state: NotebookState) -> LaunchSpec:
     ``ACP_DEMO_STATE_FILE`` says where)."""
     spec = resolve_agent(agent)
     if spec.method == "builtin" and spec.name == DEMO and "ACP_DEMO_STATE_FILE" not in os.environ:
+        make_state_dir()  # before the agent or its sandbox makes it, open to others
         state_file = ["--state-file", str(state.demo_sessions)]
         writable = (*spec.writable, str(state.demo_sessions.parent) + os.sep)
         spec = dataclasses.replace(spec, argv=[*spec.argv, *state_file], writable=writable)

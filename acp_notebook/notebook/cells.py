@@ -10,7 +10,6 @@ so it is not sent; the agent can read a result with the notebook tools.
 
 from __future__ import annotations
 
-import os
 import sys
 import traceback
 from collections.abc import Mapping
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .cell_log import PROMPT_LINE
+from .located import Located, locate
 from .summaries import Limits, summarise
 from .summaries.model import count, cut_head, cut_text, fence
 
@@ -132,12 +132,12 @@ def cell_label(cell: CellText, where: str | None = None) -> str:
     return f"{where} ({count(cell.lines, 'line')})"
 
 
+def notebook_located(shell: InteractiveShell) -> Located:
+    """The open notebook as far as the kernel can tell (``located.py``: VS Code's
+    ``__vsc_ipynb_file__``, Jupyter Server's ``JPY_SESSION_NAME``)."""
+    return locate(vscode=shell.user_ns.get("__vsc_ipynb_file__"))
+
+
 def notebook_path(shell: InteractiveShell) -> str | None:
-    """The open notebook's absolute path, when the kernel can learn it: VS Code sets
-    ``__vsc_ipynb_file__``; Jupyter Server sets ``JPY_SESSION_NAME``."""
-    for candidate in (shell.user_ns.get("__vsc_ipynb_file__"), os.environ.get("JPY_SESSION_NAME")):
-        if isinstance(candidate, str) and candidate.endswith(".ipynb"):
-            path = os.path.abspath(candidate)
-            if os.path.isfile(path):
-                return path
-    return None
+    """The open notebook's absolute path, when the kernel can see the file."""
+    return notebook_located(shell).file

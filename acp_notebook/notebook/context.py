@@ -103,6 +103,8 @@ class NotebookPrompt:
     notebook: str | None = None
     #: Names the prompt mentioned that name nothing (left as typed).
     unknown: tuple[str, ...] = field(default=())
+    #: Why no notebook is sent although a server started the kernel (``located.py``).
+    unseen: str | None = None
 
     @property
     def unknown_note(self) -> str | None:
@@ -230,7 +232,7 @@ def notebook_prompt(
     variables = [attachment for attachment, _ in named]
     # A value both named and shown as the last cell's result is sent once, as named.
     named_values = {id(value): attachment.name or "" for attachment, value in named}
-    notebook = None
+    located = None
     if cells_too:
         above = cells.code_above(log.running)
         if above is not None:
@@ -241,5 +243,11 @@ def notebook_prompt(
             label = cells.cell_label(last) + (f", raised {last.error}" if last.error else "")
             where = str(last.number) if last.number is not None else "last"
             attachments.append(_cell_attachment(last, f"notebook://cells/{where}", label))
-        notebook = cells.notebook_path(shell)
-    return NotebookPrompt(words, (*attachments, *variables), notebook, tuple(unknown))
+        located = cells.notebook_located(shell)
+    return NotebookPrompt(
+        words,
+        (*attachments, *variables),
+        located.file if located else None,
+        tuple(unknown),
+        located.unseen if located else None,
+    )

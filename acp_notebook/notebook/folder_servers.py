@@ -121,7 +121,8 @@ class TrustKey:
             return None
         if not create:
             return None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # The state directory: its user's only (``protected.make_state_dir``).
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         key = secrets.token_bytes(_KEY_BYTES)
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)

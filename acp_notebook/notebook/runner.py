@@ -21,6 +21,7 @@ from .context import NoError, NotebookPrompt, notebook_prompt
 from .controls import REGISTRY, Control, ControlContext, ControlFailed, run, run_awaited
 from .dryrun import dry_run_bundle
 from .frontend import frontends
+from .located import say_once
 from .manager import NotebookAgents
 from .options import AcpOptions, OptionError, parse_line
 from .tool_calls import KernelTools
@@ -205,6 +206,7 @@ class AcpRunner:
             raise UsageError(str(exc)) from None
         if prompt.unknown_note is not None:
             print(f"acp_notebook: {prompt.unknown_note}", file=sys.stderr)
+        say_once(prompt.unseen)
         return prompt
 
     def control_context(

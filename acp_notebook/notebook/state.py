@@ -34,8 +34,9 @@ import tempfile
 import warnings
 from typing import Any
 
-from ..client.protected import state_dir
+from ..client.protected import make_state_dir, state_dir
 from .folder_servers import TrustKey, shown, trust_record
+from .located import locate, notebook_folder
 
 __all__ = [
     "LEGACY_FILE",
@@ -114,12 +115,10 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 
 def notebook_path(cwd: str) -> str:
-    """This kernel's notebook as an absolute path (``default`` in ``cwd`` without one)."""
-    name = os.environ.get("JPY_SESSION_NAME") or "default"
-    # A relative name is relative to the server's root, not to the kernel's directory.
-    return os.path.normpath(
-        name if os.path.isabs(name) else os.path.join(cwd, os.path.basename(name))
-    )
+    """This kernel's notebook as an absolute path, as the server named it whether or not
+    the kernel can see the file (``located.py``); without a name, ``default`` in the
+    notebook's folder (the server's word for it, else ``cwd``)."""
+    return locate(cwd).name or os.path.join(os.path.normpath(notebook_folder(cwd)), "default")
 
 
 class NotebookState:
@@ -149,7 +148,8 @@ class NotebookState:
         return data if data.get("notebook") in (None, self.notebook) else {}
 
     def save(self, data: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_state_dir()
+        self.path.parent.mkdir(exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".state.", suffix=".tmp", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
