@@ -37,14 +37,19 @@ if TYPE_CHECKING:
     from .tools.registry import CellChangeReport
 
 
+#: Who refused a stale cell change: the notebook, because the cell moved on (the user
+#: typed in it while the change waited, or since the agent read it).
+STALE_BY = "the notebook: the cell changed after the agent read it"
+
+
 def record_cell_change(session: Session, report: CellChangeReport) -> None:
     """The notebook tools' ``report`` hook: the turn's transcript says what became of the
     change, and an applied change is kept for review and undo. Agent loop thread."""
     session.transcript.add_note(report.sentence())
-    refused_by = report.by if report.status == "rejected" else report.refused_by
+    refused_by = {"rejected": report.by, "stale": STALE_BY}.get(report.status, report.refused_by)
     if refused_by is not None:
-        # The agent reports its call failed; it was the user's or a rule's "no" (issue 13:
-        # rejected calls read "rejected by …", not "failed").
+        # The agent reports its call failed; it was the user's, a rule's or the notebook's
+        # "no": the call reads "rejected by …", not "failed".
         session.transcript.reject_running_call(refused_by, mentions=report.cell_id or None)
     if report.applied:
         session.checkpoints.cell_changed(
