@@ -217,6 +217,21 @@ def test_a_figure_is_an_image_with_its_axes_described() -> None:
     assert summarise(axes, "axes").png is not None  # axes stand for their figure
 
 
+def test_an_axes_is_named_an_axes_of_its_figure_not_a_figure() -> None:
+    # `fig, ax = plt.subplots()` then list_variables called `ax` a "Figure 640×480 px",
+    # and an agent told so calls Figure methods on it.
+    figure_module = pytest.importorskip("matplotlib.figure")
+    figure = figure_module.Figure(figsize=(4, 3), dpi=100)
+    axes = figure.add_subplot()
+    assert label_of(axes) == "Axes of a Figure 400×300 px, 1 axes"
+    axes.set_title("trend")
+    summary = summarise(axes, "ax")
+    assert summary.label == "Axes 'trend' of a Figure 400×300 px, 1 axes"
+    assert summary.text.startswith(
+        "matplotlib Axes 'trend' of a Figure 400×300 px, 1 axes `ax` (its figure attached"
+    )
+
+
 def test_an_object_with_a_png_representation_is_an_image() -> None:
     png = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
 

@@ -45,6 +45,17 @@ def test_list_variables_gives_names_types_shapes_and_sizes(kernel: Kernel, agent
     assert "_tools" not in text
 
 
+def test_list_variables_names_a_matplotlib_axes_as_axes(kernel: Kernel, agent: McpAgent) -> None:
+    # `fig, ax = plt.subplots()` was listed as two Figures, `ax` included.
+    kernel.text(
+        "from matplotlib.figure import Figure\n"
+        "chart_fig = Figure(figsize=(4, 3), dpi=100)\nchart_ax = chart_fig.add_subplot()"
+    )
+    text = text_of(agent.call("list_variables"))
+    assert "- `chart_fig`: Figure 400×300 px, 1 axes" in text
+    assert "- `chart_ax`: Axes of a Figure 400×300 px, 1 axes" in text
+
+
 def test_inspect_variable_summarises_a_dataframe(kernel: Kernel, agent: McpAgent) -> None:
     kernel.text(
         "import pandas as pd\n"

@@ -376,7 +376,7 @@ def test_the_demo_agents_rename_is_an_edit_the_user_accepts_in_the_cell(
     assert frontend.cells[1]["source"] == RENAMED
     (proposal,) = [r for r in frontend.requests if r["type"] == "propose"]
     assert proposal["label"] == "Rename result to acc"
-    assert "Renamed `result` to `acc` in cell 2." in transcript
+    assert "Renamed `result` to `acc` in cell [2]." in transcript
     assert "Edit of cell 2 of work/analysis.ipynb: accepted by you." in transcript
     assert "Changed in this turn: cell 2 (+3 −3)." in transcript
 
@@ -400,7 +400,7 @@ def test_refactor_with_the_functions_code_attached_edits_the_cell_holding_it(
     assert edited.startswith("from typing import Any\n\ndef total(values: Any) -> Any:\n")
     assert '"""TODO: describe total.' in edited
     assert edited.endswith("    return result")
-    assert "Cell 2 now has the change (add docstring and type-hint placeholders)." in transcript
+    assert "Cell [2] now has the change (add docstring and type-hint placeholders)." in transcript
 
 
 def test_status_says_whether_the_live_cell_tools_are_offered(

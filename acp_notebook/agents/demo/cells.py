@@ -37,7 +37,8 @@ __all__ = [
 NOTEBOOK_SERVER = "notebook"
 
 _CELL = re.compile(
-    r"^cell (?P<number>\d+) · id `(?P<id>[^`]+)` · (?P<type>\w+)[^\n]*\n"
+    r"^cell (?P<number>\d+) · id `(?P<id>[^`]+)` · (?P<type>\w+)"
+    r"(?: · \[(?P<count>\d+)\])?[^\n]*\n"
     r"(?P<fence>`{3,})[^\n]*\n(?P<source>.*?)\n(?P=fence)$",
     re.MULTILINE | re.DOTALL,
 )
@@ -46,16 +47,31 @@ _NAME = re.compile(r"[A-Za-z_]\w*")
 
 @dataclass(frozen=True)
 class Cell:
+    #: Its place in the notebook, from 1.
     number: int
     id: str
     cell_type: str
     source: str
+    #: The execution count the cell shows (``[11]``), None when it has not run.
+    count: int | None = None
+
+    @property
+    def label(self) -> str:
+        """How the user finds it: by the execution count the cell shows ("cell [11]"),
+        by its place ("cell 21") only when it has not run."""
+        return f"cell [{self.count}]" if self.count is not None else f"cell {self.number}"
 
 
 def parse_cells(text: str) -> list[Cell]:
     """The cells in a ``list_cells`` or ``read_cell`` answer."""
     return [
-        Cell(int(match["number"]), match["id"], match["type"], match["source"])
+        Cell(
+            int(match["number"]),
+            match["id"],
+            match["type"],
+            match["source"],
+            int(match["count"]) if match["count"] else None,
+        )
         for match in _CELL.finditer(text)
     ]
 
@@ -106,10 +122,10 @@ async def scene_rename(turn: Turn, argument: str) -> StopReason:
         current = await _read(tools, cell)
         source = _uses(old).sub(new, current.source)
         edit = Edit(
-            f"Rename `{old}` to `{new}` in cell {cell.number}",
+            f"Rename `{old}` to `{new}` in {current.label}",
             f"Rename {old} to {new}",
             "rename",
-            f"Renamed `{old}` to `{new}` in cell {cell.number}.",
+            f"Renamed `{old}` to `{new}` in {current.label}.",
         )
         then = (lambda: _rename_in_file(turn, file, old, new)) if file is not None else None
         return await _propose(turn, tools, current, source, edit, then)
@@ -153,11 +169,12 @@ async def edit_cell_holding(turn: Turn, code: str, new_code: str, what: str) -> 
         if code.strip() not in current.source:
             return None
         source = current.source.replace(code.strip(), new_code.strip(), 1)
+        what_ = what[:1].upper() + what[1:]  # str.capitalize would lower `Names`
         edit = Edit(
-            f"{what.capitalize()} in cell {current.number}",
-            what.capitalize(),
-            "refactoring",
-            f"Cell {current.number} now has the change ({what}).",
+            f"{what_} in {current.label}",
+            what_,
+            "change",
+            f"{current.label[:1].upper()}{current.label[1:]} now has the change ({what}).",
         )
         return await _propose(turn, tools, current, source, edit)
 

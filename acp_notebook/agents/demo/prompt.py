@@ -1,6 +1,7 @@
-"""Prompts without a command: a refactoring request goes the ``/edit`` way (with the
-mechanical Python change), anything else gets a description of the content blocks that
-arrived. The demo agent never pretends to understand words.
+"""Prompts without a command: an attached error gets its fix (:mod:`.fix`), a
+refactoring request goes the ``/edit`` way (with the mechanical Python change), anything
+else gets a description of the content blocks that arrived. The demo agent never pretends
+to understand words.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from ...protocol import models as m
 from . import edits
 from .cells import edit_cell_holding
+from .fix import ERROR_URI, attached, scene_fix
 from .placeholders import PlaceholderEdit, add_placeholders
 from .replies import StopReason, missing_capability
 from .tools import Proposal, apply_edit, read_whole
@@ -252,7 +254,10 @@ async def _refactor_code(turn: Turn, label: str, code: str) -> StopReason:
 
 async def scene_prompt(turn: Turn, text: str) -> StopReason:
     """A prompt without a command: refactoring requests get the edit path, everything else
-    a description of what arrived."""
+    a description of what arrived; an attached error gets its fix."""
+    error = next((a for a in attached(turn) if a.uri == ERROR_URI), None)
+    if error is not None:
+        return await scene_fix(turn, error)
     if _INTENT.search(text):
         path = _file_target(turn, text)
         if path is not None:

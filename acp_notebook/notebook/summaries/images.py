@@ -77,13 +77,22 @@ def render_png(value: object) -> bytes | None:
     return None
 
 
+def _figure_label(figure: Any) -> str:
+    width, height = (int(x) for x in figure.get_size_inches() * figure.dpi)
+    return f"Figure {width}×{height} px, {len(figure.axes)} axes"
+
+
 def _label(value: object) -> str:
+    """ "Figure 640×480 px, 1 axes"; an Axes is named as one (its methods are not a
+    Figure's), with the figure it draws in: "Axes 'trend' of a Figure 640×480 px, 1 axes"."""
     figure = _figure_of(value)
-    if figure is not None:
-        width, height = (int(x) for x in figure.get_size_inches() * figure.dpi)
-        axes = len(figure.axes)
-        return f"Figure {width}×{height} px, {axes} axes"
-    return type(value).__name__
+    if figure is None:
+        return type(value).__name__
+    if figure is value:
+        return _figure_label(figure)
+    title = value.get_title()  # type: ignore[attr-defined]
+    named = f"Axes {title!r}" if title else "Axes"
+    return f"{named} of a {_figure_label(figure)}"
 
 
 def _describe_figure(figure: Any) -> list[str]:
@@ -117,8 +126,9 @@ def _summary(value: object, name: str, limits: Limits) -> Summary:
         png = None
     figure = _figure_of(value)
     if figure is not None:
+        drawn = "image attached" if figure is value else "its figure attached as an image"
         text = "\n".join(
-            [f"matplotlib {_label(value)} `{name}` (image attached)", *_describe_figure(figure)]
+            [f"matplotlib {_label(value)} `{name}` ({drawn})", *_describe_figure(figure)]
         )
     else:
         bounded = BoundedRepr(limits)
