@@ -213,6 +213,9 @@ def start_lab(tmp_path_factory: pytest.TempPathFactory, lab_args: list[str]) -> 
         JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]),
         JUPYTER_DATA_DIR=str(dirs["data"]),
         JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
+        # In a virtualenv jupyter_core puts the environment's data dir before
+        # JUPYTER_DATA_DIR: the build the environment links would win over this one.
+        JUPYTER_PREFER_ENV_PATH="0",
         PYTHONUNBUFFERED="1",
     )
     port = free_port()
