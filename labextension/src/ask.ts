@@ -208,11 +208,7 @@ class FixBar extends Widget {
       'Ask the agent to explain this error and propose a fix in this cell (%acp --fix)'
     );
     fix.addEventListener('click', onFix);
-    this.node.append(
-      element('span', 'acp-live-fix-icon', '🔧'),
-      fix,
-      element('span', 'acp-live-spacer')
-    );
+    this.node.append(fix, element('span', 'acp-live-spacer'));
   }
 
   /** Under the cell's outputs (before its footer). */
