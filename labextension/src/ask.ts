@@ -20,6 +20,7 @@ import {
   askMessage,
   errorOf,
   FIX_SOURCE,
+  fixable,
   IAsk,
   selectedLines
 } from './asking';
@@ -176,9 +177,10 @@ export class CellActions {
         this._watched.add(cell.model);
         cell.model.outputs.changed.connect(() => this._refresh());
       }
-      const error = this.connected
-        ? errorOf(cell.model.outputs.toJSON())
-        : null;
+      const error =
+        this.connected && fixable(cell.model.sharedModel.getSource())
+          ? errorOf(cell.model.outputs.toJSON())
+          : null;
       if (error !== null) {
         seen.add(cell);
         if (!this._fixes.has(cell)) {

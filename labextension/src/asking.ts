@@ -87,6 +87,12 @@ export function askedLabel(
   return `${where} of ${cellLabel(ask)}`;
 }
 
+/** Whether a cell's error is one to fix with the agent: not the error of a `%acp` cell
+ * itself (a bad option, a turn's own failure), which the agent did not write. */
+export function fixable(source: string): boolean {
+  return !/^\s*%%?acp(\s|$)/.test(source);
+}
+
 /** The first error among a cell's outputs, as text (its traceback), or null. */
 export function errorOf(outputs: nbformat.IOutput[]): string | null {
   const error = outputs.find(output => nbformat.isError(output));

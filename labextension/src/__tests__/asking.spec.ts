@@ -9,6 +9,7 @@ import {
   askedLabel,
   errorOf,
   FIX_SOURCE,
+  fixable,
   selectedLines
 } from '../asking';
 import { staleSentence } from '../stale';
@@ -79,6 +80,14 @@ describe('the error a Fix is about', () => {
       'ZeroDivisionError Traceback\nZeroDivisionError: division by zero'
     );
     expect(errorOf([outputs[0]])).toBeNull();
+  });
+
+  it("is not a %acp cell's own error", () => {
+    expect(fixable('1/0')).toBe(true);
+    expect(fixable('x = 1\n%acp explain')).toBe(true);
+    expect(fixable('%acp --bogus')).toBe(false);
+    expect(fixable('  %%acp\nfix it')).toBe(false);
+    expect(fixable('%acpx = 1')).toBe(true);
   });
 });
 
