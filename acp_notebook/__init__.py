@@ -5,7 +5,7 @@
 
 The notebook API (``acp_notebook.ask``, ``status``, ``cancel``, … one function per
 ``%acp`` control) and the client library (``acp_notebook.client``, whose ``connect`` is
-also here) are documented in the README.
+also here) are documented in docs/usage.md and docs/python-client.md.
 """
 
 from __future__ import annotations

@@ -10,6 +10,15 @@ supervisor included).
 
 - ``acp-notebook run "/help"``, client + supervisor: the gated row, at most 1.0× the
   official Python SDK's client (``sdk_client.py``) doing the same turn.
+- the sandbox's cost: the same turn confined as by default against ``--sandbox off``, client
+  + supervisor (gated: at most 1.05×). Valgrind 3.19 (Debian 12's) does not know Landlock's
+  system calls (unhandled: ENOSYS), so under it the client finds no Landlock and confines
+  with bubblewrap; the row names what confined the counted run, and with nothing to confine
+  it the run stops and says so. The client's work is the same either way (the probe, the
+  writable paths, the supervisor's options; bubblewrap adds one search of ``PATH``); the
+  confined child's own work before its ``exec`` (with Landlock: loading ``landlock.py``
+  and its system calls, about a millisecond) is in no count: valgrind keeps none for a
+  process that executes a skipped program.
 - reported: the SDK client, the stdlib client (``stdlib_client.py``, the least a client can
   do) and the anyio + pydantic floor (``stack_floor_client.py``).
 - ingest: ``acp-notebook run --format markdown`` reading ``producer.py``'s N-chunk turn less
@@ -42,23 +51,29 @@ VALGRIND = "valgrind"
 #: Agents under callgrind are scripts named so (valgrind leaves them out).
 AGENT_SCRIPT = "bench-agent-"
 MISSING = "valgrind is not installed, so no instructions can be counted: install it (apt-get install valgrind)."
+
+
+class Unconfined(RuntimeError):
+    """Nothing confined the default turn under valgrind: the sandbox row cannot be counted."""
+
+
+UNCONFINED = (
+    "Under valgrind nothing confined the default `acp-notebook run` (valgrind has no Landlock "
+    "system calls and bubblewrap is not installed), so the sandbox's cost cannot be counted: "
+    "install bubblewrap (apt-get install bubblewrap)."
+)
 #: Chunks of the ingest turn (``producer.py``), counted less a one-chunk turn.
 INGEST_CHUNKS = 20_000
 
 
 def clients(agent: list[str]) -> dict[str, list[str]]:
-    """Each client's command for the turn with ``agent``; each prints the stop reason."""
+    """Each client's command for the turn with ``agent``; each prints the stop reason.
+    ``cli`` is confined as by default, ``cli-unconfined`` the same with ``--sandbox off``."""
     scripts = ROOT / "benchmarks"
+    cli = [sys.executable, "-m", "acp_notebook.cli", "run", "--agent", shlex.join(agent)]
     return {
-        "cli": [
-            sys.executable,
-            "-m",
-            "acp_notebook.cli",
-            "run",
-            "--agent",
-            shlex.join(agent),
-            PROMPT,
-        ],
+        "cli": [*cli, PROMPT],
+        "cli-unconfined": [*cli, "--sandbox", "off", PROMPT],
         "sdk": [sys.executable, str(scripts / "sdk_client.py"), PROMPT, *agent],
         "stdlib": [sys.executable, str(scripts / "stdlib_client.py"), PROMPT, *agent],
         "floor": [sys.executable, str(scripts / "stack_floor_client.py"), PROMPT, *agent],
@@ -82,6 +97,18 @@ class Turn:
     @property
     def client(self) -> int:
         return sum(p.instructions for p in self.processes)
+
+    @property
+    def confined_by(self) -> str | None:
+        """What the supervisor was told to confine the agent with (``landlock``,
+        ``bwrap``), from its command line; None when it confined nothing."""
+        for process in self.processes:
+            words = shlex.split(process.command)
+            if any(word.endswith("supervisor.py") for word in words):
+                for mechanism in ("landlock", "bwrap"):
+                    if f"--{mechanism}" in words:
+                        return mechanism
+        return None
 
 
 def available() -> bool:
@@ -214,6 +241,27 @@ def per_chunk(counted: dict[str, Turn], client: str) -> float:
     return (many.client - one.client) / (INGEST_CHUNKS - 1)
 
 
+#: How each mechanism is named in the sandbox row.
+CONFINED_BY = {"landlock": "Landlock", "bwrap": "bubblewrap: valgrind has no Landlock calls"}
+
+
+def sandbox_row(confined: Turn, unconfined: Turn) -> Row:
+    """The sandbox's cost: the default (confined) turn against ``--sandbox off``."""
+    mechanism = confined.confined_by
+    if mechanism is None or unconfined.confined_by is not None:
+        raise Unconfined(UNCONFINED)
+    return Row(
+        f'`acp-notebook run "/help"` confined as by default ({CONFINED_BY[mechanism]}), '
+        "instructions, client + supervisor (callgrind)",
+        confined.client / 1e6,
+        unconfined.client / 1e6,
+        "the same turn with --sandbox off",
+        "M",
+        limit=1.05,
+        gated=True,
+    )
+
+
 def rows(counted: dict[str, Turn]) -> list[Row]:
     cli, sdk = counted["cli"], counted["sdk"]
     stdlib, floor = counted["stdlib"], counted["floor"]
@@ -227,6 +275,7 @@ def rows(counted: dict[str, Turn]) -> list[Row]:
             limit=1.0,
             gated=True,
         ),
+        sandbox_row(cli, counted["cli-unconfined"]),
         Row(
             "… the stdlib client's instructions (callgrind)",
             stdlib.client / 1e6,
@@ -276,7 +325,7 @@ def main(argv: list[str]) -> None:
     counted = turns(keep)
     for name, turn in counted.items():
         for process in turn.processes:
-            print(f"{name:7} {process.instructions:>15,} {process.command}")
+            print(f"{name:14} {process.instructions:>15,} {process.command}")
     from .table import format_table
 
     print(format_table(rows(counted)))

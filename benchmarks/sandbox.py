@@ -1,8 +1,9 @@
 """What the sandbox costs a turn: ``acp-notebook run "/help"`` confined as by default
 (Landlock applied by the supervisor before the agent's ``exec``) against the same turn with
 ``--sandbox off``, wall and CPU of a fresh process with its children (the agent and the
-supervisor), alternating runs, medians. The budget is 1.05×; the rows are reported, not
-asserted (a turn's CPU is measured to a few percent at best here)."""
+supervisor), alternating runs, medians. The budget is 1.05×; these rows are reported, not asserted
+(a turn's CPU is measured to a few percent at best here): the gated figure is the same
+comparison in instructions (``instructions.py``)."""
 
 from __future__ import annotations
 

@@ -108,7 +108,10 @@ Every prompt carries the most recently executed code cell (its code, and its res
 any code above the `%acp` line, so "this function" means something; the turn lists what was sent
 ("Sent: …"). `--no-context` sends only the words, `--dry-run` shows the content blocks and sends
 nothing, and `%acp --fix` sends the last error with its cell."""),
-        code("def scale(values, factor):\n    return [v * factor for v in values]"),
+        code(
+            "def scale(values, factor):\n    scaled = []\n    for v in values:\n"
+            "        scaled.append(v * factor)\n    return scaled"
+        ),
         code("%acp refactor this function"),
         md("""
 ## 8. The agent works in your kernel

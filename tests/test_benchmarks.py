@@ -60,3 +60,28 @@ def test_callgrind_counts_every_process_of_a_run_but_the_skipped_agent(tmp_path:
     # Each process is a whole interpreter's start: millions of instructions.
     assert all(process.instructions > 1_000_000 for process in turn.processes)
     assert turn.client == sum(process.instructions for process in turn.processes)
+
+
+def _turn(*commands: str) -> instructions.Turn:
+    return instructions.Turn(tuple(instructions.Process(c, 10_000_000) for c in commands))
+
+
+def test_the_sandbox_row_names_what_confined_the_counted_turn() -> None:
+    client = f"{sys.executable} -m acp_notebook.cli run --agent demo /help"
+    supervisor = f"{sys.executable} -S -I /x/acp_notebook/protocol/supervisor.py"
+    confined = _turn(client, f"{supervisor} --bwrap --write /work 42 demo", "/usr/bin/bwrap")
+    unconfined = _turn(client, f"{supervisor} 42 demo")
+    row = instructions.sandbox_row(confined, unconfined)
+    assert confined.confined_by == "bwrap" and unconfined.confined_by is None
+    assert "bubblewrap" in row.figure and row.gated and row.limit == 1.05
+    assert row.value == 30 and row.baseline == 20  # every process but the agent, in M
+    landlock = _turn(client, f"{supervisor} --landlock --write /work 42 demo")
+    assert "(Landlock)" in instructions.sandbox_row(landlock, unconfined).figure
+
+
+def test_the_sandbox_row_is_not_counted_when_nothing_confined_the_default_turn() -> None:
+    # Under valgrind without bubblewrap the "confined" turn ran unconfined: a ratio of two
+    # unconfined turns would pass whatever the sandbox costs.
+    supervisor = f"{sys.executable} -S -I /x/acp_notebook/protocol/supervisor.py 42 demo"
+    with pytest.raises(instructions.Unconfined, match="install bubblewrap"):
+        instructions.sandbox_row(_turn(supervisor), _turn(supervisor))

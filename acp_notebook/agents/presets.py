@@ -58,7 +58,8 @@ class Preset:
     website: str = ""
     source: str = "shipped"
     #: How it runs confined: ``writable`` (its state and cache paths), ``default`` (its
-    #: sandbox mode unless the user chose one), ``env`` (set only when really confined).
+    #: sandbox mode unless the user chose one), ``env`` and ``args`` (set and added only
+    #: when really confined), ``note`` (what that means for the agent).
     sandbox: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -121,6 +122,19 @@ class LaunchSpec:
             **self.env,
             **({str(k): str(v) for k, v in extra.items()} if confined.enforced else {}),
         }
+
+    def confined_argv(self, confined: Confinement) -> list[str]:
+        """Its command when run as ``confined`` says: the preset's sandbox arguments only
+        when the operating system really confines it (Codex's ``-c
+        sandbox_mode="danger-full-access"``: its own sandbox is left to the client's,
+        which keeps it in the folder; unconfined, it keeps its own)."""
+        extra = (self.preset.sandbox if self.preset else {}).get("args") or []
+        return [*self.argv, *(map(str, extra) if confined.enforced else ())]
+
+    @property
+    def sandbox_note(self) -> str:
+        """What running confined means for this agent, as its preset says ("" if nothing)."""
+        return str((self.preset.sandbox if self.preset else {}).get("note") or "")
 
     @property
     def display_name(self) -> str:
@@ -228,18 +242,22 @@ def preset_table(
 
 
 def install_hint(preset: Preset) -> str:
+    """How to get the agent, as one sentence ("" when the preset says nothing): the
+    package commands where it is published, else where it comes from (a program this
+    project cannot install, such as goose)."""
     dist = preset.distribution
     hints = []
     if isinstance(dist.get("npx"), Mapping):
         hints.append(f"`npm install -g {dist['npx']['package']}` (needs Node.js)")
     if isinstance(dist.get("uvx"), Mapping):
         hints.append(f"`uv tool install {dist['uvx']['package']}`")
-    if isinstance(dist.get("local"), Mapping) and not hints:
-        hints.append(
-            f"install `{dist['local']['command']}`"
-            + (f" (see {preset.website})" if preset.website else "")
-        )
-    return " or ".join(hints)
+    if hints:
+        return f"Install it with {' or '.join(hints)}."
+    local = dist.get("local")
+    if not isinstance(local, Mapping):
+        return ""
+    where = f" as {preset.website} says" if preset.website else ""
+    return f"Install {preset.name}{where}, so that `{local['command']}` is on PATH."
 
 
 def resolve_agent(
@@ -280,7 +298,5 @@ def resolve_agent(
         or "it has no launch method for this platform"
     )
     hint = install_hint(preset)
-    raise AgentNotFound(
-        f"{preset.name} cannot be started here: {missing}."
-        + (f" Install it with {hint}." if hint else "")
-    )
+    said = f"{preset.name} cannot be started here: {missing}."
+    raise AgentNotFound(f"{said} {hint}" if hint else said)

@@ -43,6 +43,8 @@ def _agents(args: argparse.Namespace) -> int:
             )
         if preset.auth:
             print(f"    auth: {preset.auth}")
+        if preset.sandbox.get("note"):
+            print(f"    sandbox: {preset.sandbox['note']}")
     return 0
 
 

@@ -40,6 +40,10 @@ _OBEYED = re.compile("[" + "".join(re.escape(chr(code)) for code in _SHOWN) + "]
 _KEPT = re.compile(r"\x1b\[(?![0-9;]*(?<![0-9])8(?![0-9]))[0-9;]*m|\r\x1b\[2K")
 
 
+#: What :meth:`TerminalSafe.write_control` writes: the plan's redraw, never agent text.
+_CONTROL = re.compile(r"\x1b\[[1-9][0-9]*F\x1b\[J")
+
+
 def terminal_safe(text: str) -> str:
     """``text`` with every character a terminal would obey rather than show replaced."""
     text = scrub(text)
@@ -67,6 +71,13 @@ class TerminalSafe:
     def write(self, text: str) -> int:
         self._stream.write(terminal_safe(text))
         return len(text)
+
+    def write_control(self, sequence: str) -> None:
+        """The printer's own cursor movement: up ``n`` lines to their start and clear the
+        screen below (``ESC [ n F ESC [ J``, redrawing the plan in place); nothing else."""
+        if _CONTROL.fullmatch(sequence) is None:
+            raise ValueError(f"not a cursor movement this stream writes: {sequence!r}")
+        self._stream.write(sequence)
 
     def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding, ...
         return getattr(self._stream, name)

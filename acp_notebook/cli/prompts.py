@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
 
@@ -50,6 +50,9 @@ class Console:
         self._portal: BlockingPortal | None = None
         self._reader: threading.Thread | None = None
         self._eof = False
+        #: Called as a question takes the terminal (the streamed turn leaves its plan
+        #: where it is, so redrawing it cannot erase the question).
+        self.before_question: Callable[[], None] | None = None
 
     async def __aenter__(self) -> Console:
         self._portal = BlockingPortal()
@@ -66,6 +69,8 @@ class Console:
     async def question(self) -> AsyncIterator[None]:
         """Hold the terminal for one question (what it is about, then its answers)."""
         async with self._lock:
+            if self.before_question is not None:
+                self.before_question()
             yield
 
     async def ask(self, prompt: str) -> str:

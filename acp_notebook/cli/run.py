@@ -51,7 +51,7 @@ async def run(args: argparse.Namespace) -> int:
     progress = StartProgress(sys.stderr)
     try:
         async with open_agent_process(
-            spec.argv,
+            spec.confined_argv(confinement),
             env=env,
             cwd=cwd,
             name=spec.name,

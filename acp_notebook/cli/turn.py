@@ -79,6 +79,8 @@ async def run_turn(
                 if interactive:
                     session.elicitations.asker = elicitation_asker(session, console)
                 printer = _printer(session) if _for_terminal(args) else None
+                if printer is not None:
+                    console.before_question = printer.settle  # a question is not erased
                 if printer is not None and session.sandbox:
                     _header(f"{spec.display_name} · {session.sandbox}")
                 turn = await session.prompt(args.prompt, timeout=args.timeout)
@@ -138,7 +140,10 @@ def _printer(session: Session) -> TextPrinter:
     """The turn streamed on the terminal as it happens."""
     from ..client.text_stream import TextPrinter  # only for a terminal (pygments)
 
-    return TextPrinter(session, sys.stdout, color=use_color(sys.stdout))
+    # On a terminal the plan is redrawn in place; a pipe gets each changed plan once.
+    return TextPrinter(
+        session, sys.stdout, color=use_color(sys.stdout), live_plan=sys.stdout.isatty()
+    )
 
 
 def _for_terminal(args: argparse.Namespace) -> bool:

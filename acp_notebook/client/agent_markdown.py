@@ -13,10 +13,11 @@ tables, safe links) renders as the agent wrote it.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from .display import safe_href
 
-__all__ = ["agent_markdown"]
+__all__ = ["KeepEnds", "agent_markdown"]
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 # A backtick run after a backslash opens no span (CommonMark reads it as a literal backtick).
@@ -54,6 +55,17 @@ def _line(line: str) -> str:
     return "".join(out)
 
 
+def _fence_after(line: str, fence: str | None) -> str | None:
+    """The code fence open after ``line`` (its backticks or tildes), given the one open
+    before it: a fence closes with a run of the same character at least as long."""
+    opener = _FENCE.match(line)
+    if fence is None:
+        return opener.group(1) if opener is not None else None
+    if opener is not None and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
+        return None
+    return fence
+
+
 def agent_markdown(text: str) -> str:
     """``text`` (Markdown from the agent) with no raw HTML and no unsafe link."""
     if not any(mark in text for mark in ("<", "](", "]:", "```", "~~~")):
@@ -61,22 +73,58 @@ def agent_markdown(text: str) -> str:
     out: list[str] = []
     fence: str | None = None
     for line in text.split("\n"):
-        opener = _FENCE.match(line)
-        if fence is not None:
-            if (
-                opener is not None
-                and opener.group(1)[0] == fence[0]
-                and len(opener.group(1)) >= len(fence)
-            ):
-                fence = None
-            out.append(line)
-        elif opener is not None:
-            fence = opener.group(1)
-            out.append(line)
-        else:
-            out.append(_line(line))
+        inside = fence is not None
+        fence = _fence_after(line, fence)
+        out.append(line if inside or fence is not None else _line(line))
     if fence is not None:
         # A fence left open would swallow what follows this text (the transcript's own
         # blocks) and turn the next fence inside out.
         out.insert(len(out) - 1 if out[-1] == "" else len(out), fence)
     return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class KeepEnds:
+    """How much of one long text a saved transcript keeps: all of it up to ``limit``
+    characters; past that its first ``head`` and last ``tail`` (cut at line ends)."""
+
+    limit: int
+    head: int
+    tail: int
+
+    def apply(self, text: str) -> str:
+        """``text``, or its two ends around a line saying how much was left out. A code
+        fence open where the start ends is closed before that line, and one open where
+        the end begins is opened again after it: the line is not read as code, nor the
+        end's code as prose."""
+        if len(text) <= self.limit:
+            return text
+        head_end = text.rfind("\n", 0, self.head) + 1 or self.head
+        tail_start = text.find("\n", len(text) - self.tail) + 1 or len(text) - self.tail
+        head, tail = text[:head_end], text[tail_start:]
+        closing, _ = _open_fence(head)
+        _, reopening = _open_fence(text[:tail_start])
+        left_out = text[head_end:tail_start]
+        note = (
+            f"*[… {len(left_out):,} characters ({left_out.count(chr(10)):,} lines) of this "
+            f"text are left out of the saved transcript here: it keeps the first "
+            f"{len(head):,} and the last {len(tail):,}.]*"
+        )
+        if not head.endswith("\n"):
+            head += "\n"
+        close = f"{closing}\n" if closing is not None else ""
+        reopen = f"{reopening}\n" if reopening is not None else ""
+        return f"{head}{close}\n{note}\n\n{reopen}{tail}"
+
+
+def _open_fence(text: str) -> tuple[str | None, str | None]:
+    """The code fence open at the end of ``text``: its run of backticks or tildes and its
+    opening line (without indentation); (None, None) when none is."""
+    fence: str | None = None
+    opener: str | None = None
+    for line in text.split("\n"):
+        was = fence
+        fence = _fence_after(line, fence)
+        if fence is not None and was is None:
+            opener = line.lstrip()
+    return (fence, opener) if fence is not None else (None, None)

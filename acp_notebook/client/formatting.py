@@ -131,6 +131,33 @@ def to_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
 
 
+#: A field's value shown on one line, at most this many characters.
+FIELD_CHARS = 100
+#: Fields shown of one value (the rest are counted).
+MAX_FIELDS = 40
+
+
+def fields_text(value: Any) -> str:
+    """A JSON value as a person reads it on a terminal: an object as ``key: value`` lines
+    (a string as it is, anything else as compact JSON), each on one line and cut at
+    :data:`FIELD_CHARS` with "…"; anything that is not an object as one such value."""
+    if not isinstance(value, dict):
+        return _field_value(value)
+    lines = [f"{key}: {_field_value(item)}" for key, item in list(value.items())[:MAX_FIELDS]]
+    if len(value) > MAX_FIELDS:
+        lines.append(f"… {len(value) - MAX_FIELDS:,} more fields")
+    return "\n".join(lines)
+
+
+def _field_value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    lines = text.splitlines() or [""]
+    shown = lines[0]
+    if len(lines) > 1:
+        shown += f" … (+{len(lines) - 1} line{'s' * (len(lines) > 2)})"
+    return shown if len(shown) <= FIELD_CHARS else shown[: FIELD_CHARS - 1] + "…"
+
+
 def portable(value: Any, cwd: str | None, placeholder: str = ".") -> Any:
     """``value`` with the session's directory replaced by ``placeholder`` in every string,
     so raw JSON shown in a transcript is the same on every machine."""

@@ -94,6 +94,7 @@ async def ask_itself(
         cwd=session.cwd,
         roots=session.roots,
         notebook_tool=notebook_tool,
+        sandbox=session.sandbox,
     )
     request.unasked = unasked
     active = session.active_turn

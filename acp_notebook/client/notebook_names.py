@@ -25,7 +25,13 @@ from typing import Any, Protocol
 
 from ..protocol import models as m
 
-__all__ = ["NotebookServer", "notebook_tool_named"]
+__all__ = ["IN_KERNEL", "RUNS_IN_KERNEL", "NotebookServer", "notebook_tool_named"]
+
+#: The notebook tools that run code in the user's kernel, which no sandbox confines: the
+#: kernel is the user's (``protocol/sandbox.py`` confines only the agent and its commands).
+RUNS_IN_KERNEL = frozenset({"run_code", "run_cell"})
+#: What their permission cards say instead of the sandbox's line.
+IN_KERNEL = "🔓 unconfined: the code runs in your kernel, which the sandbox never confines"
 
 _SERVER_KEYS = ("serverName", "server_name", "server", "mcpServer", "mcp_server")
 _TOOL_KEYS = ("toolName", "tool_name", "tool", "mcpTool", "mcp_tool")

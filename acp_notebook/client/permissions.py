@@ -27,12 +27,12 @@ import anyio
 
 from ..protocol import models as m
 from .decision import Origin, Question, Turn, Verdict, decide, risk_rank
-from .notebook_names import NotebookServer, notebook_tool_named
+from .notebook_names import IN_KERNEL, RUNS_IN_KERNEL, NotebookServer, notebook_tool_named
 from .pending import Broker
 from .policy import POLICIES as POLICIES  # the policies were defined here first
 from .policy import Policy as Policy
 from .rules import PermissionRules
-from .toolcall import ToolCallState
+from .toolcall import EDIT_KINDS, ToolCallState
 
 if TYPE_CHECKING:
     from .danger import Danger
@@ -88,6 +88,9 @@ class PermissionRequest:
     cwd: str | None = None
     #: The tool call's risk rating, computed once by :meth:`attach` (None: nothing found).
     danger: Danger | None = None
+    #: How the session's agent runs, in its turn header's words (``Session.sandbox``:
+    #: "🔒 confined to `project/` · network on"); empty when the client did not start it.
+    confinement: str = ""
     #: The rule that decided (or forced asking), if one matched.
     rule: RuleMatch | None = None
     #: The client asks this itself, about a write or command the agent did not ask for
@@ -105,13 +108,32 @@ class PermissionRequest:
     def option(self, option_id: str) -> PermissionOption | None:
         return next((o for o in self.options if o.option_id == option_id), None)
 
-    def attach(self, call: ToolCallState, cwd: str, roots: Sequence[str] = ()) -> None:
+    @property
+    def sandbox(self) -> str:
+        """Whether what it asks for would run confined, for its card: for a command or a
+        write, how the agent runs (:attr:`confinement`: commands run, and files are
+        written, by the agent's confined processes or inside the session's folders); for
+        a notebook tool that runs code, that the kernel is not confined; else empty."""
+        call = self.call
+        if call is None:
+            return ""
+        if call.notebook_tool is not None:
+            return IN_KERNEL if call.notebook_tool in RUNS_IN_KERNEL else ""
+        if call.command is not None or call.kind in EDIT_KINDS or call.diffs:
+            return self.confinement
+        return ""
+
+    def attach(
+        self, call: ToolCallState, cwd: str, roots: Sequence[str] = (), confinement: str = ""
+    ) -> None:
         """Give the request its merged tool call (rules match it) and rate its risk:
-        the command it runs, and its paths against the session's ``roots``."""
+        the command it runs, and its paths against the session's ``roots``;
+        ``confinement``: how the session's agent runs (``Session.sandbox``)."""
         from .danger import assess_call  # imported here: rules.py (PermissionRules.match) says why
 
         self.call = call
         self.cwd = cwd
+        self.confinement = confinement
         try:
             self.danger = assess_call(call, list(roots) or [cwd])
         except Exception:  # a rating must never break a request: it is only a hint
@@ -206,6 +228,7 @@ class PermissionBroker(Broker[PermissionRequest]):
         cwd: str,
         roots: Sequence[str] = (),
         notebook_tool: str | None = None,
+        sandbox: str = "",
     ) -> PermissionRequest:
         """A `session/request_permission` arrives: register it (pending), merge its
         `toolCall` into the transcript (spec: into the call with that id, created if
@@ -213,6 +236,7 @@ class PermissionBroker(Broker[PermissionRequest]):
         ``roots``), and only then tell the views, so no prompt shows without its rating.
         ``notebook_tool``: the request is the client's own, for that notebook tool (Python
         in the kernel, not a shell command): rules name it so, and the prompt says so.
+        ``sandbox``: how the session's agent runs (``Session.sandbox``), for the card.
         :meth:`decide` then waits for the answer."""
         wire = params.to_wire()
         request = self.open(wire["toolCall"], wire.get("options"))
@@ -223,7 +247,7 @@ class PermissionBroker(Broker[PermissionRequest]):
         elif call.notebook_tool is None and self.notebook_server is not None:
             server = self.notebook_server
             call.notebook_tool = notebook_tool_named(call, server.name, server.tools())
-        request.attach(call, cwd, roots)
+        request.attach(call, cwd, roots, sandbox)
         transcript.changed()
         return request
 

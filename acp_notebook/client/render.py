@@ -13,7 +13,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from ..protocol import models as m
-from .agent_markdown import agent_markdown
+from .agent_markdown import KeepEnds, agent_markdown
 from .display import (
     DiffShown,
     FileShown,
@@ -33,7 +33,7 @@ from .display import (
     tool_content_shown,
 )
 from .elicitation import split_url
-from .formatting import code_span, fence, md_escape, md_url, one_line, portable
+from .formatting import code_span, fence, fields_text, md_escape, md_url, one_line, portable
 from .rawinput import DERIVED_NOTE
 from .sent import SentItem, is_attachment, prompt_words, sent_items
 from .transcript import (
@@ -114,6 +114,11 @@ class Renderer:
     #: ``Session.terminal_view``: what an embedded terminal shows (None: only its id).
     terminals: TerminalLookup | None = None
     markdown: bool = True
+    #: Plain text only: a tool call's raw input as ``key: value`` lines, not JSON (for a
+    #: person at a terminal; a saved transcript keeps the exact JSON).
+    raw_fields: bool = False
+    #: How much of a long text (a message's run of text) is kept, when not all of it.
+    keep_ends: KeepEnds | None = None
 
     @property
     def cwd(self) -> str | None:
@@ -160,6 +165,11 @@ class Renderer:
             return f"Error: {record.error}"
         if record.stop_reason is None:
             return "Running…"
+        limit = record.timed_out_after
+        if limit is not None:
+            # Whatever the agent answered to the cancel (opencode: end_turn), the limit ended it.
+            ended = f"the turn ended after the {limit:g} s timeout (-t {limit:g})."
+            return f"Stop reason: {record.stop_reason} — {ended}"
         why = STOP_REASONS.get(record.stop_reason, "")
         text = f"Stop reason: {record.stop_reason}" + (f" — {why}" if why else "")
         if record.cancel_requested and record.stop_reason != "cancelled":
@@ -255,8 +265,13 @@ class Renderer:
 
     def item(self, item: TextRun | m.ContentBlock) -> str:
         if isinstance(item, TextRun):
-            return agent_markdown(item.text) if self.markdown else item.text
+            text = self.kept(item.text)
+            return agent_markdown(text) if self.markdown else text
         return self.shown(block_shown(item, self.cwd))
+
+    def kept(self, text: str) -> str:
+        """A message's text as :attr:`keep_ends` keeps it (whole without a limit)."""
+        return self.keep_ends.apply(text) if self.keep_ends is not None else text
 
     # ------------------------------------------------------------------ content
 
@@ -311,17 +326,26 @@ class Renderer:
                 body = self.shown(diff_shown(diff, self.cwd))
                 parts.append(self._italic(f"Diff {DERIVED_NOTE}:") + "\n\n" + body)
         if call.raw_input is not None:
-            parts.append(self.collapsed("Raw input", self._raw_json(call.raw_input)))
+            if self.raw_fields and not self.markdown:
+                shown = fields_text(portable(call.raw_input, self.cwd))
+                parts.append(self.collapsed("Raw input", shown))
+            else:
+                parts.append(self.collapsed("Raw input", self._raw_json(call.raw_input)))
         return "\n\n".join(p for p in parts if p)
 
     def permission_line(self, request: Any) -> str:
         """ "Permission: Allow once (chosen by rule `allow read`)", then the risk rating in
-        the same words as the prompt ("⚠️ Risky: deletes files recursively")."""
+        the same words as the prompt ("⚠️ Risky: deletes files recursively"); under it,
+        for a command or a write, whether it runs confined, in the turn header's words
+        ("🔒 confined to `project/` · network on")."""
         line = f"Permission: {request.describe()}"
         danger = getattr(request, "danger", None)
         if danger is not None:
             line += f" · {danger.label}"
-        return self._prose(line)
+        sandbox = getattr(request, "sandbox", "")
+        if not sandbox:
+            return self._prose(line)
+        return self._prose(line) + ("\n\n" if self.markdown else "\n") + self._prose(sandbox)
 
     def terminal(self, shown: TerminalShown) -> str:
         if not shown.known:
@@ -417,11 +441,17 @@ class Renderer:
 
 
 def transcript_bundle(
-    transcript: Transcript, record: TurnRecord, terminals: TerminalLookup | None = None
+    transcript: Transcript,
+    record: TurnRecord,
+    terminals: TerminalLookup | None = None,
+    *,
+    keep_ends: KeepEnds | None = None,
 ) -> dict[str, str]:
     """The display bundle of one turn: the same in a live cell's final state, a headless
-    run and the CLI's output."""
+    run and the CLI's output; ``keep_ends``: how much of a long text the Markdown keeps
+    (all of it when None; the plain text keeps every text whole)."""
+    markdown = Renderer(transcript, terminals=terminals, keep_ends=keep_ends)
     return {
-        "text/markdown": Renderer(transcript, terminals=terminals, markdown=True).turn(record),
+        "text/markdown": markdown.turn(record),
         "text/plain": Renderer(transcript, terminals=terminals, markdown=False).turn(record),
     }

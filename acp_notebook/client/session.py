@@ -222,10 +222,11 @@ class Session:
 
     @property
     def sandbox(self) -> str:
-        """How the agent runs, for a turn's header ("confined to `project/` · network
-        on"); empty when the agent is not a process this client started."""
+        """How the agent runs, for a turn's header and the permission cards of its
+        commands and writes ("🔒 confined to `project/` · network on"); empty when the
+        agent is not a process this client started."""
         confinement = self.confinement
-        return confinement.describe(self.cwd) if confinement is not None else ""
+        return confinement.headline(self.cwd) if confinement is not None else ""
 
     @property
     def active_turn(self) -> PromptTurn | None:
@@ -324,6 +325,7 @@ class Session:
                     await turn._prompt_done.wait()
                 if not turn._prompt_done.is_set():
                     turn.timed_out = True
+                    turn.record.timed_out_after = turn.timeout
                     await self.cancel(reason="timeout")
                     with anyio.move_on_after(self.connection.cancel_grace):
                         await turn._prompt_done.wait()
@@ -424,7 +426,9 @@ class Session:
     ) -> m.RequestPermissionResponse:
         """Shown in its tool call; answered when a rule, the policy, the user or a cancel decides."""
         # Merged into its tool call, rated against the session's roots, then shown.
-        pending = self.permissions.receive(request, self.transcript, cwd=self.cwd, roots=self.roots)
+        pending = self.permissions.receive(
+            request, self.transcript, cwd=self.cwd, roots=self.roots, sandbox=self.sandbox
+        )
         if self._active is not None and self._active.cancel_requested:
             # spec: after session/cancel every permission request is answered `cancelled`.
             self.permissions.cancel(pending.key, by="cancel")

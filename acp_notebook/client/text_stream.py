@@ -6,11 +6,19 @@ console codes, and its terminal formatter for diffs and terminal output) only wh
 
 Written on a terminal by ``acp-notebook run`` (``cli/``) and into a cell's stdout by a
 frontend without widgets (``notebook/plain_view.py``: ``jupyter console``, qtconsole).
+
+The plan: on a terminal (``live_plan``) it is one block kept at the bottom of the screen
+and redrawn in place as it changes (:mod:`.bottom_block`), left where it is when the turn
+ends or a question is asked; anywhere else (a pipe, a log, a cell) output cannot be
+rewritten, so a plan is printed whole each time it changed, never again unchanged.
+A tool call's raw input is its fields, one ``key: value`` line each (long values cut),
+not JSON.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -20,6 +28,7 @@ from pygments.formatters import TerminalFormatter
 from pygments.lexers import BashSessionLexer, DiffLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from .bottom_block import BottomBlock, terminal_size
 from .display import rejected_by, status_text
 from .render import Renderer
 from .session import Session
@@ -68,13 +77,22 @@ class TextPrinter:
     prints from the loop thread, in the order things happen.
     """
 
-    def __init__(self, session: Session, out: Writer, *, color: bool) -> None:
+    def __init__(
+        self, session: Session, out: Writer, *, color: bool, live_plan: bool = False
+    ) -> None:
         self.session = session
         self.out = out
         self.color = color
         self.renderer = Renderer(
-            session.transcript, terminals=session.terminal_view, markdown=False
+            session.transcript, terminals=session.terminal_view, markdown=False, raw_fields=True
         )
+        #: The plan at the bottom of a terminal (``live_plan``); None: printed as it changes.
+        self._bottom: BottomBlock | None = None
+        if live_plan:
+            # The printer's own cursor movements, past the terminal-safe stream's escaping
+            # (cli/output.py), which agent text never takes.
+            control = getattr(out, "write_control", None) or self._emit
+            self._bottom = BottomBlock(self._emit, control, terminal_size(_fileno(out)))
         #: By id(entry), the entry held so its id stays its own (the transcript lets entries
         #: go, so a position would not name the same entry twice).
         self._seen: dict[int, tuple[Entry, _Seen]] = {}
@@ -84,7 +102,14 @@ class TextPrinter:
         self._unsubscribe = session.transcript.subscribe(self._changed)
 
     def close(self) -> None:
+        self.settle()
         self._unsubscribe()
+
+    def settle(self) -> None:
+        """Leave the plan drawn at the bottom where it is (before a question is asked on
+        the terminal, and when the turn ends)."""
+        if self._bottom is not None:
+            self._bottom.settle(self._at_line_start)
 
     # ------------------------------------------------------------------ styles
 
@@ -125,15 +150,21 @@ class TextPrinter:
     def _write(self, text: str) -> None:
         if not text:
             return
+        if self._bottom is None:
+            self._emit(text)
+            return
+        self._bottom.erase()
+        self._emit(text)
+        self._bottom.written(self._at_line_start)
+
+    def _emit(self, text: str) -> None:
         self.out.write(text)
         self.out.flush()
         self._at_line_start = text.endswith("\n")
 
     def _line(self, text: str) -> None:
         """``text`` on lines of its own."""
-        if not self._at_line_start:
-            self._write("\n")
-        self._write(text.rstrip("\n") + "\n")
+        self._write(("" if self._at_line_start else "\n") + text.rstrip("\n") + "\n")
 
     # ------------------------------------------------------------------ following
 
@@ -147,7 +178,13 @@ class TextPrinter:
         if len(self._seen) > len(entries):  # some were let go of
             kept = {id(e) for e in entries}
             self._seen = {key: pair for key, pair in self._seen.items() if key in kept}
+        # Notes after the message still being written wait for its end, as the
+        # transcript keeps them after it: printed now, they would split its text.
+        open_message = transcript.open_message
         for entry in entries:
+            if entry is open_message:
+                self._message(entry, self._seen.setdefault(id(entry), (entry, _Seen()))[1])
+                break
             seen = self._seen.setdefault(id(entry), (entry, _Seen()))[1]
             if isinstance(entry, MessageEntry):
                 self._message(entry, seen)
@@ -193,17 +230,26 @@ class TextPrinter:
 
     def _plan(self, entry: PlanView, seen: _Seen) -> None:
         now = [(e.content, str(e.status)) for e in entry.entries]
-        if now != seen.plan:
-            seen.plan = now
-            self._line(
-                self._style("bold", "Plan") + self.renderer.plan(entry.entries)[len("Plan") :]
-            )
+        if now == seen.plan:
+            return
+        seen.plan = now
+        text = self._style("bold", "Plan") + self.renderer.plan(entry.entries)[len("Plan") :]
+        if self._bottom is not None:
+            self._bottom.show(text, self._at_line_start)
+        else:
+            self._line(text)
 
     def footer(self, record: TurnRecord) -> None:
         """How the turn ended, and what it used."""
+        self.settle()
         stop = self.renderer.turn_footer(record)
         self._line("")
         self._line(self._style("red" if record.error is not None else "faint", stop))
+
+
+def _fileno(out: Writer) -> Callable[[], int] | None:
+    fileno = getattr(out, "fileno", None)
+    return fileno if callable(fileno) else None
 
 
 def _indent(text: str) -> str:

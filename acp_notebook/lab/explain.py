@@ -96,3 +96,8 @@ def rule_errors(method: str, params: Any) -> list[str]:
 class StepError(Exception):
     """A step the lab refused before sending anything: out of order, or a message that
     breaks the protocol. The message is one sentence saying what to do instead."""
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython shows these lines instead of the traceback: a learner's refused step
+        # reads as its sentence, not as forty lines of the lab's own frames.
+        return [f"{type(self).__name__}: {self}"]

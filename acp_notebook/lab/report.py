@@ -23,8 +23,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agents.presets import DEMO, resolve_agent
+from ..agents.evidence import before_start, explain
+from ..agents.presets import DEMO, AgentNotFound, resolve_agent
 from ..client.formatting import md_cell
+from ..protocol.sandbox import sandbox_line
 from .checks import CHECKS, Run, Verdict
 from .stepper import Stepper
 
@@ -78,6 +80,11 @@ class ReportCard:
 
     agent: str
     checks: list[Check] = field(default_factory=list)
+    #: The sandbox the agent ran in, as ``doctor`` says it ("workspace, enforced by
+    #: Landlock ABI 7"); "" when not known.
+    sandbox: str = ""
+    #: What the agent is known to need here, each with its fix (``agents/evidence.py``).
+    hints: list[str] = field(default_factory=list)
 
     def verdicts(self) -> dict[str, Verdict]:
         return {check.id: check.verdict for check in self.checks}
@@ -88,7 +95,12 @@ class ReportCard:
         return all(check.verdict != "fail" for check in self.checks)
 
     def to_json(self) -> dict[str, Any]:
-        return {"agent": self.agent, "checks": [check.to_json() for check in self.checks]}
+        return {
+            "agent": self.agent,
+            "checks": [check.to_json() for check in self.checks],
+            **({"sandbox": self.sandbox} if self.sandbox else {}),
+            "hints": list(self.hints),
+        }
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False)
@@ -97,7 +109,10 @@ class ReportCard:
         """A plain-text table (the terminal)."""
         width = max((len(c.title) for c in self.checks), default=10)
         lines = [f"Report card: {self.agent}"]
+        if self.sandbox:
+            lines.append(f"  sandbox: {self.sandbox}")
         lines += [f"  {c.verdict:<15} {c.title:<{width}}  {c.evidence}" for c in self.checks]
+        lines += [f"Hint: {hint}" for hint in self.hints]
         return "\n".join(lines)
 
     def _repr_markdown_(self) -> str:
@@ -137,7 +152,8 @@ async def report_card(
     env: dict[str, str] | None = None,
     name: str | None = None,
 ) -> ReportCard:
-    """Start ``agent`` (a preset name or a command line) in a scratch directory and grade it.
+    """Start ``agent`` (a preset name or a command line) in a scratch directory, confined
+    as ``acp-notebook run`` confines it by default, and grade it.
 
     ``timeout`` bounds each step (a turn that never ends is reported, not waited for);
     ``prompts`` default to :data:`DEMO_PROMPTS` for the demo agent and :class:`Prompts` for
@@ -148,14 +164,38 @@ async def report_card(
         prompts = DEMO_PROMPTS if demo else Prompts()
     with tempfile.TemporaryDirectory(prefix="acp-report-card-") as scratch:
         run = Run(prompts=prompts, timeout=timeout, cwd=os.path.realpath(scratch))
-        async with Stepper(agent, cwd=run.cwd, env=env, show=False) as lab:
+        async with Stepper(agent, cwd=run.cwd, env=env, show=False, sandbox=True) as lab:
             run.lab = lab
             await run.drive()
-    card = ReportCard(label)
+    confined = lab.confinement
+    card = ReportCard(label, sandbox=sandbox_line(confined.mode) if confined else "")
     for check in CHECKS:
         verdict, evidence = check.grade(run)
         card.checks.append(Check(check.id, check.title, verdict, evidence))
+    card.hints = _hints(agent, env or {}, run.cwd, card.checks)
     return card
+
+
+def _hints(
+    agent: str | Sequence[str], env: dict[str, str], cwd: str, checks: list[Check]
+) -> list[str]:
+    """What a preset's agent surely lacks here, and the fix of each known failure the
+    checks' evidence shows, once each."""
+    try:
+        spec = resolve_agent(agent) if isinstance(agent, str) else None
+    except AgentNotFound:
+        return []
+    if spec is None or spec.preset is None:
+        return []
+    preset = spec.preset.id
+    confined = spec.confinement(None, [cwd]).enforced
+    findings = before_start(preset, env, confined=confined)
+    findings += [
+        finding
+        for check in checks
+        if check.verdict != "pass" and (finding := explain(preset, check.evidence)) is not None
+    ]
+    return list(dict.fromkeys(finding.text("terminal") for finding in findings))
 
 
 class ReportCards(list[ReportCard]):

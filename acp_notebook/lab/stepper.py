@@ -29,7 +29,7 @@ from typing import Any, Literal, TypeVar
 import anyio
 import anyio.abc
 
-from ..agents.presets import resolve_agent
+from ..agents.presets import LaunchSpec, resolve_agent
 from ..client.connection import CLIENT_INFO, PROTOCOL_VERSION, ClientConnection, client_capabilities
 from ..client.decision import Turn
 from ..client.permissions import Policy
@@ -64,14 +64,23 @@ class Stepper:
         cwd: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
         show: Show | bool | Literal["brief"] = True,
+        sandbox: bool = False,
     ) -> None:
+        self.cwd = os.path.abspath(cwd or os.getcwd())
         if isinstance(agent, str):
             spec = resolve_agent(agent)
-            self._argv, self._env, self.name = spec.argv, {**spec.env, **(env or {})}, spec.name
         else:
-            self._argv, self._env = list(agent), dict(env or {})
-            self.name = os.path.basename(self._argv[0]) if self._argv else "agent"
-        self.cwd = os.path.abspath(cwd or os.getcwd())
+            argv = list(agent)
+            spec = LaunchSpec(os.path.basename(argv[0]) if argv else "agent", argv)
+        #: How the agent is confined (``sandbox``: as ``acp-notebook run`` does by default,
+        #: in :attr:`cwd`); None: not at all, the lab's default.
+        self.confinement = spec.confinement(None, [self.cwd]) if sandbox else None
+        if self.confinement is not None:
+            self._argv = spec.confined_argv(self.confinement)
+            self._env = {**spec.confined_env(self.confinement), **(env or {})}
+        else:
+            self._argv, self._env = spec.argv, {**spec.env, **(env or {})}
+        self.name = spec.name
         #: Called with each message as it goes: ``True`` shows them (a notebook table row,
         #: else a line of text), ``"brief"`` without their payload, ``False`` not at all.
         self.show: Show | None = (
@@ -124,6 +133,7 @@ class Stepper:
                     name=self.name,
                     observers=[self._observe],
                     handlers=self.desk,
+                    confinement=self.confinement,
                 ) as conn,
                 anyio.create_task_group() as helpers,
             ):

@@ -66,13 +66,14 @@ def would_start(
 ) -> Launch:
     """What a runtime of ``spec`` starts in ``cwd``: the spec's command, with ``env`` (the
     runtime's own: a login's variables) over the spec's environment, confined to ``cwd``
-    as ``sandbox`` asks. The one place this is decided, for the runtime's own start and
+    as ``sandbox`` asks (with the preset's arguments for running confined, if it is). The one place this is decided, for the runtime's own start and
     for the process started early alike."""
     confinement = spec.confinement(
         sandbox.mode, [cwd], writable=sandbox.writable, ports=sandbox.ports
     )
     environment = {**spec.confined_env(confinement), **(env or {})}
-    return Launch(spec.name, tuple(spec.argv), environment, cwd, confinement)
+    argv = tuple(spec.confined_argv(confinement))
+    return Launch(spec.name, argv, environment, cwd, confinement)
 
 
 def launch_spec(agent: str, state: NotebookState) -> LaunchSpec:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -74,9 +75,11 @@ def _traceback(shell: InteractiveShell, error: BaseException) -> tuple[str, str 
     return cut_head(text.rstrip(), TRACEBACK_CHARS)
 
 
-def last_code_cell(log: CellLog) -> CellText | None:
+def last_code_cell(log: CellLog, named: Mapping[int, str] | None = None) -> CellText | None:
     """The most recently executed cell before the running one that holds code: its
-    source, its value (bounded) or the error it raised."""
+    source, its value (bounded) or the error it raised. ``named``: the values the prompt
+    attaches by name (``id`` → the name): a result among them is only referred to, as
+    the value is sent once."""
     ran = log.last_code
     if ran is None:
         return None
@@ -84,7 +87,10 @@ def last_code_cell(log: CellLog) -> CellText | None:
     notes = [f"the cell was cut to its {note}"] if note else []
     where = f"Cell [{ran.number}]" if ran.number is not None else "The cell"
     parts = [f"{where}, the most recently executed:\n{fence(code, 'python')}"]
-    if ran.result is not None:
+    attached = (named or {}).get(id(ran.result)) if ran.result is not None else None
+    if attached is not None:
+        parts.append(f"Its result is `{attached}`, attached with this prompt.")
+    elif ran.result is not None:
         name = f"Out[{ran.number}]" if ran.number is not None else "its value"
         summary = summarise(ran.result, name, RESULT_LIMITS)
         parts.append(f"Its result, {name} ({summary.label}):\n{summary.text}")

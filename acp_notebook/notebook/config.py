@@ -217,7 +217,10 @@ class AcpConfig(Configurable):
 
     @default("sandbox")
     def _default_sandbox(self) -> str | None:
-        value = os.environ.get("ACP_NOTEBOOK_SANDBOX")
+        value = os.environ.get("ACP_NOTEBOOK_SANDBOX", "")
+        if value and value not in MODES:
+            problem = ValueError(f"the sandbox is one of {', '.join(MODES)}, not {value!r}")
+            _refused("ignoring ACP_NOTEBOOK_SANDBOX", problem)
         return value if value in MODES else None
 
     @default("writable_dirs")

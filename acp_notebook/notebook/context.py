@@ -8,7 +8,8 @@ line, the most recently executed code cell (``cells.py``), the last error (``--f
 each live value a ``{name}`` names (``{df}``, ``{df.col}``, ``{d['key']}``,
 ``{In[3]}``, ``{Out[3]}``; summarised for its type by ``summaries``), and the cell the
 extension's Fix button or Ask about this cell is about (its selected lines marked). The
-open notebook's path goes as a ``resource_link``.
+open notebook's path goes as a ``resource_link`` (as text to an agent without
+``embeddedContext``).
 
 Blocks follow the agent's ``promptCapabilities``: an embedded resource where
 ``embeddedContext`` is accepted, the same text inline otherwise; a picture as an image
@@ -101,27 +102,51 @@ class NotebookPrompt:
 
     text: str
     attachments: tuple[Attachment, ...] = ()
-    #: The open notebook (absolute), sent as a ``resource_link``.
+    #: The open notebook (absolute), sent as a ``resource_link`` or a line of text.
     notebook: str | None = None
     #: Names the prompt mentioned that name nothing (left as typed).
     unknown: tuple[str, ...] = field(default=())
+
+    @property
+    def unknown_note(self) -> str | None:
+        """The sentence that tells the user which ``{names}`` named nothing, so nothing
+        was attached for them (None when every one named a value). They stay in the
+        words as typed, braces and all: the agent reads what the user wrote, and may ask."""
+        if not self.unknown:
+            return None
+        names = [f"{{{name}}}" for name in self.unknown]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        verb, them = ("names", "it") if len(names) == 1 else ("name", "them")
+        return (
+            f"{listed} {verb} no value in this kernel, so no value was sent for {them}; "
+            f"the prompt keeps {them} as typed, braces included (define the value and run "
+            "the line again, or double the braces, {{…}}, to mean them literally)."
+        )
 
     def blocks(self, accepts: m.PromptCapabilities) -> list[m.ContentBlock]:
         out: list[m.ContentBlock] = [m.TextContentBlock(text=self.text)]
         for attachment in self.attachments:
             out.extend(attachment.blocks(accepts))
         if self.notebook is not None:
-            # spec: every agent accepts resource_link (no capability needed).
-            link = m.ResourceLinkContentBlock(
-                uri=Path(self.notebook).as_uri(),
-                name=Path(self.notebook).name,
-                mime_type="application/x-ipynb+json",
-                title="The open notebook (edit it with the notebook tools, not by writing the file)",
-                # Its name alone ("notebook.ipynb"), never "notebook notebook.ipynb".
-                field_meta={ATTACHMENT_META: {"label": f"link to {Path(self.notebook).name}"}},
-            )
-            out.append(link)
+            out.append(self.notebook_block(self.notebook, accepts))
         return out
+
+    @staticmethod
+    def notebook_block(notebook: str, accepts: m.PromptCapabilities) -> m.ContentBlock:
+        """The open notebook: a ``resource_link`` without a MIME type where the agent
+        accepts embedded context, a line of text otherwise. Agents turn a typed link
+        into a file part of that type, which their model's provider may refuse
+        (opencode's refuses ``application/x-ipynb+json``, failing the whole prompt);
+        untyped, each agent reads the path as it reads any file."""
+        path = Path(notebook)
+        title = "The open notebook (edit it with the notebook tools, not by writing the file)"
+        # Its name alone ("notebook.ipynb"), never "notebook notebook.ipynb".
+        meta = {ATTACHMENT_META: {"label": f"link to {path.name}"}}
+        if not accepts.embedded_context:
+            return m.TextContentBlock(text=f"{title}: {path}", field_meta=meta)
+        return m.ResourceLinkContentBlock(
+            uri=path.as_uri(), name=path.name, title=title, field_meta=meta
+        )
 
 
 def _variable(summary: Summary) -> Attachment:
@@ -142,7 +167,15 @@ def attach_variables(
     """Replace each ``{expression}`` that names a value by `` `expression` `` and
     summarise the value; the rest stays as typed. The prompt's text, the attachments,
     and the expressions that named nothing."""
-    found: dict[str, Attachment] = {}
+    text, attached, unknown = _attach_variables(prompt, namespace)
+    return text, [attachment for attachment, _ in attached], unknown
+
+
+def _attach_variables(
+    prompt: str, namespace: Mapping[str, Any]
+) -> tuple[str, list[tuple[Attachment, object]], list[str]]:
+    """:func:`attach_variables`, each attachment with the value it summarises."""
+    found: dict[str, tuple[Attachment, object]] = {}
     unknown: list[str] = []
 
     def replace(match: re.Match[str]) -> str:
@@ -155,7 +188,7 @@ def attach_variables(
             if value is NOT_FOUND:
                 unknown.append(expression)
                 return token
-            found[expression] = _variable(summarise(value, expression))
+            found[expression] = (_variable(summarise(value, expression)), value)
         return f"`{expression}`"
 
     return _PLACEHOLDER.sub(replace, prompt), list(found.values()), unknown
@@ -245,14 +278,17 @@ def notebook_prompt(
         attachments.append(
             _cell_attachment(error, "notebook://error", f"error {error.error}{where}")
         )
-    words, variables, unknown = attach_variables(text, shell.user_ns)
+    words, named, unknown = _attach_variables(text, shell.user_ns)
+    variables = [attachment for attachment, _ in named]
+    # A value both named and shown as the last cell's result is sent once, as named.
+    named_values = {id(value): attachment.name or "" for attachment, value in named}
     notebook = None
     if cells_too:
         above = cells.code_above(log.running)
         if above is not None:
             label = cells.cell_label(above, "code above")
             attachments.append(_cell_attachment(above, "notebook://cells/current", label))
-        last = cells.last_code_cell(log) if about is None else None
+        last = cells.last_code_cell(log, named_values) if about is None else None
         if last is not None and not (fix and log.last_code is log.raised):  # sent already
             label = cells.cell_label(last) + (f", raised {last.error}" if last.error else "")
             where = str(last.number) if last.number is not None else "last"

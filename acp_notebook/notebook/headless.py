@@ -2,7 +2,7 @@
 
 Headless runs (nbclient, nbconvert --execute, papermill, nbval) send ``allow_stdin:
 false`` with every execute request; JupyterLab, VS Code, ``jupyter console`` and
-qtconsole send true (measured, see docs). Of these, the consoles show no widgets: there a
+qtconsole send true (measured, see docs/jupyter-notes.md). Of these, the consoles show no widgets: there a
 turn is plain text and permissions are asked with ``input()`` (``plain_view.py``).
 """
 

@@ -5,7 +5,7 @@ that writes widget traits once a turn has started (ipywidgets has no locks). Oth
 threads — the kernel's main thread, a subshell thread running a button callback —
 only hand it work with :meth:`AgentLoop.submit` / :meth:`AgentLoop.post`.
 
-Why a thread and not the kernel's own loop (measured, see docs): a turn keeps
+Why a thread and not the kernel's own loop (measured, see docs/jupyter-notes.md): a turn keeps
 streaming while the user runs other cells, and it can choose a subprocess-capable
 loop on every platform.
 """

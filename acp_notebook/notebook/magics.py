@@ -23,6 +23,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from . import transformers
 from .cell_log import CellLog
 from .completion import install as install_completion
+from .completion import uninstall as uninstall_completion
 from .config import AcpConfig
 from .headless import detect_frontend, detect_headless
 from .headless import install as watch_frontend
@@ -132,6 +133,7 @@ def register(shell: InteractiveShell) -> AcpMagics:
 
 def unregister(shell: InteractiveShell, magics: AcpMagics | None) -> None:
     transformers.uninstall(shell)
+    uninstall_completion(shell)
     unwatch_frontend(shell)
     if magics is not None:
         if magics.cells is not None:

@@ -198,7 +198,7 @@ class AcpRunner:
         """The line's words with the notebook as context (``context.py``)."""
         with_cells = self.magics.context if options.context is None else options.context
         try:
-            return notebook_prompt(
+            prompt = notebook_prompt(
                 self.magics.cells,
                 options.prompt,
                 cells_too=with_cells,
@@ -207,6 +207,9 @@ class AcpRunner:
             )
         except NoError as exc:
             raise UsageError(str(exc)) from None
+        if prompt.unknown_note is not None:
+            print(f"acp_notebook: {prompt.unknown_note}", file=sys.stderr)
+        return prompt
 
     def control_context(
         self, agent: str | None, session: str | None, given: AcpOptions | None = None

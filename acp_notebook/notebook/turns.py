@@ -14,6 +14,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..agents.evidence import explain
 from ..client.agent_markdown import agent_markdown
 from ..client.errors import AuthRequired, HandshakeTimeout, TurnTimeout
 from ..client.permissions import Policy
@@ -72,6 +73,30 @@ class TurnSettings:
         return prompt_blocks(self.prompt)
 
 
+class TurnInterrupted(KeyboardInterrupt):
+    """The kernel interrupt ended a cell that held a turn, after cancelling the turn.
+
+    A ``KeyboardInterrupt``, so the cell ends in error and Run All stops there; IPython
+    shows :meth:`_render_traceback_` in place of a traceback through this package's
+    frames, which say nothing about the user's code.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython shows these lines instead of the traceback; named as what the user did.
+        return [f"KeyboardInterrupt: {self}"]
+
+
+def interrupted(future: concurrent.futures.Future[None]) -> TurnInterrupted:
+    """What the cell raises once the interrupt cancelled the turn of ``future`` (given
+    :data:`INTERRUPT_GRACE` to confirm): one sentence for each way that can end."""
+    if future.done():
+        return TurnInterrupted("the kernel interrupt cancelled the agent's turn.")
+    return TurnInterrupted(
+        "the kernel interrupt asked the agent to cancel its turn, which it has not confirmed; "
+        "%acp --status shows whether it is still running."
+    )
+
+
 def error_bundle(message: str) -> dict[str, str]:
     """A turn that could not run, in words (which may quote the agent: its stderr, its error)."""
     shown = agent_markdown(message)
@@ -83,7 +108,8 @@ class TurnHandle:
 
     ``await handle`` (top-level await) keeps the cell busy while button clicks are
     still processed (ipykernel >= 7.4); ``handle.wait()`` blocks (headless runs).
-    A kernel interrupt during either cancels the turn cleanly, then re-raises.
+    A kernel interrupt during either cancels the turn cleanly, then ends the cell with
+    :class:`TurnInterrupted` (one line, not a traceback).
     """
 
     def __init__(
@@ -142,7 +168,8 @@ class TurnHandle:
             self._loop.submit(turn.cancel)
 
     def wait(self, timeout: float | None = None) -> TurnHandle:
-        """Block until the turn ends; an interrupt cancels it, then re-raises.
+        """Block until the turn ends; an interrupt cancels it, then raises
+        :class:`TurnInterrupted`.
 
         Raises :class:`TimeoutError` when the turn has not ended within ``timeout``
         seconds; it goes on (``cancel()`` it, or wait again).
@@ -167,7 +194,7 @@ class TurnHandle:
             self.cancel()
             with contextlib.suppress(BaseException):
                 self.future.result(INTERRUPT_GRACE)
-            raise
+            raise interrupted(self.future) from None
         return self
 
     def __await__(self) -> Generator[Any, None, TurnHandle]:
@@ -186,7 +213,7 @@ class TurnHandle:
             self.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(waiting), INTERRUPT_GRACE)
-            raise KeyboardInterrupt("the kernel interrupt cancelled the agent's turn") from None
+            raise interrupted(self.future) from None
         with contextlib.suppress(Exception, asyncio.CancelledError):
             waiting.result()  # a task that could not run: recorded by start()
         return self
@@ -220,6 +247,29 @@ def _clickable(cell: LiveCell | PlainView | None) -> LiveCell | None:
     return None if isinstance(cell, PlainView) else cell
 
 
+def _with_evidence(runtime: AgentRuntime, error: str) -> str:
+    """``error`` and, when the preset's agent is known to fail so, what fixes it."""
+    preset = runtime.spec.preset.id if runtime.spec.preset else None
+    stderr = runtime.process.stderr_tail(5) if runtime.process is not None else []
+    finding = explain(preset, "\n".join([error, *stderr]))
+    return f"{error} {finding.text('notebook')}" if finding is not None else error
+
+
+def _explain_turn(runtime: AgentRuntime, session: Session, turn: PromptTurn) -> None:
+    """A failed or timed-out turn of a preset's agent says what fixes it, where known."""
+    assert turn.record is not None
+    if turn.error is not None:
+        explained = _with_evidence(runtime, turn.error)
+        if explained != turn.error:
+            turn.error = explained
+            session.transcript.end_turn(turn.record, stop_reason=turn.stop_reason, error=explained)
+        return
+    said = f"timeout (-t {turn.timeout:g})"
+    explained = _with_evidence(runtime, said)
+    if explained != said:
+        session.transcript.add_note(explained[len(said) + 1 :])
+
+
 async def run_turn(
     agents: NotebookAgents, handle: TurnHandle, cell: LiveCell | PlainView | None
 ) -> None:
@@ -251,6 +301,8 @@ async def run_turn(
                 session.transcript.end_turn(
                     turn.record, stop_reason=turn.stop_reason, error=turn.error
                 )
+        if turn.record is not None and (turn.error is not None or turn.timed_out):
+            _explain_turn(runtime, session, turn)
         if turn.error is not None and turn.record is None:
             handle.error = turn.error
         agents.remember(runtime, settings.session, session)
@@ -267,6 +319,7 @@ async def run_turn(
     if runtime is not None:
         runtime.progress = None
         if handle.error is not None:
+            handle.error = _with_evidence(runtime, handle.error)
             runtime.last_error = handle.error
     if cell is not None:
         cell.end(handle.bundle(), handle.error)

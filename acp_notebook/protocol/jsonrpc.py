@@ -4,7 +4,7 @@ Both ends of ACP use it: the client talking to an agent subprocess, and the buil
 demo agent talking to its client. It knows nothing of ACP methods except
 ``$/cancel_request``; everything else is registered by the layer above.
 
-Ordering rules (the reason this is not the official SDK, see docs):
+Ordering rules (the reason this is not the official SDK, see docs/jupyter-notes.md):
 
 * notifications are handled **inline, in arrival order**: their handlers are plain
   functions that must not block (they update state and return). A notification that

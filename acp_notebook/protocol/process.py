@@ -1,7 +1,7 @@
 """The agent subprocess: spawned in its own process group with the caller's full
 environment, stderr drained continuously, and shut down without leaving children.
 
-Why each rule exists (all seen with real agents, see docs): agents are often wrapper
+Why each rule exists (all seen with real agents, see docs/jupyter-notes.md): agents are often wrapper
 scripts (npx, tsx, uvx) whose children outlive a signal sent to the wrapper alone;
 chatty agents block forever if nobody reads their stderr pipe; agents need the API
 keys and PATH of the environment they were started from.

@@ -177,9 +177,21 @@ class Confinement:
                 args += ["--port", str(port)]
         return args
 
+    @property
+    def icon(self) -> str:
+        """🔒 confined; 🔓 unconfined as chosen (sandbox off); ⚠️ unconfined for want of a
+        way to confine it."""
+        return "🔓" if self.mode == "off" else "🔒" if self.enforced else "⚠️"
+
+    def headline(self, cwd: str | None = None) -> str:
+        """:meth:`describe` marked with :attr:`icon`, for a turn's header and the
+        permission cards of its commands and writes: "🔒 confined to `project/` ·
+        network on"."""
+        return f"{self.icon} {self.describe(cwd)}"
+
     def describe(self, cwd: str | None = None) -> str:
-        """How the agent runs, for a turn's header and ``--status``: "confined to
-        `project/` · network on"."""
+        """How the agent runs, for ``--status`` and ``doctor``: "confined to `project/` ·
+        network on"."""
         if self.mode == "off":
             return "unconfined (sandbox off) · network on"
         if not self.enforced:

@@ -2,7 +2,7 @@
 
 Each widget trait change is one comm message carrying the whole new value, so a
 reply streamed as 2,000 chunks must not become 2,000 updates (measured: 14.6 MB of
-iopub for a 16 KB reply without coalescing; docs/jupyter-mechanics.md §2.4).
+iopub for a 16 KB reply without coalescing; docs/jupyter-notes.md).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 It says exactly what is being approved (title, kind, the command or the files; the
 diffs and raw input are above it in the card), then — when the tool call looks risky —
 a warning line with the reasons (``danger.py``: red for danger, amber for caution), then
-one button per option, labelled with the option's ``name`` exactly as the agent sent it
+for a command or a write whether it runs confined (the turn header's words; for
+``run_code``, that the kernel is not confined), then one button per option, labelled with the option's ``name`` exactly as the agent sent it
 and coloured by its ``kind``.
 After the decision every button is disabled and a line says what was chosen and by
 whom — the same words as the saved transcript (``PermissionRequest.describe()``).
@@ -28,7 +29,7 @@ from .attention import BEACON, CARD_CLASS, OPTION_CLASS, REJECT_CLASS, keys_hint
 from .markdown import inline_markdown
 from .request import Post, RequestView, safe_post
 from .style import FG, MUTED, SMALL_SIZE, UI_SIZE, code, esc, span
-from .toolcall_html import decision_line, warning_line
+from .toolcall_html import decision_line, sandbox_line, warning_line
 
 #: allow_always is broader than it looks, so it is yellow, not green.
 BUTTON_STYLES = {
@@ -111,6 +112,7 @@ class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
             self.buttons[option.option_id] = button
         self._question = layouts.html(margin="0")
         self._warning = layouts.html(margin="0")
+        self._sandbox = layouts.html(margin="0")
         #: The "always" option waiting for the second question's answer (loop thread).
         self._confirming: str | None = None
         self._again = layouts.html(margin="0")
@@ -135,6 +137,7 @@ class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
             [
                 self._question,
                 self._warning,
+                self._sandbox,
                 layouts.hbox(list(self.buttons.values()), flex_flow="row wrap"),
                 self._second,
                 self._decision,
@@ -149,6 +152,12 @@ class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
     def warning(self) -> str:
         """The risk warning above the buttons (HTML; "" when nothing risky was found)."""
         return str(self._warning.value)
+
+    @property
+    def sandbox(self) -> str:
+        """Whether what is asked runs confined, above the buttons (HTML; "" when the
+        request is about neither a command nor a write)."""
+        return str(self._sandbox.value)
 
     # ------------------------------------------------------------------ user actions
 
@@ -233,6 +242,9 @@ class PermissionPrompt(RequestView[PermissionRequest, PermissionBroker]):
         warning = warning_line(request.danger)
         if warning != self._warning.value:
             self._warning.value = warning
+        sandbox = sandbox_line(request)
+        if sandbox != self._sandbox.value:
+            self._sandbox.value = sandbox
         decided = not request.pending
         if decided or self._closed:
             self._confirming = None

@@ -3,7 +3,7 @@
 Each trait change sends the whole new value, so one ``HTML`` widget holding a growing
 reply costs O(n²) bytes. Here, once the live tail has a safe cut, the part before it
 goes into a new widget that is sent exactly once; only the short tail is re-rendered and
-re-sent on each refresh (docs/jupyter-mechanics.md §2.4). A frozen segment is an ``HTML``
+re-sent on each refresh (docs/jupyter-notes.md). A frozen segment is an ``HTML``
 widget, or (``markdown``) an ``Output`` widget holding the segment's Markdown, which the
 frontend renders: about the text's size on the wire, where its HTML is 1.7 times it
 (issue 15: live view and saved transcript together at most 3× the reply).

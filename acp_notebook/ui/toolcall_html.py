@@ -1,6 +1,6 @@
 """A tool call card's HTML pieces, live and saved: its header (icon, title, kind, status
 badge), its locations, its frame and edge colour, and the lines of its permission
-requests (the risk warning, the decision). No widgets here: the saved transcript
+requests (the risk warning, whether it runs confined, the decision). No widgets here: the saved transcript
 (``transcript_html.py``) is built from these without importing ipywidgets (a headless
 turn never loads it); the live card (``toolcall.py``) and the permission prompt
 (``permission.py``) import them from here."""
@@ -83,6 +83,18 @@ def warning_line(danger: Danger | None) -> str:
         f'<div class="acp-permission-{danger.level}" style="color: {color}; font-weight: '
         f"{weight}; font-size: {UI_SIZE}; background: {tint}; border-left: 3px solid {color}; "
         f'padding: 2px 6px; margin: 2px 0">{inline_markdown(danger.label)}</div>'
+    )
+
+
+def sandbox_line(request: PermissionRequest) -> str:
+    """Whether what is asked runs confined ("🔒 confined to `project/` · network on", as
+    the turn's header says it); "" when the request is about neither a command nor a
+    write (``PermissionRequest.sandbox``)."""
+    if not request.sandbox:
+        return ""
+    return (
+        f'<div class="acp-permission-sandbox" style="color: {MUTED}; font-size: {SMALL_SIZE}; '
+        f'margin: 2px 0">{esc(request.sandbox)}</div>'
     )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ..client.agent_markdown import KeepEnds
 from ..client.display import (
     DiffShown,
     RawShown,
@@ -64,6 +65,7 @@ from .toolcall_html import (
     edge_color,
     header_html,
     locations_html,
+    sandbox_line,
     warning_line,
 )
 from .turn_status import NOTABLE_STOPS
@@ -72,12 +74,18 @@ from .turn_status import NOTABLE_STOPS
 class TurnHtml:
     """Renders the turns of one transcript (see the module docstring)."""
 
-    def __init__(self, transcript: Transcript, terminals: TerminalLookup | None = None) -> None:
+    def __init__(
+        self,
+        transcript: Transcript,
+        terminals: TerminalLookup | None = None,
+        keep_ends: KeepEnds | None = None,
+    ) -> None:
         self.transcript = transcript
         self.terminals = terminals
         self.cwd = transcript.cwd
-        #: The Markdown renderer, for what has no view of its own (and the footer's words).
-        self.markdown = Renderer(transcript, terminals=terminals)
+        #: The Markdown renderer, for what has no view of its own (and the footer's words),
+        #: and how much of a long text is kept.
+        self.markdown = Renderer(transcript, terminals=terminals, keep_ends=keep_ends)
         self.text = Renderer(transcript, terminals=terminals, markdown=False)
 
     def turn(self, record: TurnRecord) -> str:
@@ -126,7 +134,7 @@ class TurnHtml:
 
     def item(self, item: TextRun | m.ContentBlock, render: Callable[[str], str]) -> str:
         if isinstance(item, TextRun):
-            return render(item.text)
+            return render(self.markdown.kept(item.text))
         return block_html(item, self.cwd)
 
     # ------------------------------------------------------------------ tool calls
@@ -145,7 +153,9 @@ class TurnHtml:
                 )
         for request in call.permissions:
             parts.append(
-                warning_line(request.danger) + div(decision_line(request), "margin: 2px 0")
+                warning_line(request.danger)
+                + sandbox_line(request)
+                + div(decision_line(request), "margin: 2px 0")
             )
         style = (
             f"border: {CARD_BORDER}; border-left: 3px solid {edge_color(call)}; "
@@ -208,7 +218,10 @@ def literal_fallbacks(html: str) -> str:
 
 
 def turn_html(
-    transcript: Transcript, record: TurnRecord, terminals: TerminalLookup | None = None
+    transcript: Transcript,
+    record: TurnRecord,
+    terminals: TerminalLookup | None = None,
+    keep_ends: KeepEnds | None = None,
 ) -> str:
     """The HTML of one turn of ``transcript`` (the ``text/html`` of its display bundle)."""
-    return TurnHtml(transcript, terminals).turn(record)
+    return TurnHtml(transcript, terminals, keep_ends).turn(record)

@@ -1,7 +1,7 @@
 """The live view of one prompt turn: header, one child view per transcript entry of the
 turn, footer, and a Cancel button that works for the whole turn.
 
-Threads (docs/jupyter-mechanics.md §0): the view may be built on the main thread, but
+Threads (docs/jupyter-notes.md): the view may be built on the main thread, but
 once :meth:`TurnView.bind` is called every trait write happens on the agent loop
 thread (``refresh``, ``finish``, and the functions that clicks post). Click handlers
 run on whatever thread the kernel uses for comm messages; they only ``post`` to the

@@ -102,7 +102,8 @@ def title_html(
 ) -> str:
     """ "🤖 Claude · session review · mode Plan · “Bug hunt”": the turn's own heading
     (``TurnRecord.heading``), not the session's first title on every turn; under it, how
-    the agent runs (``sandbox``: "confined to `project/` · network on")."""
+    the agent runs (``sandbox``: "🔒 confined to `project/` · network on",
+    ``Session.sandbox``)."""
     parts = [f"<b>{esc(agent_label)}</b>" if agent_label else "<b>agent</b>"]
     if session_label:
         parts.append(esc(f"session {session_label}"))
@@ -111,10 +112,8 @@ def title_html(
     heading = record.heading if record is not None else ""
     if heading:
         parts.append(esc(f"“{heading}”"))
-    # 🔒 confined; 🔓 unconfined as chosen (sandbox off); ⚠️ unconfined for want of a way.
-    icon = "⚠️" if sandbox.startswith("unconfined:") else "🔓" if sandbox.startswith("un") else "🔒"
     confined = (
-        f'<div style="font-size: {SMALL_SIZE}; color: {MUTED}">{icon} {esc(sandbox)}</div>'
+        f'<div style="font-size: {SMALL_SIZE}; color: {MUTED}">{esc(sandbox)}</div>'
         if sandbox
         else ""
     )

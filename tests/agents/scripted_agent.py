@@ -5,6 +5,8 @@ Options (argv):
   --ignore-eof       keep running after stdin ends (until signalled)
   --updates FILE     answer every ``session/prompt`` with the ``session/update`` values of
                      the JSON list in FILE (each sent with the session's id), then ``end_turn``
+  --until-cancel     with --updates: leave the prompt unanswered after the stream until
+                     ``session/cancel`` comes, then answer it ``cancelled`` (a reply cut mid-way)
 
 Methods:
   initialize, session/new       minimal valid answers
@@ -37,6 +39,8 @@ def option(name, default=None):
 stderr_bytes = int(option("--stderr-bytes", "0"))
 updates_file = option("--updates")
 updates = json.loads(Path(updates_file).read_text(encoding="utf-8")) if updates_file else None
+until_cancel = "--until-cancel" in sys.argv
+waiting = None  # the id of a prompt left unanswered until session/cancel
 
 for line in sys.stdin.buffer:
     if not line.strip():
@@ -62,7 +66,13 @@ for line in sys.stdin.buffer:
         for update in updates:
             params = {"sessionId": "s1", "update": update}
             send({"jsonrpc": "2.0", "method": "session/update", "params": params})
-        send({"jsonrpc": "2.0", "id": mid, "result": {"stopReason": "end_turn"}})
+        if until_cancel:
+            waiting = mid
+        else:
+            send({"jsonrpc": "2.0", "id": mid, "result": {"stopReason": "end_turn"}})
+    elif method == "session/cancel" and waiting is not None:
+        send({"jsonrpc": "2.0", "id": waiting, "result": {"stopReason": "cancelled"}})
+        waiting = None
     elif method == "_test/echo":
         send({"jsonrpc": "2.0", "id": mid, "result": {"params": msg.get("params")}})
     elif method == "_test/env":

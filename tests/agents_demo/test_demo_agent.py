@@ -26,7 +26,6 @@ import anyio.abc
 import pytest
 
 from acp_notebook import __version__
-from acp_notebook.agents.demo.placeholders import add_placeholders
 from acp_notebook.agents.demo.scenes import SLOW_TEXT
 from acp_notebook.client.fs import FileSystem
 from acp_notebook.client.terminals import TerminalManager
@@ -256,10 +255,22 @@ def area(radius):
     return math.pi * radius ** 2
 
 
+def total_area(radii):
+    total = 0
+    for r in radii:
+        total += area(r)
+    return total
+
+
 def greet(name: str) -> str:
     """Say hello."""
     return f"hello {name}"
 '''
+#: What the demo agent's refactoring makes of SAMPLE: the loop says what it adds up.
+REFACTORED = SAMPLE.replace(
+    "    total = 0\n    for r in radii:\n        total += area(r)\n    return total\n",
+    "    return sum(area(r) for r in radii)\n",
+)
 
 
 # --- initialize and authentication ----------------------------------------------------------
@@ -587,10 +598,9 @@ async def test_edit_allowed_writes_the_mechanical_change(tmp_path: Path) -> None
     async with demo_client(tmp_path) as client:
         session = await client.new_session()
         stop, turn = await client.prompt(session, "/edit utils.py")
-    expected = add_placeholders(SAMPLE).text
+    expected = REFACTORED
     assert stop == "end_turn"
-    assert target.read_text() == expected
-    assert '"""TODO: describe area.' in expected and "def area(radius: Any) -> Any:" in expected
+    assert expected != SAMPLE and target.read_text() == expected
     read_call, edit_call = of_kind(turn, "tool_call")
     assert read_call["kind"] == "read" and edit_call["kind"] == "edit"
     assert edit_call["title"] == "Edit utils.py"
@@ -607,7 +617,8 @@ async def test_edit_allowed_writes_the_mechanical_change(tmp_path: Path) -> None
         u for u in of_kind(turn, "tool_call_update") if u["toolCallId"] == edit_call["toolCallId"]
     ]
     assert [u.get("status") for u in final] == ["in_progress", "completed"]
-    assert "mechanical demonstration" in texts(turn)
+    assert "A mechanical refactoring, found with Python's `ast`" in texts(turn)
+    assert "`total_area` (line 11): use `sum(…)` for the loop that builds `total`" in texts(turn)
 
 
 async def test_edit_rejected_leaves_the_file_byte_identical(tmp_path: Path) -> None:
@@ -902,13 +913,13 @@ async def test_refactor_prompt_edits_the_named_file(tmp_path: Path) -> None:
         stop, turn = await client.prompt(session, "please refactor utils.py")
         again, turn2 = await client.prompt(session, "refactor utils.py")
     assert stop == again == "end_turn"
-    assert target.read_text() == add_placeholders(SAMPLE).text
-    assert "mechanical demonstration, not an AI refactoring" in texts(turn)
-    assert "Nothing to do" in texts(turn2)
+    assert target.read_text() == REFACTORED
+    assert "A mechanical refactoring, found with Python's `ast`" in texts(turn)
+    assert "I found nothing to refactor in `utils.py`" in texts(turn2)
 
 
 async def test_refactor_of_an_embedded_cell_proposes_without_writing(tmp_path: Path) -> None:
-    cell = "def double(x):\n    return 2 * x\n"
+    cell = "def evens(xs):\n    out = []\n    for x in xs:\n        if x % 2 == 0:\n            out.append(x)\n    return out\n"
     blocks: list[str | dict[str, Any]] = [
         "refactor this",
         {
@@ -923,9 +934,9 @@ async def test_refactor_of_an_embedded_cell_proposes_without_writing(tmp_path: P
     reply = texts(turn)
     assert stop == fenced == "end_turn"
     assert not of_kind(turn, "tool_call") and not client.requests_from_agent("fs/write_text_file")
-    assert "def double(x: Any) -> Any:" in reply and "```diff" in reply
-    assert "not an AI refactoring" in reply
-    assert "def double(x: Any) -> Any:" in texts(turn2)
+    assert "    return [x for x in xs if x % 2 == 0]\n" in reply and "```diff" in reply
+    assert "A mechanical refactoring" in reply and "Any" not in reply and "TODO" not in reply
+    assert "    return [x for x in xs if x % 2 == 0]\n" in texts(turn2)
 
 
 async def test_more_commands_and_usage(tmp_path: Path) -> None:

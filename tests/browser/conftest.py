@@ -1,4 +1,4 @@
-"""JupyterLab in a real chromium, driven by Playwright (docs/jupyter-mechanics.md §6.3).
+"""JupyterLab in a real chromium, driven by Playwright.
 
 * ``lab`` (module; the server itself is shared by every module of the test process that
   asks for the same options, see ``lab_servers``): a JupyterLab server on a free 127.0.0.1 port with a random token,
@@ -410,7 +410,7 @@ class NotebookPage:
 
     def run_cell(self, index: int, attempts: int = 3) -> None:
         """Run cell ``index`` with Ctrl+Enter and check that it started; the first run
-        right after the page loads sometimes does not start (doc §6.3), so retry."""
+        right after the page loads sometimes does not start, so retry."""
         prompt = self.prompt(index)
         before = prompt.inner_text().strip()
         for attempt in range(attempts):

@@ -21,7 +21,7 @@ import re
 
 import pytest
 
-from acp_notebook.agents.demo.placeholders import add_placeholders
+from acp_notebook.agents.demo.refactors import refactor
 
 from . import test_live_edits
 from .conftest import TURN_TIMEOUT_MS
@@ -154,8 +154,8 @@ def test_insert_cell_adds_a_cell_below_once_accepted(live: LiveNotebookPage) -> 
     live.nb.shot("agent-inserted")
 
 
-#: What the demo agent's "refactoring" makes of the function (placeholders, mechanically).
-REFACTORED = add_placeholders(FUNCTION).text
+#: What the demo agent's refactoring makes of the function: the loop becomes sum(values).
+REFACTORED = refactor(FUNCTION).text
 
 
 def test_acp_refactor_this_function_is_accepted_in_the_cell_and_undone(
@@ -175,9 +175,9 @@ def test_acp_refactor_this_function_is_accepted_in_the_cell_and_undone(
     shown = live.proposal(1)
     expect(shown).to_be_visible(timeout=TURN_TIMEOUT_MS)
     expect(shown.locator(".acp-live-proposal-label")).to_have_text(
-        "Add docstring and type-hint placeholders"
+        "Use `sum(…)` for the loop that builds `result`"
     )
-    expect(shown.locator(".acp-live-line-added").first).to_have_text("+ from typing import Any")
+    expect(shown.locator(".acp-live-line-added").first).to_have_text("+     return sum(values)")
     expect(live.nb.prompt(2)).to_have_text("[*]:")  # the turn waits for the review
     live.expect_source(1, FUNCTION)
     live.nb.shot("acp-proposes")
@@ -188,8 +188,8 @@ def test_acp_refactor_this_function_is_accepted_in_the_cell_and_undone(
     # The editor shows the new source (its empty line aside, which the editor's text
     # doubles); the saved file below holds it exactly.
     editor = live.nb.cell(1).locator(".jp-InputArea-editor")
-    expect(editor).to_contain_text("def total(values: Any) -> Any:")
-    expect(editor).to_contain_text('"""TODO: describe total.')
+    expect(editor).to_contain_text("return sum(values)")
+    expect(editor).not_to_contain_text("result = 0")
     transcript = live.nb.output(2)
     expect(transcript).to_contain_text(
         re.compile(r"Cell \[\d+\] now has the change"), timeout=TURN_TIMEOUT_MS

@@ -402,6 +402,50 @@ def test_a_preset_writes_its_own_state_and_claude_is_told_it_is_sandboxed_only_w
         assert "IS_SANDBOX" not in spec.confined_env(unconfined)
 
 
+def test_codex_leaves_its_own_sandbox_to_the_clients_only_when_the_client_confines_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Codex's own sandbox needs bubblewrap (without it every sandboxed command exits 101);
+    # inside the client's sandbox its danger-full-access still cannot leave the folder.
+    from dataclasses import replace
+
+    from acp_notebook.notebook.agent_start import would_start
+    from acp_notebook.protocol.sandbox import Mechanism, SandboxChoice
+
+    bin_dir = fake_executables(tmp_path / "bin", "codex-acp", "claude-agent-acp")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    spec = resolve_agent("codex")
+    assert spec.argv == [str(tmp_path / "bin" / "codex-acp")]
+    made = spec.confinement(None, [str(tmp_path / "p")])
+    confined = replace(made, mechanism=Mechanism("landlock", 7))
+    own_sandbox_off = ["-c", 'sandbox_mode="danger-full-access"']
+    assert spec.confined_argv(confined) == [*spec.argv, *own_sandbox_off]
+    for unconfined in (
+        replace(confined, mode="off"),
+        replace(confined, mechanism=Mechanism("none")),
+    ):
+        assert spec.confined_argv(unconfined) == spec.argv
+    bwrap = replace(confined, mechanism=Mechanism("bwrap"))
+    assert spec.confined_argv(bwrap)[-2:] == own_sandbox_off
+    assert "danger-full-access" in spec.sandbox_note and "unconfined" in spec.sandbox_note
+    # The notebook's start decides the same way: off keeps Codex's own sandbox.
+    off = would_start(spec, str(tmp_path / "p"), sandbox=SandboxChoice("off"))
+    assert list(off.argv) == spec.argv
+    # Claude's command is not changed by being confined (only its environment is).
+    claude = resolve_agent("claude")
+    assert claude.confined_argv(confined) == claude.argv
+
+
+def test_agents_says_what_running_confined_means_for_codex(tmp_path: Path) -> None:
+    bin_dir = fake_executables(tmp_path / "bin", "codex-acp")
+    result = cli("agents", cwd=tmp_path, env={"PATH": str(bin_dir)})
+    assert result.returncode == 0, result.stderr
+    assert "    sandbox: Codex's own sandbox (bubblewrap on Linux) is left to the client's" in (
+        result.stdout
+    )
+
+
 def test_uvx_is_used_for_python_agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir = fake_executables(tmp_path / "bin", "uvx")
     monkeypatch.setenv("PATH", str(bin_dir))
@@ -421,6 +465,19 @@ def test_nothing_installed_names_what_is_missing(
     assert "`claude-agent-acp` is not on PATH" in message
     assert "`npx` is not on PATH" in message
     assert "npm install -g @agentclientprotocol/claude-agent-acp" in message
+
+
+def test_an_agent_the_project_cannot_install_says_where_it_comes_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-a goose` said "Install it with install `goose` (see …)"."""
+    monkeypatch.setenv("PATH", str(fake_executables(tmp_path / "empty")))
+    with pytest.raises(AgentNotFound) as caught:
+        resolve_agent("goose")
+    assert str(caught.value) == (
+        "goose cannot be started here: `goose` is not on PATH. Install goose as "
+        "https://block.github.io/goose/ says, so that `goose` is on PATH."
+    )
 
 
 def test_a_command_line_is_not_a_preset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

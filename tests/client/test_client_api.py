@@ -1,5 +1,5 @@
 """The public client API: what ``acp_notebook.client`` exports, ``connect()``, and the
-README's example of the client without Jupyter, run as a user would run it."""
+documented example of the client without Jupyter (docs/python-client.md), run as a user would run it."""
 
 from __future__ import annotations
 
@@ -19,23 +19,21 @@ from acp_notebook.client.connection import CLIENT_INFO
 
 from .helpers import DEMO, SAFETY, Wire
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "python-client.md"
 
 pytestmark = pytest.mark.anyio
 
 
-def readme_example() -> str:
-    """The Python code block of the README section "The client without Jupyter"."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## The client without Jupyter", 1)[1].split("\n## ", 1)[0]
-    found = re.search(r"```python\n(.*?)```", section, re.S)
-    assert found, "the README section has no Python example"
+def documented_example() -> str:
+    """The first Python code block of docs/python-client.md."""
+    found = re.search(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
+    assert found, "docs/python-client.md has no Python example"
     return found.group(1)
 
 
-def test_the_readme_example_runs_against_the_demo_agent(tmp_path: Path) -> None:
+def test_the_documented_example_runs_against_the_demo_agent(tmp_path: Path) -> None:
     example = tmp_path / "example.py"
-    example.write_text(readme_example(), encoding="utf-8")
+    example.write_text(documented_example(), encoding="utf-8")
     done = subprocess.run(
         [sys.executable, str(example)],
         cwd=tmp_path,

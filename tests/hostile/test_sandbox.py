@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 import pytest
 
 from acp_notebook.protocol.process import SUPERVISED
@@ -201,7 +202,7 @@ def test_without_landlock_the_cli_says_the_agent_runs_unconfined(tree):
 
 def test_the_streamed_turn_and_doctor_say_where_the_agent_is_confined(landlock, tree):
     result = cli("run", "/help", "--format", "terminal", cwd=tree.project, env=tree.env)
-    assert result.stderr == "acp_notebook demo agent · confined to `project/` · network on\n"
+    assert result.stderr == "acp_notebook demo agent · 🔒 confined to `project/` · network on\n"
     assert result.stdout.startswith("Session title: /help.")
     doctor = cli("doctor", cwd=tree.project, env=tree.env)
     assert "Sandbox: workspace, enforced by Landlock ABI" in doctor.stdout
@@ -230,6 +231,72 @@ def test_a_command_the_sandbox_refused_says_so_in_the_transcript(landlock, tree)
         "run", command, "--permissions", "allow", "--sandbox", "off", cwd=tree.project, env=tree.env
     )
     assert "[exit code 0]" in allowed.stdout and target.exists()
+
+
+def test_the_permission_of_a_command_says_whether_it_runs_confined(landlock, tree):
+    # The card said what would run, not that the agent had no way out of the folder.
+    command = "/run touch x"
+    confined = cli("run", command, "--permissions", "allow", cwd=tree.project, env=tree.env)
+    assert (
+        "Permission: Allow once (chosen by policy allow)\n\n🔒 confined to `project/` · network on"
+        in confined.stdout
+    )
+    for options, env, line in (
+        (["--sandbox", "off"], tree.env, "🔓 unconfined (sandbox off) · network on"),
+        (
+            [],
+            {**tree.env, **NOTHING_TO_CONFINE},
+            "⚠️ unconfined: this kernel has no Landlock and bubblewrap is not installed",
+        ),
+    ):
+        result = cli("run", command, "--permissions", "allow", *options, cwd=tree.project, env=env)
+        assert f"Permission: Allow once (chosen by policy allow)\n\n{line}" in result.stdout
+
+
+def test_codex_runs_without_its_own_sandbox_only_inside_the_clients(landlock, tree):
+    # Codex's own sandbox needs bubblewrap; confined by the client it is told to leave
+    # sandboxing to the client, and unconfined it keeps its own.
+    bin_dir = tree.home / "bin"
+    bin_dir.mkdir()
+    codex = bin_dir / "codex-acp"  # stands in for codex-acp: records how it was started
+    codex.write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done > argv.txt\nexit 3\n')
+    codex.chmod(0o755)
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    for options, env, args in (
+        ([], {}, ["-c", 'sandbox_mode="danger-full-access"']),
+        (["--sandbox", "off"], {}, []),
+        ([], NOTHING_TO_CONFINE, []),
+    ):
+        run_env = {**tree.env, **env, "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', path)}"}
+        result = cli("run", "hi", "--agent", "codex", *options, cwd=tree.project, env=run_env)
+        assert result.returncode != 0
+        assert (tree.project / "argv.txt").read_text().splitlines() == args, options
+    doctor = cli("doctor", "--agent", "codex", cwd=tree.project, env={**tree.env, "PATH": path})
+    assert "Command: " + shlex.join([str(codex), "-c", 'sandbox_mode="danger-full-access"']) in (
+        doctor.stdout
+    )
+    assert "Codex's own sandbox (bubblewrap on Linux) is left to the client's" in doctor.stdout
+
+
+def test_the_report_cards_agent_runs_confined_and_doctor_report_says_how(landlock, tree, tmp_path):
+    # doctor --report started the agent with no sandbox and said nothing of it.
+    from acp_notebook.lab.report import report_card
+
+    outside, ran = tree.outside / "card", tmp_path / "ran"  # temp: writable, so the turn ran
+    actions = json.dumps([["own", str(outside)], ["own", str(ran)]])
+    card = anyio.run(lambda: report_card([sys.executable, str(PROBE), actions], timeout=30))
+    assert (
+        card.text().splitlines()[1].startswith("  sandbox: workspace, enforced by Landlock ABI")
+    ), card.text()
+    assert card.to_json()["sandbox"] == card.sandbox
+    assert ran.exists(), card.text()
+    assert not outside.exists(), "the report card's agent wrote outside its folder"
+    # Where nothing can confine it, the same agent writes outside, and doctor says so.
+    agent = shlex.join([sys.executable, str(PROBE), actions])
+    env = {**tree.env, **NOTHING_TO_CONFINE}
+    report = cli("doctor", "--report", "--agent", agent, cwd=tree.project, env=env)
+    assert "\n  sandbox: workspace, not enforced: agents run unconfined (" in report.stdout
+    assert outside.exists()
 
 
 def test_without_landlock_bubblewrap_confines_the_agent_instead(tree, tmp_path):

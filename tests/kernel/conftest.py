@@ -1,4 +1,4 @@
-"""A real Jupyter kernel, driven the way a frontend drives it (docs/jupyter-mechanics.md §6.1).
+"""A real Jupyter kernel, driven the way a frontend drives it.
 
 :class:`Kernel` wraps a ``jupyter_client`` kernel manager and a blocking client. Every
 iopub message is kept, in arrival order, in one log (``Kernel.log``): a turn's widget
@@ -528,18 +528,43 @@ def workdir(kernel: Kernel, request: pytest.FixtureRequest) -> Path:
 
 
 UTILS_PY = """\
+def total(values):
+    result = 0
+    for v in values:
+        result += v
+    return result
+
+
 def add(a, b):
     return a + b
 
 
-def greet(name):
-    return "hello " + name
+def is_big(n):
+    if n > 100:
+        return True
+    else:
+        return False
+"""
+
+#: What the demo agent's refactoring (``/edit``, ``refactor``) makes of UTILS_PY.
+REFACTORED_UTILS_PY = """\
+def total(values):
+    return sum(values)
+
+
+def add(a, b):
+    return a + b
+
+
+def is_big(n):
+    return n > 100
 """
 
 
 @pytest.fixture
 def utils_py(workdir: Path) -> Path:
-    """A small Python file that ``/edit`` would change (no docstrings, no type hints)."""
+    """A small Python file that ``/edit`` would refactor (a loop that adds up, an if/else
+    that returns True or False)."""
     path = workdir / "utils.py"
     path.write_text(UTILS_PY)
     return path

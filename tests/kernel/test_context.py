@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import base64
 import json
+import shlex
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +17,8 @@ import pytest
 from .conftest import Kernel, prompt_exchange
 
 pytestmark = pytest.mark.kernel
+
+SESSION_AGENT = Path(__file__).resolve().parents[1] / "agents" / "session_agent.py"
 
 DATA = """
 import matplotlib
@@ -167,3 +172,70 @@ def test_the_live_view_lists_what_was_sent_before_the_reply(kernel: Kernel) -> N
 
     live = turn.html_text()
     assert "Sent: " in live and "cell [" in live and "(4 lines)" in live
+
+
+def test_a_name_that_names_nothing_is_said_and_sent_as_typed(kernel: Kernel) -> None:
+    # `%acp about {dff}` with no `dff` sent the literal text with no word to the user.
+    kernel.text("dfx = 1")
+    turn = kernel.execute(
+        "%acp about {dff} and {dfx} and {nope.col} unknown-marker", allow_stdin=False, until="final"
+    )
+    assert not turn.errors, turn.describe()
+
+    said = turn.stderr
+    assert "{dff} and {nope.col} name no value in this kernel" in said, turn.describe()
+    assert "no value was sent for them" in said and "as typed, braces included" in said
+    assert "{dfx}" not in said
+    blocks = sent(kernel, "unknown-marker")
+    assert blocks[0]["text"] == "about {dff} and `dfx` and {nope.col} unknown-marker"
+    variables = [uri for uri in resources(blocks) if uri.startswith("notebook://variables/")]
+    assert variables == ["notebook://variables/dfx"]
+
+
+def test_a_frame_shown_by_the_last_cell_and_named_is_sent_once(kernel: Kernel) -> None:
+    # A cell showing `df` then `%acp … {df}` sent the frame twice, as the last cell's
+    # result and as the attachment: twice the tokens of the commonest pattern.
+    kernel.text(
+        'import pandas as pd\nonce = pd.DataFrame({"city": ["Quito", "Lima"], "rain": [1.5, 2.5]})'
+    )
+    shown = kernel.execute("once", allow_stdin=False)
+    assert shown.of_type("execute_result"), shown.describe()
+    headless(kernel, "%acp what stands out in {once}? once-marker")
+
+    blocks = sent(kernel, "once-marker")
+    wire = json.dumps(blocks)
+    assert wire.count("describe()") == 1 and wire.count("Lima") == 1, json.dumps(blocks, indent=1)
+    found = resources(blocks)
+    assert "Quito" in found["notebook://variables/once"]["text"]
+    cell = next(r for uri, r in found.items() if uri.startswith("notebook://cells/"))
+    assert (
+        "once" in cell["text"]
+        and "Its result is `once`, attached with this prompt." in cell["text"]
+    )
+    # A result the prompt does not name is still sent with its cell.
+    kernel.execute("once.rain.sum()", allow_stdin=False)
+    headless(kernel, "%acp and this? result-marker")
+    cell = next(r for uri, r in resources(sent(kernel, "result-marker")).items() if "cells/" in uri)
+    assert "Its result, Out[" in cell["text"] and "4.0" in cell["text"]
+
+
+def test_the_open_notebook_reaches_an_agent_that_refuses_typed_file_links(
+    kernel: Kernel, tmp_path: Path
+) -> None:
+    """opencode failed every prompt from a notebook: "Internal error: 'file part media type
+    application/x-ipynb+json' functionality not supported (-32603)"."""
+    caps = json.dumps({"promptCapabilities": {"embeddedContext": True}})
+    command = shlex.join(
+        [sys.executable, str(SESSION_AGENT), "--caps", caps, "--refuse-link-types"]
+    )
+    agent = '"' + command.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    notebook = tmp_path / "analysis.ipynb"
+    notebook.write_text("{}")
+    kernel.text(f"__vsc_ipynb_file__ = {str(notebook)!r}")
+    try:
+        turn = kernel.execute(f"%acp -a {agent} echo link-marker", allow_stdin=False, until="final")
+        assert "echo: link-marker" in turn.plain, turn.describe()
+        (link,) = [b for b in sent(kernel, "link-marker") if b["type"] == "resource_link"]
+        assert link["uri"] == notebook.as_uri() and "mimeType" not in link
+    finally:
+        kernel.text("del __vsc_ipynb_file__")

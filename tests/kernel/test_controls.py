@@ -86,7 +86,10 @@ def test_login_control_and_headless_hint(fresh_kernel: Kernel) -> None:
     assert (
         "needs authentication" in refused.markdown and "%acp --login demo-login" in refused.markdown
     )
-    assert "Logged in" in out(kernel, f"%acp -a {AUTH_AGENT} --login")
+    # Without a method and without anyone to click, no agent-handled login starts (codex's
+    # opens a browser and waits): the methods are listed; the hint's own line logs in.
+    assert "Name the auth method" in out(kernel, f"%acp -a {AUTH_AGENT} --login")
+    assert "Logged in" in out(kernel, f"%acp -a {AUTH_AGENT} --login demo-login")
     after = kernel.execute(f"%acp -a {AUTH_AGENT} hello", allow_stdin=False, until="final")
     assert "**You:** hello" in after.markdown and "Stop reason: end_turn" in after.markdown
 
@@ -196,3 +199,26 @@ def test_a_pending_permission_can_be_answered_from_python(kernel: Kernel, utils_
     assert "Allow once (chosen by user)" in turn.markdown and utils_py.read_text() != before
     failed = kernel.execute(f"acp.answer({key!r}, 'Reject')", allow_stdin=False, until="idle")
     assert failed.errors and "already decided" in failed.errors[0].content["evalue"]
+
+
+def complete(kernel: Kernel, code: str) -> tuple[list[str], str]:
+    """What the kernel offers for Tab at the end of ``code``, and the text it replaces."""
+    reply = kernel.kc.complete(code, len(code), reply=True, timeout=60)["content"]
+    return reply["matches"], code[reply["cursor_start"] : reply["cursor_end"]]
+
+
+def test_tab_after_a_slash_offers_only_the_agents_commands(fresh_kernel: Kernel) -> None:
+    kernel = fresh_kernel
+    # Tab after `%acp /re` offered `/repr` and `/reversed` (Python builtins) beside the
+    # agent's `/read` and `/rename`.
+    assert complete(kernel, "%acp /re") == (["/re"], "/re"), "no command known yet: Tab keeps it"
+    kernel.execute("%acp hello", allow_stdin=False, until="final")  # the commands are announced
+
+    assert complete(kernel, "%acp /re") == (["/read", "/refuse", "/rename"], "/re")
+    assert complete(kernel, "%acp -a demo /re")[0] == ["/read", "/refuse", "/rename"]
+    assert complete(kernel, "%acp --st") == (["--status", "--stop"], "--st")
+    # Elsewhere on the line the usual completions stay: a path, a variable in braces.
+    matches, _ = complete(kernel, "%acp /read /us")
+    assert "/usr/" in matches and "/read" not in matches
+    kernel.text("sales_by_region = 1")
+    assert "sales_by_region" in complete(kernel, "%acp explain {sales_by")[0]

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from acp_notebook.agents.demo.content import long_markdown_pieces
+from acp_notebook.ui.saved_transcript import KEPT_TEXT, PLAIN_LIMIT
+
 from .conftest import Execution, Kernel
 
 pytestmark = pytest.mark.kernel
@@ -37,9 +40,24 @@ BUDGET = 3
 def long_turn(kernel: Kernel, chunks: int) -> Execution:
     turn = kernel.execute(f"%acp /long {chunks}", until="final")
     assert "Stop reason: end_turn" in turn.plain, turn.describe()
-    assert f"Section {chunks // 13}" in turn.markdown  # 13 chunks a section: the whole reply
+    assert f"Section {chunks // 13}" in turn.markdown  # 13 chunks a section: to the end
     kernel.settle()
     return turn
+
+
+def reply_size(chunks: int) -> int:
+    """The characters of ``/long chunks``'s reply."""
+    return len("".join(long_markdown_pieces(chunks)))
+
+
+def live_markdown(turn: Execution) -> str:
+    """The Markdown the live view's frozen segments (``Output`` widgets) showed."""
+    return "".join(
+        str(output.get("data", {}).get("text/markdown", ""))
+        for comm in turn.comms
+        if comm.model == "OutputModel"
+        for output in comm.state.get("outputs", [])
+    )
 
 
 def widget_bytes(turn: Execution) -> tuple[int, int]:
@@ -65,8 +83,8 @@ def test_bytes_grow_linearly_with_the_reply(kernel: Kernel) -> None:
     long_turn(kernel, 100)
     short = long_turn(kernel, 1500)
     long = long_turn(kernel, 3000)
-    reply = len(long.markdown)
-    assert reply > 1.8 * len(short.markdown) and reply > 100_000
+    reply = reply_size(3000)
+    assert reply > 1.8 * reply_size(1500) and reply > 100_000
     _, short_total = widget_bytes(short)
     _, long_total = widget_bytes(long)
     # Twice the reply, less than twice the bytes (measured: 1.6; the view's own widgets are
@@ -78,3 +96,32 @@ def test_bytes_grow_linearly_with_the_reply(kernel: Kernel) -> None:
     for turn in (short, long):
         largest = max(m.size for m in turn.comm_msgs)
         assert largest < MAX_UPDATE, f"a {largest:,}-byte widget update"
+
+
+def test_a_huge_reply_is_shown_whole_live_and_saved_by_its_ends(kernel: Kernel) -> None:
+    # One `/long 20000` turn made a notebook of 1.4 MB once saved: the saved transcript
+    # held the whole 800 KB reply.
+    long_turn(kernel, 100)
+    turn = long_turn(kernel, 20000)
+    reply = reply_size(20000)
+    assert reply > 10 * KEPT_TEXT.limit
+    # Live, the whole reply was shown (its middle too).
+    assert "## Section 800\n" in live_markdown(turn)
+
+    saved = turn.final  # the update that replaced the live view: what the .ipynb keeps
+    assert saved is not None and set(saved.content["data"]) == {"text/markdown", "text/plain"}
+    markdown, plain = turn.markdown, turn.plain
+    assert "## Section 1\n" in markdown and f"## Section {20000 // 13}\n" in markdown
+    assert "## Section 800\n" not in markdown
+    assert (
+        "characters (" in markdown
+        and "of this text are left out of the saved transcript" in markdown
+    )
+    assert "*Stop reason: end_turn" in markdown
+    # Bounded by what the saved transcript keeps, not by the reply: the kept text, the
+    # turn's own lines (prompt, note, footer) and the plain text, plus JSON's escapes
+    # (a newline is two bytes; no line is shorter than ten characters).
+    kept = KEPT_TEXT.head + KEPT_TEXT.tail + 2_000
+    assert len(markdown) <= kept and len(plain) <= PLAIN_LIMIT
+    cap = 1.1 * (kept + PLAIN_LIMIT) + 1_000
+    assert saved.size <= cap, f"the saved transcript is {saved.size:,} bytes (cap {cap:,.0f})"

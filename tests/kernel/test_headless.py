@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import UTILS_PY, Execution, Kernel, rel
+from .conftest import REFACTORED_UTILS_PY, UTILS_PY, Execution, Kernel, rel
 
 pytestmark = pytest.mark.kernel
 
@@ -61,9 +61,7 @@ def test_headless_permission_allowed_by_option(kernel: Kernel, utils_py: Path) -
     )
 
     assert comm_traffic(kernel, turn) == []
-    text = utils_py.read_text()
-    assert text != UTILS_PY
-    assert '"""TODO: describe add.' in text and "def greet(name: Any) -> Any:" in text
+    assert utils_py.read_text() == REFACTORED_UTILS_PY
     plain = turn.plain
     assert "Permission: Allow once (chosen by policy" in plain, turn.describe()
     assert "Stop reason: end_turn" in plain

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SAFETY, UTILS_PY, Execution, Kernel, _start, rel
+from .conftest import REFACTORED_UTILS_PY, SAFETY, UTILS_PY, Execution, Kernel, _start, rel
 
 pytestmark = pytest.mark.kernel
 
@@ -97,7 +97,7 @@ def test_a_permission_is_asked_with_input_and_the_agent_gets_the_answer(
     no_widgets(kernel, turn)
     assert "The agent asks for permission:" in turn.stdout
     assert utils_py.read_text() != UTILS_PY, turn.describe()
-    assert '"""TODO: describe add.' in utils_py.read_text()
+    assert utils_py.read_text() == REFACTORED_UTILS_PY
     assert not turn.errors, turn.describe()
 
 

@@ -98,6 +98,9 @@ def test_completion_offers_options_presets_policies_and_commands() -> None:
     assert "claude" in completions("%acp -a cl", "cl", commands)
     assert completions("%acp -p a", "a", commands) == ["ask", "allow"]
     assert completions("%acp /re", "/re", commands) == ["/read", "/refuse"]
+    assert completions("%acp -a demo -s x /re", "/re", commands) == ["/read", "/refuse"]
+    # A slash command is the prompt's first word: later, a `/` starts a path.
+    assert completions("%acp /read /re", "/re", commands) == []
 
 
 def test_variables_become_embedded_resources_and_other_braces_stay() -> None:

@@ -396,11 +396,10 @@ def test_refactor_with_the_functions_code_attached_edits_the_cell_holding_it(
 ) -> None:
     prompt = f"refactor this function\n```python\n{FUNCTION}\n```"
     transcript = demo_turn(kernel, frontend, prompt)
-    edited = frontend.cells[1]["source"]
-    assert edited.startswith("from typing import Any\n\ndef total(values: Any) -> Any:\n")
-    assert '"""TODO: describe total.' in edited
-    assert edited.endswith("    return result")
-    assert "Cell [2] now has the change (add docstring and type-hint placeholders)." in transcript
+    # It inserted `from typing import Any` and a TODO docstring, and left the loop alone.
+    assert frontend.cells[1]["source"] == "def total(values):\n    return sum(values)"
+    done = "Cell [2] now has the change (use `sum(…)` for the loop that builds `result`)."
+    assert done in transcript
 
 
 def test_status_says_whether_the_live_cell_tools_are_offered(

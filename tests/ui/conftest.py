@@ -195,7 +195,9 @@ class FakeSession:
             {"sessionId": "s1", "toolCall": tool_call, "options": options}
         )
         cwd = self.transcript.cwd or CWD
-        return self.permissions.receive(params, self.transcript, cwd=cwd, roots=[cwd])
+        return self.permissions.receive(
+            params, self.transcript, cwd=cwd, roots=[cwd], sandbox=self.sandbox
+        )
 
 
 @pytest.fixture

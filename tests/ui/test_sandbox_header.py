@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from acp_notebook.protocol.sandbox import Confinement, Mechanism
 from acp_notebook.ui.turn import TurnView
 from acp_notebook.ui.turn_status import title_html
 
@@ -22,7 +23,7 @@ def texts(widget: Any) -> list[str]:
 
 
 def test_a_confined_agents_turn_says_where_it_may_write(session: FakeSession, post: Poster):
-    session.sandbox = "confined to `project/` · network on"
+    session.sandbox = "🔒 confined to `project/` · network on"
     turn = session.submit()
     session.start(turn)
     view = TurnView(agent_label="demo", post=post)
@@ -31,16 +32,29 @@ def test_a_confined_agents_turn_says_where_it_may_write(session: FakeSession, po
     assert any("🔒 confined to `project/` · network on" in text for text in texts(view.widget))
 
 
+LANDLOCK = Mechanism("landlock", 4)
+
+
 @pytest.mark.parametrize(
-    ("sandbox", "icon"),
+    ("confinement", "line"),
     [
-        ("unconfined: this kernel has no Landlock and bubblewrap is not installed", "⚠️"),
-        ("unconfined (sandbox off) · network on", "🔓"),
-        ("confined to `p/` · network off", "🔒"),
+        (
+            Confinement("workspace", ("/p",)),
+            "⚠️ unconfined: this kernel has no Landlock and bubblewrap is not installed",
+        ),
+        (
+            Confinement("off", ("/p",), mechanism=LANDLOCK),
+            "🔓 unconfined (sandbox off) · network on",
+        ),
+        (
+            Confinement("workspace-offline", ("/p",), mechanism=LANDLOCK),
+            "🔒 confined to `p/` · network off",
+        ),
     ],
 )
-def test_the_header_marks_how_the_agent_runs(sandbox: str, icon: str):
-    assert f"{icon} {sandbox}" in title_html("demo", "default", None, sandbox=sandbox)
+def test_the_header_marks_how_the_agent_runs(confinement: Confinement, line: str):
+    assert confinement.headline() == line
+    assert line in title_html("demo", "default", None, sandbox=confinement.headline())
 
 
 def test_an_agent_the_client_did_not_start_has_no_sandbox_line():

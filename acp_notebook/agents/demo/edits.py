@@ -5,7 +5,7 @@ same input always gives the same proposal (transcripts of the demo agent can be 
 
 The edit (:func:`append_marker`) is one clearly labelled line in the file's own comment
 syntax (or a plain line for prose); formats where a new line would change the data (JSON,
-notebooks, CSV, ...) are refused. Python files get :mod:`.placeholders` instead.
+notebooks, CSV, ...) are refused. Python files get :mod:`.refactors` instead.
 """
 
 from __future__ import annotations

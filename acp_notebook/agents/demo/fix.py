@@ -93,7 +93,7 @@ async def scene_fix(turn: Turn, error: Attached) -> StopReason:
         return in_cell
     return await turn.reply(
         "I cannot edit the notebook's cells here (that needs JupyterLab 4 or Notebook 7 "
-        f"with the acp-notebook extension), so here is the fixed {where}:\n\n"
+        f"with the acp-notebook extension), so here is {where}, fixed:\n\n"
         + edits.fence(found.code, "python")
         + "\n\nAs a diff:\n\n"
         + edits.fence(edits.unified_diff(failure.code, found.code, "cell.py"), "diff")

@@ -1,5 +1,5 @@
 """Prompts without a command: an attached error gets its fix (:mod:`.fix`), a
-refactoring request goes the ``/edit`` way (with the mechanical Python change), anything
+refactoring request goes the ``/edit`` way (with :mod:`.refactors`' rewrites), anything
 else gets a description of the content blocks that arrived. The demo agent never pretends
 to understand words.
 """
@@ -17,12 +17,19 @@ from ...protocol import models as m
 from . import edits
 from .cells import edit_cell_holding
 from .fix import ERROR_URI, attached, scene_fix
-from .placeholders import PlaceholderEdit, add_placeholders
+from .refactors import PATTERNS, Refactoring, refactor
 from .replies import StopReason, missing_capability
 from .tools import Proposal, apply_edit, read_whole
 from .turn import Turn
 
 __all__ = ["describe_block", "prompt_chars", "scene_prompt"]
+
+#: What every refactoring proposal says it is.
+REFACTORED = (
+    "A mechanical refactoring, found with Python's `ast` (I do not understand code the way a "
+    "model does): each rewrite keeps what the code does and says it more directly; every "
+    "other character stays as it was."
+)
 
 _INTENT = re.compile(
     r"\b(refactor\w*|clean\s*up|tidy|improve|document|docstrings?|type[- ]?hints?|annotate|"
@@ -182,10 +189,10 @@ def _code_target(turn: Turn, text: str) -> tuple[str, str] | None:
     return None
 
 
-async def _placeholders(turn: Turn, code: str, label: str) -> PlaceholderEdit | None:
-    """The mechanical change of ``code``; None, after saying why, when there is none."""
+async def _refactored(turn: Turn, code: str, label: str) -> Refactoring | None:
+    """The refactoring of ``code``; None, after saying why, when there is none."""
     try:
-        result = add_placeholders(code)
+        result = refactor(code)
     except SyntaxError as exc:
         await turn.say(
             f"I could not parse {label} as Python (line {exc.lineno}: {exc.msg}), so I leave "
@@ -194,10 +201,15 @@ async def _placeholders(turn: Turn, code: str, label: str) -> PlaceholderEdit | 
         return None
     if not result.changes:
         await turn.say(
-            f"Nothing to do: every function in {label} already has a docstring and type hints."
+            f"I found nothing to refactor in {label}, so I leave it as it is. I look for "
+            f"{PATTERNS}; a real agent would look further."
         )
         return None
     return result
+
+
+def _listed(result: Refactoring) -> str:
+    return "\n".join(f"- {change}" for change in result.changes)
 
 
 async def _refactor_file(turn: Turn, path: str) -> StopReason:
@@ -212,40 +224,26 @@ async def _refactor_file(turn: Turn, path: str) -> StopReason:
     text = await read_whole(turn, path)
     if text is None:
         return "end_turn"
-    result = await _placeholders(turn, text, f"`{shown}`")
+    result = await _refactored(turn, text, f"`{shown}`")
     if result is None:
         return "end_turn"
-    proposal = Proposal(
-        result.text,
-        "This is a mechanical demonstration, not an AI refactoring: I added placeholder "
-        "docstrings and `Any` type-hint placeholders where they were missing, found with "
-        "Python's `ast`; every other byte is unchanged.",
-        result.changes,
-    )
+    proposal = Proposal(result.text, REFACTORED, result.changes)
     return await apply_edit(
-        turn,
-        path,
-        text,
-        proposal,
-        title=f"Edit {shown}",
-        action="add docstring and type-hint placeholders",
+        turn, path, text, proposal, title=f"Refactor {shown}", action=result.what
     )
 
 
 async def _refactor_code(turn: Turn, label: str, code: str) -> StopReason:
-    result = await _placeholders(turn, code, label)
+    result = await _refactored(turn, code, label)
     if result is None:
         return "end_turn"
-    in_cell = await edit_cell_holding(
-        turn, code, result.text, "add docstring and type-hint placeholders"
-    )
+    await turn.say(f"{REFACTORED}\n\n{_listed(result)}\n\n")
+    in_cell = await edit_cell_holding(turn, code, result.text, result.what)
     if in_cell is not None:
         return in_cell
-    changes = "\n".join(f"- {change}" for change in result.changes)
     return await turn.reply(
-        f"A mechanical demonstration, not an AI refactoring: {label} has no file I could "
-        "write, so here is the proposal instead (placeholder docstrings and `Any` type hints, "
-        f"found with Python's `ast`):\n\n{changes}\n\n"
+        f"{label[:1].upper()}{label[1:]} has no file or cell I could edit, so here is the "
+        "refactored code instead:\n\n"
         + edits.fence(result.text, "python")
         + "\n\nAs a diff:\n\n"
         + edits.fence(edits.unified_diff(code, result.text, "cell.py"), "diff")
@@ -282,7 +280,7 @@ async def scene_prompt(turn: Turn, text: str) -> StopReason:
     reply += (
         "To see a feature, send a command: `/read PATH` (file reads), `/edit PATH` (diff and "
         "permission), `/run COMMAND` (terminals), `/plan`, `/think`, `/slow` (then cancel), "
-        "`/image`, or `/help` for all of them. `refactor utils.py` proposes a mechanical edit."
+        "`/image`, or `/help` for all of them. `refactor utils.py` proposes a mechanical refactoring."
     )
     if _INTENT.search(text):
         reply += (

@@ -253,7 +253,10 @@ def _fix_division(code: _Code, names: set[str], columns: dict[str, list[str]]) -
     guarded = f'{division} if {divisor} != 0 else float("nan")'
     parent = _parents(code.tree).get(node)
     is_whole = isinstance(parent, _WHOLE) or (isinstance(parent, ast.Call) and node in parent.args)
-    new = guarded if is_whole else f"({guarded})"
+    start, end = code.span(node)
+    # Already in parentheses of its own, `(x / n) * 2`: none added.
+    wrapped = code.text[:start].rstrip().endswith("(") and code.text[end:].lstrip().startswith(")")
+    new = guarded if is_whole or wrapped else f"({guarded})"
     why = (
         f"`{division}` divides by zero: `{divisor}` was 0. I guarded the division so it "
         f"gives NaN (not a number) when `{divisor}` is 0, the usual choice for a mean or a "

@@ -50,7 +50,9 @@ async def scene_help(turn: Turn, arg: str) -> StopReason:
         "agent sends and why, and I really read, write and run things through your client.\n\n"
         f"| command | what it demonstrates |\n|---|---|\n{rows}\n\n"
         "Anything else gets a description of the content blocks I received; a prompt like "
-        "`refactor utils.py` (or with Python code attached) gets a mechanical edit proposal."
+        "`refactor utils.py` (or with Python code attached) gets a mechanical refactoring, and "
+        "an error sent with `%acp --fix` gets a fix proposed in the cell that raised it when I "
+        "recognise it (a division by zero, a misspelt name or column)."
     )
 
 

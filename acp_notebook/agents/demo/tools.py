@@ -20,7 +20,7 @@ from ...protocol import models as m
 from ...protocol.errors import RESOURCE_NOT_FOUND, RpcError
 from . import edits
 from .content import text_content
-from .placeholders import add_placeholders
+from .refactors import refactor
 from .replies import StopReason, error_text, missing_capability, usage
 from .turn import Permission, Turn
 
@@ -91,33 +91,32 @@ class Proposal:
 
 
 def _propose_edit(path: str, text: str) -> Proposal:
-    """What ``/edit`` changes: placeholders for Python, a labelled line otherwise.
+    """What ``/edit`` changes: a refactoring for Python that has something to refactor,
+    a labelled line otherwise.
 
     Raises :class:`ValueError` for formats the demo will not edit.
     """
     if path.endswith((".py", ".pyi")):
         try:
-            result = add_placeholders(text)
+            result = refactor(text)
         except (SyntaxError, ValueError) as exc:
             line = getattr(exc, "lineno", None)
             where = f" (line {line})" if line else ""
             return Proposal(
                 edits.append_marker(path, text),
-                f"The file is not valid Python{where}, so instead of docstrings I add one "
+                f"The file is not valid Python{where}, so instead of refactoring it I add one "
                 "labelled comment line at the end.",
             )
         if result.changes:
             return Proposal(
                 result.text,
-                "A mechanical demonstration, not an AI refactoring: placeholder docstrings "
-                "and `Any` type-hint placeholders for functions that lack them; every other "
-                "byte stays as it was.",
+                "A mechanical refactoring, found with Python's `ast`: each rewrite keeps what "
+                "the code does and says it more directly; every other character stays as it was.",
                 result.changes,
             )
         return Proposal(
             edits.append_marker(path, text),
-            "Every function already has a docstring and type hints, so I add one labelled "
-            "comment line at the end instead.",
+            "I found nothing to refactor, so I add one labelled comment line at the end instead.",
         )
     return Proposal(
         edits.append_marker(path, text),

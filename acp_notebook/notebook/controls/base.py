@@ -43,6 +43,10 @@ CONTROL_TIMEOUT = 120.0
 class ControlFailed(Exception):
     """A control could not be carried out; the message is one sentence for the user."""
 
+    def _render_traceback_(self) -> list[str]:
+        # IPython shows these lines instead of the traceback (Run All still stops here).
+        return [f"{type(self).__name__}: {self}"]
+
 
 def _one(value: str) -> tuple[str, ...]:
     return (value,)
