@@ -81,6 +81,24 @@ def _range(start: int, length: int) -> str:
     return f"{start + 1 if length else start},{length}"
 
 
+def _lines_named(spans: list[tuple[int, int]]) -> str:
+    """ "line 4", "lines 4–6", "lines 2, 7–8": 0-based end-exclusive spans of a text,
+    named 1-based; an empty span is the line where lines were removed."""
+    named = []
+    for low, high in spans:
+        first, last = low + 1, max(high, low + 1)
+        named.append(str(first) if first == last else f"{first}–{last}")
+    single = len(spans) == 1 and "–" not in named[0]
+    return ("line " if single else "lines ") + ", ".join(named)
+
+
+def _joined(lines: tuple[str, ...], *, last: bool) -> str:
+    """Lines put back between others end with a newline; put back at the end, they end
+    as they did before the turn."""
+    text = "".join(lines)
+    return text if last or not text or text.endswith("\n") else text + "\n"
+
+
 def lines_of(text: str | None) -> list[str]:
     return (text or "").splitlines(keepends=True)
 
@@ -151,6 +169,42 @@ class Change:
         after = lines_of(self.after)
         after[chosen.after_start : chosen.after_end] = chosen.removed
         return "".join(after)
+
+    def hunk_reverted_in(self, hunk: int, now: str) -> str:
+        """``now`` (the target's text today) with ``hunk`` put back as it was before the
+        turn, merged three ways: edits made since the turn outside the hunk's own lines
+        stay. :class:`ChangedSince` names the lines of ``now`` that conflict when the
+        hunk's own lines (or, for lines the turn removed, the place they go back to) were
+        changed since."""
+        chosen = self.hunks()[hunk]
+        after, current = lines_of(self.after), lines_of(now)
+        start, end = chosen.after_start, chosen.after_end
+        # Lines compare without their newline: a line typed below a cell's last line
+        # gives that line a newline, which changes nothing the turn wrote.
+        matcher = difflib.SequenceMatcher(
+            None,
+            [t.rstrip("\n") for t in after],
+            [t.rstrip("\n") for t in current],
+            autojunk=False,
+        )
+        opcodes = matcher.get_opcodes() or [("equal", 0, 0, 0, 0)]
+        touched = [
+            (j1, j2)
+            for tag, i1, i2, j1, j2 in opcodes
+            if tag != "equal"
+            and (
+                # Lines the turn removed go back at a point: any edit touching it conflicts.
+                i1 <= start <= i2 if start == end else (i1 < end and start < i2) or start < i1 < end
+            )
+        ]
+        if not touched:  # the hunk's lines are one unchanged run of ``now``
+            i1, j1 = next(
+                (i1, j1) for tag, i1, i2, j1, _ in opcodes if tag == "equal" and i1 <= start <= i2
+            )
+            at = j1 + (start - i1)
+            head, tail = current[:at], current[at + end - start :]
+            return "".join(head) + _joined(chosen.removed, last=not tail) + "".join(tail)
+        raise ChangedSince(f"{_lines_named(touched)} of {self.label} changed after the turn.")
 
     def describe(self) -> str:
         """ "utils.py (+3 −1)", "cell 2 (new)", "notes.md (reverted)"."""

@@ -106,6 +106,15 @@ def last_code_cell(log: CellLog, named: Mapping[int, str] | None = None) -> Cell
     return CellText(ran.number, "\n\n".join(parts), lines, error, tuple(notes))
 
 
+def error_text(traceback_text: str, cell: str | None, code: str | None) -> str:
+    """An error as the agent is given it: its traceback, then the code of the cell that
+    raised it (``cell``: how that cell is named) when known."""
+    parts = [f"The last error:\n{fence(traceback_text)}"]
+    if code is not None:
+        parts.append(f"It was raised in {cell or 'this cell'}:\n{fence(code, 'python')}")
+    return "\n\n".join(parts)
+
+
 def last_error(log: CellLog) -> CellText | None:
     """The last exception's traceback and the code of the cell that raised it."""
     error = getattr(sys, "last_value", None)
@@ -113,17 +122,16 @@ def last_error(log: CellLog) -> CellText | None:
         return None
     text, cut = _traceback(log.shell, error)
     notes = [f"the traceback was cut to its {cut}"] if cut else []
-    parts = [f"The last error:\n{fence(text)}"]
     ran = log.raised if log.raised is not None and log.raised.error is error else None
-    number, lines = None, 0
+    number, lines, code, where = None, 0, None, None
     if ran is not None:
         number, lines = ran.number, len(ran.source.splitlines())
         code, note = cut_text(ran.source.rstrip(), CELL_CHARS)
-        where = f"cell [{number}]" if number is not None else "this cell"
-        parts.append(f"It was raised in {where}:\n{fence(code, 'python')}")
+        where = f"cell [{number}]" if number is not None else None
         if note:
             notes.append(f"the cell was cut to its {note}")
-    return CellText(number, "\n\n".join(parts), lines, type(error).__name__, tuple(notes))
+    body = error_text(text, where, code)
+    return CellText(number, body, lines, type(error).__name__, tuple(notes))
 
 
 def cell_label(cell: CellText, where: str | None = None) -> str:

@@ -5,9 +5,11 @@
 
 An :class:`Attachment` is one thing sent with the words: the code above the ``%acp``
 line, the most recently executed code cell (``cells.py``), the last error (``--fix``),
-and each live value a ``{name}`` names (``{df}``, ``{df.col}``, ``{d['key']}``,
-``{In[3]}``, ``{Out[3]}``; summarised for its type by ``summaries``). The open notebook's
-path goes as a ``resource_link`` (as text to an agent without ``embeddedContext``).
+each live value a ``{name}`` names (``{df}``, ``{df.col}``, ``{d['key']}``,
+``{In[3]}``, ``{Out[3]}``; summarised for its type by ``summaries``), and the cell the
+extension's Fix button or Ask about this cell is about (its selected lines marked). The
+open notebook's path goes as a ``resource_link`` (as text to an agent without
+``embeddedContext``).
 
 Blocks follow the agent's ``promptCapabilities``: an embedded resource where
 ``embeddedContext`` is accepted, the same text inline otherwise; a picture as an image
@@ -29,10 +31,11 @@ from ..client.sent import ATTACHMENT_META
 from ..protocol import models as m
 from . import cells
 from .summaries import NOT_FOUND, Summary, resolve, summarise
-from .summaries.model import fence
+from .summaries.model import count, cut_head, cut_text, fence
 
 if TYPE_CHECKING:
     from .cell_log import CellLog
+    from .frontend.protocol import Ask
 
 #: ``{{``, ``}}`` (literal braces), or ``{expression}`` without braces inside it.
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}\n]+)\}")
@@ -199,6 +202,47 @@ def _cell_attachment(cell: cells.CellText, uri: str, label: str | None = None) -
     )
 
 
+def _asked_error(about: Ask, error: str) -> Attachment:
+    """Fix: the error output the button was on, with the code of its cell."""
+    text, cut = cut_head(error.rstrip(), cells.TRACEBACK_CHARS)
+    code, cut_code = cut_text(about.source.rstrip(), cells.CELL_CHARS)
+    body = cells.error_text(text, about.label, code) + _cell_id_line(about)
+    notes = [f"the traceback was cut to its {cut}"] if cut else []
+    notes += [f"the cell was cut to its {cut_code}"] if cut_code else []
+    last = error.strip().splitlines()[-1] if error.strip() else ""
+    name = last.split(":", 1)[0].strip()
+    what = f"error {name}" if name.isidentifier() else "the error"
+    return Attachment(
+        "notebook://error", f"{what} in {about.label}", body, "text/markdown", notes=tuple(notes)
+    )
+
+
+def _asked_cell(about: Ask) -> Attachment:
+    """Ask about this cell: the cell, or its selected lines marked as such (with the
+    whole cell after them, for context)."""
+    code, cut = cut_text(about.source.rstrip(), cells.CELL_CHARS)
+    notes = (f"the cell was cut to its {cut}",) if cut else ()
+    selected = about.selected()
+    uri = f"notebook://cells/{about.cell_id}"
+    if selected is None or about.lines is None:
+        body = f"Asked about {about.label}:\n{fence(code, 'python')}" + _cell_id_line(about)
+        label = f"{about.label} ({count(len(about.source.splitlines()), 'line')})"
+        return Attachment(uri, label, body, "text/markdown", notes=notes)
+    first, last = about.lines
+    where = f"line {first}" if first == last else f"lines {first}–{last}"
+    body = (
+        f"Asked about {where} of {about.label}, selected:\n{fence(selected, 'python')}\n\n"
+        f"The whole cell:\n{fence(code, 'python')}" + _cell_id_line(about)
+    )
+    return Attachment(
+        uri, f"{where} of {about.label} (selected)", body, "text/markdown", notes=notes
+    )
+
+
+def _cell_id_line(about: Ask) -> str:
+    return f"\n\nIts id for the notebook tools is `{about.cell_id}`."
+
+
 class NoError(Exception):
     """``--fix`` with no error to fix; the message is one sentence for the user."""
 
@@ -209,17 +253,25 @@ def notebook_prompt(
     *,
     cells_too: bool = True,
     fix: bool = False,
+    about: Ask | None = None,
 ) -> NotebookPrompt:
     """The prompt ``text`` with its context from the kernel whose cells ``log`` follows:
     the variables it names, and (``cells_too``) the code above it, the last code cell and
     the notebook's path; ``fix`` adds the last error and its cell (raises
-    :class:`NoError` without one)."""
+    :class:`NoError` without one). ``about``: the cell the page asks about (its Fix
+    button, Ask about this cell), sent in place of the last code cell and, for a Fix,
+    with the error the button was on in place of the last error."""
     if fix and not text.strip():
         text = FIX_PROMPT
     if log is None:
         return NotebookPrompt(text)
     shell = log.shell
     attachments: list[Attachment] = []
+    if about is not None:
+        fixing = fix and about.error is not None
+        asked = _asked_error(about, about.error or "") if fixing else _asked_cell(about)
+        attachments.append(asked)
+        fix = fix and not fixing
     if fix:
         error = cells.last_error(log)
         if error is None:
@@ -238,7 +290,7 @@ def notebook_prompt(
         if above is not None:
             label = cells.cell_label(above, "code above")
             attachments.append(_cell_attachment(above, "notebook://cells/current", label))
-        last = cells.last_code_cell(log, named_values)
+        last = cells.last_code_cell(log, named_values) if about is None else None
         if last is not None and not (fix and log.last_code is log.raised):  # sent already
             label = cells.cell_label(last) + (f", raised {last.error}" if last.error else "")
             where = str(last.number) if last.number is not None else "last"

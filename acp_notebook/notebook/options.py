@@ -126,8 +126,20 @@ def usage() -> str:
             "controls (instead of a prompt; -a and -s pick the agent and session they act on;",
             "each is also a function: import acp_notebook as acp; acp.status(), acp.mode(ID) ...):",
             *_aligned(REGISTRY.help_rows()),
+            "",
+            *WITH_THE_EXTENSION,
         ]
     )
+
+
+#: What needs the acp-notebook extension, and what does the same without it.
+WITH_THE_EXTENSION = (
+    "in JupyterLab 4 and Notebook 7, the acp-notebook extension adds a Fix button under an",
+    "error (it writes and runs %acp --fix below the cell), Ask about this cell (Ctrl+K or",
+    "the cell's context menu; its selected lines go marked), cell edits reviewed in the cell",
+    "and the review bar; without it (VS Code, the classic Notebook, jupyter console) type",
+    "%acp --fix or %acp PROMPT: the same turns, but the agent cannot edit the cells there.",
+)
 
 
 def _aligned(rows: list[tuple[str, str]]) -> list[str]:

@@ -4,7 +4,9 @@ The turn's record is :class:`~acp_notebook.client.checkpoints.TurnChanges` (the 
 ``checkpoints``); the cell tools feed it through :func:`record_cell_change`, the
 ``report`` hook of the notebook tools server. :func:`revert` checks every target first:
 if one no longer holds what the turn left (the user or a later turn changed it), nothing
-is reverted and the answer says which. Then each target gets back its old text; a cell
+is reverted and the answer says which. One hunk is merged three ways instead: it goes
+back when its own lines are as the turn left them, whatever changed elsewhere in the
+target, and the answer names the lines that conflict when they are not. Then each target gets back its old text; a cell
 goes through the live notebook (``apply``, on the notebook's own undo stack, refused
 again as stale if the cell changed in between).
 
@@ -19,7 +21,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from ..client.checkpoints import Change, ChangedSince, TurnChanges, check_file, restore_file
+from ..client.checkpoints import (
+    Change,
+    ChangedSince,
+    TurnChanges,
+    check_file,
+    read_file,
+    restore_file,
+)
 
 if TYPE_CHECKING:
     from ..client.session import Session
@@ -28,14 +37,19 @@ if TYPE_CHECKING:
     from .tools.registry import CellChangeReport
 
 
+#: Who refused a stale cell change: the notebook, because the cell moved on (the user
+#: typed in it while the change waited, or since the agent read it).
+STALE_BY = "the notebook: the cell changed after the agent read it"
+
+
 def record_cell_change(session: Session, report: CellChangeReport) -> None:
     """The notebook tools' ``report`` hook: the turn's transcript says what became of the
     change, and an applied change is kept for review and undo. Agent loop thread."""
     session.transcript.add_note(report.sentence())
-    refused_by = report.by if report.status == "rejected" else report.refused_by
+    refused_by = {"rejected": report.by, "stale": STALE_BY}.get(report.status, report.refused_by)
     if refused_by is not None:
-        # The agent reports its call failed; it was the user's or a rule's "no" (issue 13:
-        # rejected calls read "rejected by …", not "failed").
+        # The agent reports its call failed; it was the user's, a rule's or the notebook's
+        # "no": the call reads "rejected by …", not "failed".
         session.transcript.reject_running_call(refused_by, mentions=report.cell_id or None)
     if report.applied:
         session.checkpoints.cell_changed(
@@ -86,9 +100,17 @@ async def revert(
 
     cells = [target for target in targets if target.target == "cell"]
     live = live if live is not None else frontends.current()
+    one_hunk = change is not None and hunk is not None and not change.whole()
+    merged: str | None = None
     try:
         document = await _document(cells, live)
-        for target in targets:
+        if one_hunk:  # three ways: edits since the turn outside the hunk's lines stay
+            assert change is not None and hunk is not None
+            now = read_file(change) if change.target == "file" else _cell_text(change, document)
+            if now is None:
+                raise ChangedSince(f"{change.label} was removed after the turn.")
+            merged, expected = change.hunk_reverted_in(hunk, now), now
+        for target in [] if one_hunk else targets:
             if target.target == "file":
                 check_file(target)
             else:
@@ -101,10 +123,14 @@ async def revert(
         # have added, before that neighbour goes.
         for target in reversed(targets):
             text = target.text_without(hunk if change is not None else None)
+            written = merged if one_hunk else text
             if target.target == "file":
-                restore_file(target, text)
+                restore_file(target, written)
             else:
-                await _restore_cell(cast("LiveNotebook", live), target, text)
+                await _restore_cell(
+                    cast("LiveNotebook", live), target, written, expected if one_hunk else None
+                )
+            # The record keeps the turn's own text: lines edited since stay the user's.
             target.after = text
             done.append(target.label)
     except (ChangedSince, LiveNotebookError, OSError) as exc:
@@ -136,6 +162,11 @@ async def _document(cells: list[Change], live: LiveNotebook | None) -> dict[str,
         raise ChangedSince(str(exc)) from None
 
 
+def _cell_text(change: Change, document: dict[str, LiveCell]) -> str | None:
+    cell = document.get(change.key)
+    return None if cell is None else cell.source
+
+
 def _check_cell(change: Change, document: dict[str, LiveCell]) -> None:
     """:class:`ChangedSince` unless the cell holds the turn's after-state (a cell the
     turn deleted: it is still gone and the cell above it is still there)."""
@@ -148,7 +179,11 @@ def _check_cell(change: Change, document: dict[str, LiveCell]) -> None:
         raise ChangedSince(f"{change.label} was changed after the turn.")
 
 
-async def _restore_cell(live: LiveNotebook, change: Change, text: str | None) -> None:
+async def _restore_cell(
+    live: LiveNotebook, change: Change, text: str | None, expected: str | None = None
+) -> None:
+    """Put ``text`` in the cell, refused as stale unless it holds ``expected`` (by
+    default the turn's after-state)."""
     from .frontend import CellDelete, CellEdit, CellInsert
 
     if change.after is None:  # the turn deleted it: it comes back below its old neighbour
@@ -160,6 +195,7 @@ async def _restore_cell(live: LiveNotebook, change: Change, text: str | None) ->
     elif text is None:  # the turn added it
         outcome = await live.apply(CellDelete(change.key, expected_source=change.after))
     else:
-        outcome = await live.apply(CellEdit(change.key, text, expected_source=change.after))
+        held = change.after if expected is None else expected
+        outcome = await live.apply(CellEdit(change.key, text, expected_source=held))
     if outcome.status == "stale":
         raise ChangedSince(f"{change.label} was changed after the turn.")

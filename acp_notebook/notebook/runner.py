@@ -200,7 +200,11 @@ class AcpRunner:
         with_cells = self.magics.context if options.context is None else options.context
         try:
             prompt = notebook_prompt(
-                self.magics.cells, options.prompt, cells_too=with_cells, fix=options.fix
+                self.magics.cells,
+                options.prompt,
+                cells_too=with_cells,
+                fix=options.fix,
+                about=frontends.asked(),
             )
         except NoError as exc:
             raise UsageError(str(exc)) from None

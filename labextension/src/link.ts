@@ -60,12 +60,14 @@ export class LiveLink {
   private _probeWhenIdle = false;
   private _disposed = false;
 
+  /** `onStale`: a proposal shown in `cell` went stale as the cell changed under it. */
   constructor(
     private readonly _panel: NotebookPanel,
     private readonly _appName: string,
     /** Told the kernel's sessions of this notebook (none once disconnected). */
     private readonly _onAgents: (sessions: IAgentSession[]) => void = () =>
-      undefined
+      undefined,
+    private readonly _onStale?: (cell: Cell, label: string) => void
   ) {
     const session = _panel.sessionContext;
     session.kernelChanged.connect(this._onKernelChanged, this);
@@ -390,10 +392,11 @@ export class LiveLink {
       // spec: a proposal against a cell that changed since the agent read it is stale.
       const recheck = () => {
         if (isStale(model, change)) {
-          settle(() => ({
-            status: 'stale',
-            cell: currentCell(model, change, max)
-          }));
+          const cell = currentCell(model, change, max);
+          settle(() => ({ status: 'stale', cell }));
+          if (cell !== null && change.op !== 'insert') {
+            this._onStale?.(anchor, label); // it does not vanish without a word
+          }
         }
       };
       model.contentChanged.connect(recheck);

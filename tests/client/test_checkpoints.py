@@ -212,3 +212,44 @@ async def test_a_session_keeps_what_each_turn_wrote_and_its_transcript_lists_it(
              if isinstance(e, NoteEntry)]  # fmt: skip
     assert notes[-1] == "Changed in this turn: notes.md (+1 −1)."
     assert "Changed in this turn" in first.bundle()["text/markdown"]
+
+
+# --- one hunk, three ways -------------------------------------------------------------------
+
+#: A turn that renamed ``result`` to ``acc`` in two places of FUNCTION: two hunks.
+RENAMED = FUNCTION.replace("    result = 0\n", "    acc = 0\n").replace(
+    "    return result\n", "    return acc\n"
+)
+
+
+def test_a_hunk_reverts_when_only_other_lines_were_edited_since_the_turn() -> None:
+    # Reverting one hunk was refused ("cell 2 was changed after the turn") after any
+    # unrelated edit of the cell; `git checkout -p` would revert an untouched hunk.
+    change = Change("cell", "c1", "cell 2", FUNCTION, RENAMED)
+    now = "# the user's comment\n" + RENAMED + "print(total([1]))"
+    assert change.hunk_reverted_in(0, now) == now.replace("acc = 0", "result = 0")
+    assert change.hunk_reverted_in(1, now) == now.replace("return acc", "return result")
+
+
+def test_a_hunk_whose_own_lines_were_edited_since_is_refused_naming_them() -> None:
+    change = Change("cell", "c1", "cell 2", FUNCTION, RENAMED)
+    now = RENAMED.replace("    acc = 0\n", "    acc = 10\n")
+    with pytest.raises(ChangedSince) as refused:
+        change.hunk_reverted_in(0, now)
+    assert str(refused.value) == "line 2 of cell 2 changed after the turn."
+    assert change.hunk_reverted_in(1, now) == now.replace("return acc", "return result")
+
+
+def test_lines_the_turn_removed_go_back_where_they_were_among_later_edits() -> None:
+    before = "a\nb\nc\nd\n"
+    change = Change("file", "/w/x.txt", "x.txt", before, "a\nc\nd\n")
+    assert change.hunk_reverted_in(0, "a\nc\nd\ne\n") == "a\nb\nc\nd\ne\n"
+    with pytest.raises(ChangedSince) as refused:
+        change.hunk_reverted_in(0, "a\nX\nc\nd\n")
+    assert str(refused.value) == "line 2 of x.txt changed after the turn."
+
+
+def test_a_line_typed_below_a_cells_last_line_leaves_the_last_hunk_revertible() -> None:
+    change = Change("cell", "c1", "cell 1", "x = 1\ny = 2", "x = 1\ny = 3")
+    assert change.hunk_reverted_in(0, "x = 1\ny = 3\nz = 4") == "x = 1\ny = 2\nz = 4"
+    assert change.hunk_reverted_in(0, "x = 0\ny = 3") == "x = 0\ny = 2"

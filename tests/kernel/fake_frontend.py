@@ -114,7 +114,7 @@ class FakeFrontend:
                 data = m.content.get("data", {})
                 if m.msg_type != "comm_msg" or m.content.get("comm_id") != self.comm_id:
                     continue
-                if data.get("type") in ("welcome", "cancel", "review"):  # not requests
+                if data.get("type") in ("welcome", "cancel", "review", "agents"):  # not requests
                     continue
                 self.requests.append(data)
                 reply = answer(data)

@@ -1,7 +1,8 @@
 """The turn's review bar, kernel side: a turn that changed a cell and a file sends the page
 (the fake frontend plays the extension) a ``review`` of both, with their hunks, into the
 ``%acp`` cell; a ``revert`` click reverts one hunk, or everything left, and is answered with
-the list as it is now; a file changed after the turn is refused and left alone."""
+the list as it is now; a hunk whose own lines changed after the turn is refused and left
+alone, edits elsewhere stay as they are."""
 
 from __future__ import annotations
 
@@ -120,19 +121,42 @@ def test_reverting_one_hunk_reverts_only_it_then_revert_all_the_rest(
     assert done["revert_all"] is False
 
 
-def test_a_file_changed_after_the_turn_is_not_reverted(kernel: Kernel, renamed: Renamed) -> None:
+def test_a_file_whose_hunk_lines_were_changed_after_the_turn_is_not_reverted(
+    kernel: Kernel, renamed: Renamed
+) -> None:
     fake, helper, review = renamed.fake, renamed.helper, renamed.review
-    changed = helper.read_text() + "# the user's line\n"
+    changed = helper.read_text().replace("acc * 2", "acc * 3")
     helper.write_text(changed)
     file = review["changes"][1]
 
     after = click(fake, review, change=1, hunk=0, revision=file["revision"])
     assert after["message"] == (
-        f"Nothing was reverted: {rel(kernel, helper)} was changed after the turn."
+        f"Nothing was reverted: line 2 of {rel(kernel, helper)} changed after the turn."
     )
     assert helper.read_text() == changed
     assert fake.cells[1]["source"] == RENAMED
     assert after["changes"][1]["revertible"] is True  # the record still holds the turn
+
+
+def test_a_hunk_reverts_in_a_cell_the_user_edited_elsewhere_and_keeps_that_edit(
+    kernel: Kernel, renamed: Renamed
+) -> None:
+    # A per-hunk Revert refused after any unrelated edit of the cell ("cell 2 was
+    # changed after the turn"), where `git checkout -p` would revert the untouched hunk.
+    fake, helper, review = renamed.fake, renamed.helper, renamed.review
+    fake.cells[1]["source"] = "# the user's note\n" + RENAMED
+    cell = review["changes"][0]
+
+    after = click(fake, review, change=0, hunk=0, revision=cell["revision"])
+    assert after["message"] == "Reverted cell 2."
+    assert fake.cells[1]["source"] == "# the user's note\n" + RENAMED.replace(
+        "acc = 0", "result = 0", 1
+    )
+    helper.write_text(helper.read_text() + "# the user's line\n")
+    file = after["changes"][1]
+    done = click(fake, review, change=1, hunk=0, revision=file["revision"])
+    assert done["message"] == f"Reverted {rel(kernel, helper)}."
+    assert helper.read_text() == HELPER_PY + "# the user's line\n"
 
 
 def test_a_click_on_a_list_drawn_before_a_revert_reverts_nothing(

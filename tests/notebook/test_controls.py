@@ -206,3 +206,12 @@ def test_the_sandbox_modes_are_the_same_option_trait_and_preset_default() -> Non
     assert tuple(AcpConfig.class_traits()["sandbox"].values) == MODES
     for row in preset_table():
         assert row.preset.sandbox.get("default", "workspace") in MODES, row.preset.id
+
+
+def test_help_says_what_needs_the_extension_and_what_to_type_without_it() -> None:
+    help_text = " ".join(usage().split())
+    assert "the acp-notebook extension adds a Fix button under an error" in help_text
+    assert "Ask about this cell (Ctrl+K" in help_text
+    assert "without it (VS Code, the classic Notebook, jupyter console) type %acp --fix" in (
+        help_text
+    )

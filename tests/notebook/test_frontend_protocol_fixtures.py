@@ -20,6 +20,7 @@ import pytest
 from acp_notebook import __version__
 from acp_notebook.client.checkpoints import Checkpoints, TurnChanges
 from acp_notebook.client.fs import FileChange
+from acp_notebook.notebook.frontend import registry
 from acp_notebook.notebook.frontend import review as review_wire
 from acp_notebook.notebook.frontend.live import LiveNotebook
 from acp_notebook.notebook.frontend.protocol import (
@@ -180,6 +181,7 @@ PAIRED = {
     "propose_insert",
     "propose_delete",
     "review_redraw",
+    "ask_fix",
 }
 
 
@@ -375,3 +377,23 @@ class _OnePage:
 
     def on_change(self, listener: Callable[[], None]) -> Callable[[], None]:
         return lambda: None
+
+
+# ---------------------------------------------------------------- the page's %acp cells
+
+
+@pytest.mark.parametrize("name", ["ask", "ask_fix"])
+def test_the_kernel_reads_ask(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    sent = TO_KERNEL[name]
+    metadata = {"cellId": "c-acp", registry.ASK_METADATA: sent}
+    monkeypatch.setattr(registry, "_execute_metadata", lambda: metadata)
+    ask = Frontends.asked()
+    assert ask is not None
+    assert ask.model_dump() == {**sent, "lines": tuple(sent["lines"]) if sent["lines"] else None}
+    assert Frontends.executing_cell() == "c-acp"
+
+
+def test_an_ask_of_another_protocol_version_is_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    other = {**TO_KERNEL["ask"], "v": PROTOCOL_VERSION + 1}
+    monkeypatch.setattr(registry, "_execute_metadata", lambda: {registry.ASK_METADATA: other})
+    assert Frontends.asked() is None

@@ -339,3 +339,29 @@ def test_a_cell_edit_the_user_rejected_reads_rejected_not_failed_everywhere():
         assert "Rename result" in saved and "🚫 rejected by you" in saved
         assert "❌ failed" in saved  # only the other call failed
         assert saved.count("🚫") == 1
+
+
+def test_a_cell_edit_made_stale_by_the_users_typing_reads_refused_not_failed():
+    """A proposal the user's own typing made stale ended as "❌ failed" on its card,
+    though the notebook refused it: the card says so, and why."""
+    from types import SimpleNamespace
+
+    from acp_notebook.client.checkpoints import Checkpoints
+    from acp_notebook.notebook.revert import record_cell_change
+    from acp_notebook.notebook.tools.registry import CellChangeReport
+
+    transcript = new_transcript()
+    transcript.apply(
+        tool_call("e1", "Rename result", "edit", status="in_progress", rawInput={"id": "cell-7"})
+    )
+    card = card_for(transcript, "e1")
+    session = SimpleNamespace(transcript=transcript, checkpoints=Checkpoints())
+    report = CellChangeReport("edit", "cell-7", 1, "stale", "you", "nb.ipynb", "x = 1\n")
+    record_cell_change(session, report)  # type: ignore[arg-type]
+    transcript.apply(tool_update("e1", status="failed"))
+    card.refresh()
+
+    refused = "🚫 rejected by the notebook: the cell changed after the agent read it"
+    assert refused in card.header and "failed" not in card.header
+    plain = Renderer(transcript, markdown=False).turn(transcript.turns[-1])
+    assert refused in plain and "❌" not in plain

@@ -50,6 +50,13 @@ message            direction   fields
                                waiting_login|idle, cell_id (its running turn's cell, or
                                null), title, waiting (permission requests)}``; sent when
                                they change and to a page that connects
+``ask``            f → k       not on the comm: in the execute request's metadata, under
+                               ``acp_notebook``, of a ``%acp`` cell the page wrote below a
+                               cell and ran (Fix, Ask about this cell): that cell's
+                               ``cell_id``, ``index``, ``execution_count``, ``source``,
+                               ``lines`` (``[first, last]``, 1-based, the selected lines;
+                               null: the whole cell) and ``error`` (for Fix, the error
+                               output as text; else null)
 =================  ==========  ==========================================================
 
 ``change`` is ``{op: "edit", cell_id, source, expected_source}``,
@@ -64,7 +71,8 @@ reverted|unavailable, added, removed, revertible, whole, revision, hunks}``; a h
 the change's current text: a ``revert`` whose revision is not the change's any more (it
 was reverted meanwhile) reverts nothing and redraws the bar. Version 2 added ``review``
 and ``revert``; ``agents`` came later within version 2 (an extension that does not know a
-message type ignores it).
+message type ignores it); ``ask`` needs no new version (a kernel that does not know it
+ignores the metadata, and the ``%acp`` line still runs).
 
 Staleness: an edit or a delete carries the source the agent read. If the cell's source
 differs when it is proposed, while it is shown, or when Accept is clicked, the answer is
@@ -134,6 +142,36 @@ class Hello(_Reply):
     path: str
     extension_version: str = "unknown"
     app: str = "unknown"
+
+
+class Ask(_Reply):
+    """The cell a ``%acp`` cell written by the page asks about (Fix, Ask about this cell)."""
+
+    v: int
+    type: Literal["ask"]
+    cell_id: str
+    index: int
+    execution_count: int | None = None
+    source: str
+    #: The selected lines, first and last, 1-based; None: the whole cell.
+    lines: tuple[int, int] | None = None
+    #: The error output the Fix button was on, as text (its traceback); None: not a Fix.
+    error: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How the turn names the cell: "cell [4]" (its execution count), else "cell 3"
+        (its place)."""
+        if self.execution_count is not None:
+            return f"cell [{self.execution_count}]"
+        return f"cell {self.index + 1}"
+
+    def selected(self) -> str | None:
+        """The selected lines' text (None: the whole cell is asked about)."""
+        if self.lines is None:
+            return None
+        first, last = self.lines
+        return "\n".join(self.source.split("\n")[first - 1 : last])
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,26 @@ import comm
 
 from ... import __version__
 from ..listeners import Listeners
-from .wire import FRONTEND_TARGET, KERNEL_TARGET, PROTOCOL_VERSION, message
+from .wire import ASK_METADATA, FRONTEND_TARGET, KERNEL_TARGET, PROTOCOL_VERSION, message
 
 if TYPE_CHECKING:
     from comm.base_comm import BaseComm
 
     from .live import Handler, LiveNotebook
+    from .protocol import Ask
+
+
+def _execute_metadata() -> dict[str, Any]:
+    """The metadata of the execute request this kernel runs now (empty outside one)."""
+    from IPython import get_ipython
+
+    kernel = getattr(get_ipython(), "kernel", None)
+    if kernel is None:
+        return {}
+    with contextlib.suppress(Exception):  # no parent: not inside an execute request
+        metadata = kernel.get_parent("shell").get("metadata", {})
+        return metadata if isinstance(metadata, dict) else {}
+    return {}
 
 
 class Frontends:
@@ -53,15 +67,27 @@ class Frontends:
     def executing_cell() -> str | None:
         """The id of the cell this kernel runs now, as the page sent it: JupyterLab and
         Notebook 7 put ``cellId`` in the execute request's metadata (None elsewhere)."""
-        from IPython import get_ipython
+        cell_id = _execute_metadata().get("cellId")
+        return cell_id if isinstance(cell_id, str) and cell_id else None
 
-        kernel = getattr(get_ipython(), "kernel", None)
-        if kernel is None:
+    @staticmethod
+    def asked() -> Ask | None:
+        """What the page asks about, when the cell running now is a ``%acp`` cell the
+        extension wrote and ran (its Fix button, Ask about this cell): the ``ask`` in the
+        execute request's metadata. None otherwise, and for one this kernel cannot read
+        (an extension of another version)."""
+        raw = _execute_metadata().get(ASK_METADATA)
+        if not isinstance(raw, dict):
             return None
-        with contextlib.suppress(Exception):  # no parent: not inside an execute request
-            cell_id = kernel.get_parent("shell").get("metadata", {}).get("cellId")
-            return cell_id if isinstance(cell_id, str) and cell_id else None
-        return None
+        from pydantic import ValidationError
+
+        from .protocol import Ask
+
+        try:
+            ask = Ask.model_validate(raw)
+        except ValidationError:
+            return None
+        return ask if ask.v == PROTOCOL_VERSION else None
 
     @property
     def installed(self) -> bool:

@@ -11,6 +11,9 @@ PROTOCOL_VERSION = 2
 KERNEL_TARGET = "acp_notebook.live"
 #: Registered by the extension; the kernel's beacon comm.
 FRONTEND_TARGET = "acp_notebook.live.announce"
+#: The key of an ``ask`` in the metadata of the execute request of a ``%acp`` cell the
+#: extension wrote (Fix, Ask about this cell).
+ASK_METADATA = "acp_notebook"
 
 
 def message(type_: str, **fields: Any) -> dict[str, Any]:

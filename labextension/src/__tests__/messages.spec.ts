@@ -10,6 +10,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 
 import { parseAgents } from '../agents';
+import { askMessage, IAsk } from '../asking';
 import { liveCell } from '../cells';
 import {
   errorReply,
@@ -104,7 +105,10 @@ const SENDS: Record<string, (msg: Message) => Message> = {
   reply_run_cell_stale: msg =>
     reply(msg.id, { status: 'stale', cell: sentCell(msg.result.cell) }),
   reply_error: msg => errorReply(msg.id, msg.error.code, msg.error.message),
-  revert: msg => revert(msg.review, msg.change, msg.hunk, msg.revision)
+  revert: msg => revert(msg.review, msg.change, msg.hunk, msg.revision),
+  // Not on the comm: the metadata of the execute request of a %acp cell the page wrote.
+  ask: msg => askMessage(fields(msg) as IAsk),
+  ask_fix: msg => askMessage(fields(msg) as IAsk)
 };
 
 describe('the live-notebook messages shared with the kernel', () => {
