@@ -18,7 +18,7 @@ import pytest
 
 from ..browser.conftest import TURN_TIMEOUT_MS, NotebookPage
 from ..browser.live_helpers import FUNCTION, LiveNotebookPage, expect, printed
-from ..browser.test_lab import UTILS
+from ..browser.test_lab import REFACTORED_UTILS, UTILS
 from .servers import Gateway, start_gateway, stop
 
 GATEWAY_NOTE = "acp_notebook: This kernel runs through a gateway that did not pass JPY_SESSION_NAME"
@@ -58,7 +58,7 @@ def test_a_gateway_kernels_turn_writes_the_file_its_card_allows_and_says_once_it
     card.get_by_role("button", name="Allow once", exact=True).click()
     notebook.wait_done(1)
     expect(notebook.output(1)).to_contain_text("I wrote utils.py", timeout=TURN_TIMEOUT_MS)
-    assert "def add(a: Any, b: Any) -> Any:" in utils.read_text()
+    assert utils.read_text() == REFACTORED_UTILS
     notebook.shot("allowed")
 
     notebook.run_cell(2)
@@ -105,7 +105,7 @@ def test_a_live_cell_edit_through_a_gateway_is_accepted_in_the_cell_and_undone(
     notebook.wait_done(2)
     expect(notebook.output(2)).to_contain_text("accepted by you", timeout=TURN_TIMEOUT_MS)
     expect(notebook.cell(1).locator(".jp-InputArea-editor")).to_contain_text(
-        "def total(values: Any) -> Any:"
+        "return sum(values)"
     )
     notebook.shot("accepted")
 
