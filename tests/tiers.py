@@ -51,6 +51,7 @@ BY_PATH = {
     "tests/client/test_first_turn_prepared.py::test_the_first_turns_validators_are_built_while_the_agent_starts": "slow",
     "tests/client/test_long_session.py::test_100000_updates_keep_the_last_entries_whole_and_count_the_rest": "slow",
     "tests/notebook/test_early_start.py": "slow",
+    "tests/notebook/test_evidence.py::test_an_opencode_turn_the_limit_ended_says_it_may_lack_a_provider": "slow",
     "tests/notebook/test_load_imports.py": "slow",
     "tests/notebook/test_message_log.py::test_huge_answers_stay_within_the_log_bytes_and_the_table_says_what_was_dropped": "slow",
     "tests/ui/test_long_turn.py::test_a_turn_of_100000_updates_keeps_a_bounded_view_and_says_what_went": "slow",

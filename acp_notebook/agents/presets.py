@@ -247,18 +247,22 @@ def preset_table(
 
 
 def install_hint(preset: Preset) -> str:
+    """How to get the agent, as one sentence ("" when the preset says nothing): the
+    package commands where it is published, else where it comes from (a program this
+    project cannot install, such as goose)."""
     dist = preset.distribution
     hints = []
     if isinstance(dist.get("npx"), Mapping):
         hints.append(f"`npm install -g {dist['npx']['package']}` (needs Node.js)")
     if isinstance(dist.get("uvx"), Mapping):
         hints.append(f"`uv tool install {dist['uvx']['package']}`")
-    if isinstance(dist.get("local"), Mapping) and not hints:
-        hints.append(
-            f"install `{dist['local']['command']}`"
-            + (f" (see {preset.website})" if preset.website else "")
-        )
-    return " or ".join(hints)
+    if hints:
+        return f"Install it with {' or '.join(hints)}."
+    local = dist.get("local")
+    if not isinstance(local, Mapping):
+        return ""
+    where = f" as {preset.website} says" if preset.website else ""
+    return f"Install {preset.name}{where}, so that `{local['command']}` is on PATH."
 
 
 def resolve_agent(
@@ -299,7 +303,5 @@ def resolve_agent(
         or "it has no launch method for this platform"
     )
     hint = install_hint(preset)
-    raise AgentNotFound(
-        f"{preset.name} cannot be started here: {missing}."
-        + (f" Install it with {hint}." if hint else "")
-    )
+    said = f"{preset.name} cannot be started here: {missing}."
+    raise AgentNotFound(f"{said} {hint}" if hint else said)

@@ -21,6 +21,7 @@ from typing import IO
 
 import anyio
 
+from ..agents.evidence import before_start, explain
 from ..agents.presets import DEMO, AgentNotFound, LaunchSpec, install_hint, resolve_agent
 from ..client.connection import ClientConnection
 from ..client.errors import AcpClientError, AuthRequired
@@ -68,6 +69,15 @@ def _agent_info(response: m.InitializeResponse) -> str:
     return f"{info.name} {info.version}" + (f" ({info.title})" if info.title else "")
 
 
+def _known_failure(spec: LaunchSpec, said: str, stderr: list[str], out: IO[str]) -> bool:
+    """The preset's known failure that ``said`` and ``stderr`` show, as a hint; whether
+    there was one."""
+    finding = explain(spec.preset.id if spec.preset else None, "\n".join([said, *stderr]))
+    if finding is not None:
+        print(f"Hint: {finding.text('terminal')}", file=out)
+    return finding is not None
+
+
 def _stderr_hint(conn: ClientConnection, out: IO[str], lead: str, spec: LaunchSpec) -> None:
     """The agent's last stderr lines, or (when it wrote none) how to see what it does."""
     tail = [line for line in (conn.process.stderr_tail(5) if conn.process else []) if line.strip()]
@@ -79,6 +89,10 @@ def _stderr_hint(conn: ClientConnection, out: IO[str], lead: str, spec: LaunchSp
             "what it does (an ACP agent waits for JSON-RPC on its stdin).",
             file=out,
         )
+
+
+def _stderr(conn: ClientConnection) -> list[str]:
+    return conn.process.stderr_tail(5) if conn.process else []
 
 
 async def _stop(conn: ClientConnection, out: IO[str]) -> None:
@@ -98,6 +112,7 @@ async def _check_new_session(
             session = await conn.new_session(os.getcwd(), policy="deny")
     except AuthRequired as exc:
         print(f"session/new: needs authentication: {exc.said}", file=out)
+        _known_failure(spec, exc.said, _stderr(conn), out)
         hint = auth_hint(args.agent or spec.name, spec.command_line, exc.auth_methods)
         print(f"Hint: {hint}", file=out)
         if spec.preset is not None and spec.preset.auth:
@@ -110,6 +125,7 @@ async def _check_new_session(
         return False
     except (RpcError, AcpClientError) as exc:
         print(f"session/new: failed: {exc}", file=out)
+        _known_failure(spec, str(exc), _stderr(conn), out)
         _stderr_hint(conn, out, "the agent's last stderr lines", spec)
         return False
     extras = []
@@ -161,6 +177,11 @@ async def doctor(args: argparse.Namespace) -> int:
     confinement = spec.confinement(None, [os.getcwd()])
     here = f" (here: {confinement.describe()})" if confinement.enforced else ""
     print(f"Sandbox: {sandbox_line(confinement.mode)}{here}", file=out)
+    # Said before the agent starts (which can take seconds): what surely is missing.
+    env = {**spec.confined_env(confinement), **dict(args.env)}
+    preset = spec.preset.id if spec.preset else None
+    for finding in before_start(preset, env, confined=confinement.enforced):
+        print(f"Hint: {finding.text('terminal')}", file=out, flush=True)
     started = time.monotonic()
     process = None
     try:
@@ -195,10 +216,13 @@ async def doctor(args: argparse.Namespace) -> int:
     except AgentStartError as exc:
         print(f"Started: no. {exc}", file=out)
         if spec.preset is not None and (hint := install_hint(spec.preset)):
-            print(f"Hint: install it with {hint}.", file=out)
+            print(f"Hint: {hint}", file=out)
         return EXIT_AGENT_FAILED
     except ConnectionClosed as exc:
         print(f"Problem: {exc}", file=out)
+        stderr = process.stderr_tail(5) if process is not None else []
+        if _known_failure(spec, str(exc), stderr, out):
+            return EXIT_AGENT_FAILED
         if process is None or process.start_problem is None:  # that one says what to do
             print(
                 "Hint: the agent exited early; its last stderr lines (in the problem above) "

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from ..client.auth import AuthMethodInfo
+from ..client.auth import AuthMethodInfo, env_methods_first, missing_vars
 
 __all__ = ["auth_hint", "missing_vars"]
-
-
-def missing_vars(method: AuthMethodInfo, env: Mapping[str, str]) -> list[str]:
-    """The variables ``method`` reads that neither ``env`` nor this process's environment set."""
-    return [var for var in method.vars if not (env.get(var) or os.environ.get(var))]
 
 
 def _how(agent: str, command_line: str, method: AuthMethodInfo) -> str:
@@ -28,8 +22,9 @@ def _how(agent: str, command_line: str, method: AuthMethodInfo) -> str:
 
 
 def auth_hint(agent: str, command_line: str, methods: Sequence[AuthMethodInfo]) -> str:
-    """What to type to log in, one way per auth method the agent offers (lower case, no
-    final stop: "authenticate with method `x` (e.g. `acp-notebook run … --auth x ...`)")."""
+    """What to type to log in, one way per auth method the agent offers, those that read a
+    key first (lower case, no final stop: "authenticate with method `x` (e.g.
+    `acp-notebook run … --auth x ...`)")."""
     if not methods:
         return "log in the way the agent's documentation says (it offers no auth method)"
-    return "; or ".join(_how(agent, command_line, method) for method in methods)
+    return "; or ".join(_how(agent, command_line, mm) for mm in env_methods_first(methods))

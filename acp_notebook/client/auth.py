@@ -9,12 +9,20 @@ any advertised id). This module reads those fields once, for every consumer.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import models as m
 
-__all__ = ["AuthMethodInfo", "auth_method_info"]
+__all__ = [
+    "AuthMethodInfo",
+    "auth_method_info",
+    "env_methods_first",
+    "missing_vars",
+    "ready_env_method",
+]
 
 
 @dataclass(frozen=True)
@@ -72,3 +80,23 @@ def auth_method_info(method: m.AuthMethod) -> AuthMethodInfo:
         method.type or "?",
         vars=_var_names(raw.get("vars")),
     )
+
+
+def missing_vars(method: AuthMethodInfo, env: Mapping[str, str]) -> list[str]:
+    """The variables ``method`` reads that neither ``env`` (what the agent is given) nor
+    this process's environment set."""
+    return [var for var in method.vars if not (env.get(var) or os.environ.get(var))]
+
+
+def ready_env_method(
+    methods: Sequence[AuthMethodInfo], env: Mapping[str, str]
+) -> AuthMethodInfo | None:
+    """The first method that reads variables, all of them set: the login that needs no
+    one (codex offers its browser login ``chatgpt`` first, and its key methods after)."""
+    return next((mm for mm in methods if mm.vars and not missing_vars(mm, env)), None)
+
+
+def env_methods_first(methods: Sequence[AuthMethodInfo]) -> list[AuthMethodInfo]:
+    """``methods`` with those that read variables first (a key is a step anyone can take
+    from code; an agent-handled login may open a browser), each group in its order."""
+    return [mm for mm in methods if mm.vars] + [mm for mm in methods if not mm.vars]

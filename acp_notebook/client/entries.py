@@ -271,6 +271,8 @@ class TurnRecord:
     stop_reason: str | None = None
     error: str | None = None
     cancel_requested: bool = False
+    #: The time limit (``-t``, seconds) that cancelled the turn, None when none did.
+    timed_out_after: float | None = None
     #: `PromptResponse.usage` (unstable) when the agent sent it, raw.
     usage: dict[str, Any] | None = None
     #: The session title the agent announced during this turn (`session_info_update`).

@@ -160,6 +160,11 @@ class Renderer:
             return f"Error: {record.error}"
         if record.stop_reason is None:
             return "Running…"
+        limit = record.timed_out_after
+        if limit is not None:
+            # Whatever the agent answered to the cancel (opencode: end_turn), the limit ended it.
+            ended = f"the turn ended after the {limit:g} s timeout (-t {limit:g})."
+            return f"Stop reason: {record.stop_reason} — {ended}"
         why = STOP_REASONS.get(record.stop_reason, "")
         text = f"Stop reason: {record.stop_reason}" + (f" — {why}" if why else "")
         if record.cancel_requested and record.stop_reason != "cancelled":

@@ -324,6 +324,7 @@ class Session:
                     await turn._prompt_done.wait()
                 if not turn._prompt_done.is_set():
                     turn.timed_out = True
+                    turn.record.timed_out_after = turn.timeout
                     await self.cancel(reason="timeout")
                     with anyio.move_on_after(self.connection.cancel_grace):
                         await turn._prompt_done.wait()

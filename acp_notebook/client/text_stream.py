@@ -147,7 +147,13 @@ class TextPrinter:
         if len(self._seen) > len(entries):  # some were let go of
             kept = {id(e) for e in entries}
             self._seen = {key: pair for key, pair in self._seen.items() if key in kept}
+        # Notes after the message still being written wait for its end, as the
+        # transcript keeps them after it: printed now, they would split its text.
+        open_message = transcript.open_message
         for entry in entries:
+            if entry is open_message:
+                self._message(entry, self._seen.setdefault(id(entry), (entry, _Seen()))[1])
+                break
             seen = self._seen.setdefault(id(entry), (entry, _Seen()))[1]
             if isinstance(entry, MessageEntry):
                 self._message(entry, seen)

@@ -211,13 +211,16 @@ class Transcript:
 
     def _let_go(self) -> None:
         """Keep the last :attr:`keep` entries, letting the oldest settled ones go whole (never
-        the last one, which chunks may still extend; never a turn's prompt or the plan)."""
+        the last one nor the message chunks may still extend; never a turn's prompt or the
+        plan)."""
         excess = len(self.entries) - self.keep
         kept: list[Entry] = []
+        open_entry = self.entries[self._open_tail()]
         for entry in self.entries[:-1]:
             if (
                 excess > 0
                 and settled(entry)
+                and entry is not open_entry
                 and id(entry) not in self._prompt_entries
                 and not (isinstance(entry, PlanView) and entry.entries is self.plan)
             ):
@@ -348,9 +351,30 @@ class Transcript:
             update.content
         )
 
+    def _open_tail(self) -> int:
+        """The index of the entry chunks may still extend: the last one, or the message
+        the notes after it followed (-1 for none). A note (a title, a mode) arriving
+        between two chunks of a message goes after that message, never into it."""
+        index = len(self.entries) - 1
+        while index > 0 and isinstance(self.entries[index], NoteEntry):
+            index -= 1
+        return index
+
+    @property
+    def open_message(self) -> MessageEntry | None:
+        """The message of the running turn its next chunk would extend, notes after it
+        or not (None between turns or after anything else)."""
+        if self._active_turn is None or not self.entries:
+            return None
+        entry = self.entries[self._open_tail()]
+        if isinstance(entry, MessageEntry) and entry.turn == self._active_turn:
+            return entry
+        return None
+
     def _message(self, role: Role, message_id: str | None, turn: int | None) -> MessageEntry:
-        """The message a chunk of ``role`` extends: the last entry, or a new one."""
-        last = self.entries[-1] if self.entries else None
+        """The message a chunk of ``role`` extends (the last entry, or the one the notes
+        after it followed), or a new one."""
+        last = self.entries[self._open_tail()] if self.entries else None
         # spec: the same messageId is the same message; a changed id starts a new one.
         if not (
             isinstance(last, MessageEntry)

@@ -23,7 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agents.presets import DEMO, resolve_agent
+from ..agents.evidence import before_start, explain
+from ..agents.presets import DEMO, AgentNotFound, resolve_agent
 from ..client.formatting import md_cell
 from .checks import CHECKS, Run, Verdict
 from .stepper import Stepper
@@ -78,6 +79,8 @@ class ReportCard:
 
     agent: str
     checks: list[Check] = field(default_factory=list)
+    #: What the agent is known to need here, each with its fix (``agents/evidence.py``).
+    hints: list[str] = field(default_factory=list)
 
     def verdicts(self) -> dict[str, Verdict]:
         return {check.id: check.verdict for check in self.checks}
@@ -88,7 +91,11 @@ class ReportCard:
         return all(check.verdict != "fail" for check in self.checks)
 
     def to_json(self) -> dict[str, Any]:
-        return {"agent": self.agent, "checks": [check.to_json() for check in self.checks]}
+        return {
+            "agent": self.agent,
+            "checks": [check.to_json() for check in self.checks],
+            "hints": list(self.hints),
+        }
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False)
@@ -98,6 +105,7 @@ class ReportCard:
         width = max((len(c.title) for c in self.checks), default=10)
         lines = [f"Report card: {self.agent}"]
         lines += [f"  {c.verdict:<15} {c.title:<{width}}  {c.evidence}" for c in self.checks]
+        lines += [f"Hint: {hint}" for hint in self.hints]
         return "\n".join(lines)
 
     def _repr_markdown_(self) -> str:
@@ -155,7 +163,30 @@ async def report_card(
     for check in CHECKS:
         verdict, evidence = check.grade(run)
         card.checks.append(Check(check.id, check.title, verdict, evidence))
+    card.hints = _hints(agent, env or {}, run.cwd, card.checks)
     return card
+
+
+def _hints(
+    agent: str | Sequence[str], env: dict[str, str], cwd: str, checks: list[Check]
+) -> list[str]:
+    """What a preset's agent surely lacks here, and the fix of each known failure the
+    checks' evidence shows, once each."""
+    try:
+        spec = resolve_agent(agent) if isinstance(agent, str) else None
+    except AgentNotFound:
+        return []
+    if spec is None or spec.preset is None:
+        return []
+    preset = spec.preset.id
+    confined = spec.confinement(None, [cwd]).enforced
+    findings = before_start(preset, env, confined=confined)
+    findings += [
+        finding
+        for check in checks
+        if check.verdict != "pass" and (finding := explain(preset, check.evidence)) is not None
+    ]
+    return list(dict.fromkeys(finding.text("terminal") for finding in findings))
 
 
 class ReportCards(list[ReportCard]):

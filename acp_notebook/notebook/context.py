@@ -7,7 +7,7 @@ An :class:`Attachment` is one thing sent with the words: the code above the ``%a
 line, the most recently executed code cell (``cells.py``), the last error (``--fix``),
 and each live value a ``{name}`` names (``{df}``, ``{df.col}``, ``{d['key']}``,
 ``{In[3]}``, ``{Out[3]}``; summarised for its type by ``summaries``). The open notebook's
-path goes as a ``resource_link``.
+path goes as a ``resource_link`` (as text to an agent without ``embeddedContext``).
 
 Blocks follow the agent's ``promptCapabilities``: an embedded resource where
 ``embeddedContext`` is accepted, the same text inline otherwise; a picture as an image
@@ -99,7 +99,7 @@ class NotebookPrompt:
 
     text: str
     attachments: tuple[Attachment, ...] = ()
-    #: The open notebook (absolute), sent as a ``resource_link``.
+    #: The open notebook (absolute), sent as a ``resource_link`` or a line of text.
     notebook: str | None = None
     #: Names the prompt mentioned that name nothing (left as typed).
     unknown: tuple[str, ...] = field(default=())
@@ -109,17 +109,25 @@ class NotebookPrompt:
         for attachment in self.attachments:
             out.extend(attachment.blocks(accepts))
         if self.notebook is not None:
-            # spec: every agent accepts resource_link (no capability needed).
-            link = m.ResourceLinkContentBlock(
-                uri=Path(self.notebook).as_uri(),
-                name=Path(self.notebook).name,
-                mime_type="application/x-ipynb+json",
-                title="The open notebook (edit it with the notebook tools, not by writing the file)",
-                # Its name alone ("notebook.ipynb"), never "notebook notebook.ipynb".
-                field_meta={ATTACHMENT_META: {"label": f"link to {Path(self.notebook).name}"}},
-            )
-            out.append(link)
+            out.append(self.notebook_block(self.notebook, accepts))
         return out
+
+    @staticmethod
+    def notebook_block(notebook: str, accepts: m.PromptCapabilities) -> m.ContentBlock:
+        """The open notebook: a ``resource_link`` without a MIME type where the agent
+        accepts embedded context, a line of text otherwise. Agents turn a typed link
+        into a file part of that type, which their model's provider may refuse
+        (opencode's refuses ``application/x-ipynb+json``, failing the whole prompt);
+        untyped, each agent reads the path as it reads any file."""
+        path = Path(notebook)
+        title = "The open notebook (edit it with the notebook tools, not by writing the file)"
+        # Its name alone ("notebook.ipynb"), never "notebook notebook.ipynb".
+        meta = {ATTACHMENT_META: {"label": f"link to {path.name}"}}
+        if not accepts.embedded_context:
+            return m.TextContentBlock(text=f"{title}: {path}", field_meta=meta)
+        return m.ResourceLinkContentBlock(
+            uri=path.as_uri(), name=path.name, title=title, field_meta=meta
+        )
 
 
 def _variable(summary: Summary) -> Attachment:

@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from ..client.auth import env_methods_first, ready_env_method
 from ..client.errors import AcpClientError, AuthRequired
 from ..client.session import Session
 from ..protocol.errors import RpcError
 from .runtime import AgentFailed, AgentRuntime
 
 if TYPE_CHECKING:
+    from ..ui.auth import AuthPrompt
     from .cell import LiveCell
     from .turns import TurnSettings
 
@@ -81,14 +83,19 @@ async def open_session(
             )
         except AuthRequired as exc:
             if cell is None:
-                raise LoginFailed(f"{exc}{login_hint(exc)}") from None
+                raise LoginFailed(f"{exc}{login_hint(exc, runtime.env)}") from None
             if not await log_in(runtime, cell, exc):
                 raise LoginFailed(str(exc)) from None
 
 
-def login_hint(exc: AuthRequired) -> str:
-    """How to log in from code, when no one can click."""
-    for method in exc.auth_methods:
+def login_hint(exc: AuthRequired, env: Mapping[str, str]) -> str:
+    """How to log in from code, when no one can click: a method that reads a key before
+    one the agent handles itself (which may open a browser), the one whose key is set
+    first; ``env``: what the agent is given besides this process's environment."""
+    ready = ready_env_method(exc.auth_methods, env)
+    if ready is not None:
+        return f" Log in with `%acp --login {ready.id}` (its key is set), then run the cell again."
+    for method in env_methods_first(exc.auth_methods):
         if method.vars:
             names = " and ".join(f"`{var}`" for var in method.vars)
             return (
@@ -102,15 +109,22 @@ def login_hint(exc: AuthRequired) -> str:
 
 async def log_in(runtime: AgentRuntime, cell: LiveCell, exc: AuthRequired) -> bool:
     """Show the agent's message and its auth methods in ``cell``; True once logged in
-    (or Retry), False when the person cancels."""
+    (or Retry), False when the person cancels, with the panel's Cancel or the turn's
+    own (the header's), which also ends a login the agent is still waiting on (codex's
+    browser login waits minutes for a callback)."""
     from ..ui.auth import AuthPrompt
-    from ..ui.style import ERROR, esc
 
     sender, choices = anyio.create_memory_object_stream[LoginChoice](math.inf)
+    in_flight: list[anyio.CancelScope] = []
 
     def choose(method_id: str | None, env: dict[str, str]) -> None:  # agent loop thread
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             sender.send_nowait(_choice(method_id, env))
+
+    def cancel() -> None:  # the turn's Cancel, on the agent loop thread
+        choose(_PROMPT_CANCEL, {})
+        for scope in in_flight:
+            scope.cancel()
 
     prompt = AuthPrompt(
         runtime.name,
@@ -122,14 +136,33 @@ async def log_in(runtime: AgentRuntime, cell: LiveCell, exc: AuthRequired) -> bo
     )
     cell.show_login(prompt)
     cell.view.set_status(WAITING)
-    async with sender, choices:
-        async for choice in choices:
-            if isinstance(choice, Cancel):
-                prompt.close("Cancelled.")
-                return False
-            if isinstance(choice, Retry):
-                prompt.close("Retrying…")
-                return True
+    before, cell.view.on_cancel = cell.view.on_cancel, cancel
+    try:
+        async with sender, choices:
+            return await _follow_choices(runtime, cell, prompt, choices, in_flight)
+    finally:
+        cell.view.on_cancel = before
+
+
+async def _follow_choices(
+    runtime: AgentRuntime,
+    cell: LiveCell,
+    prompt: AuthPrompt,
+    choices: anyio.abc.ObjectReceiveStream[LoginChoice],
+    in_flight: list[anyio.CancelScope],
+) -> bool:
+    """Carry out the person's choices until one logs in, retries or cancels."""
+    from ..ui.style import ERROR, esc
+
+    async for choice in choices:
+        if isinstance(choice, Cancel):
+            prompt.close("Cancelled.")
+            return False
+        if isinstance(choice, Retry):
+            prompt.close("Retrying…")
+            return True
+        with anyio.CancelScope() as scope:
+            in_flight.append(scope)
             try:
                 if choice.env:
                     # The agent reads its credentials at start: restart it with them.
@@ -142,7 +175,11 @@ async def log_in(runtime: AgentRuntime, cell: LiveCell, exc: AuthRequired) -> bo
                 prompt.status.value = f"<span style='color: {ERROR}'>{esc(error)}</span>"
                 cell.view.set_status(WAITING)
                 continue
+            finally:
+                in_flight.remove(scope)
             prompt.close(f"Logged in with {choice.method_id}.")
             cell.view.set_status("Starting…")
             return True
+        prompt.close("Cancelled.")  # the turn's Cancel ended the login it waited on
+        return False
     return False

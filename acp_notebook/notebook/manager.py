@@ -227,6 +227,8 @@ class NotebookAgents:
             for session in runtime.sessions.values():
                 session.terminals.kill_now()
             runtime.close_tools()
+        if self.tools is not None:
+            self.tools.close()
         log.debug("agents stopped in %.2f s", time.monotonic() - started)
         self._loop = None
         self.runtimes.clear()

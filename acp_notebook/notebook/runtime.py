@@ -465,7 +465,7 @@ class AgentRuntime:
 def _interrupt_run_code(tools: SessionTools) -> Callable[[str], None]:
     """What a cancelled turn does to the code its session's ``run_code`` runs: interrupt
     it, as a kernel interrupt would, saying why."""
-    context = tools.server.context
+    context = tools.context
 
     def interrupt(reason: str) -> None:
         why = (

@@ -1,5 +1,7 @@
-"""The notebook tools in an ACP session: one ``notebook`` MCP server per session,
-approved like the agent's own tool calls, shown in the turn where they run.
+"""The notebook tools in an ACP session: one ``notebook`` MCP server per kernel, the
+same ``mcpServers`` entry for every session, each call routed to its session (the agent
+that started the relay, its session running a turn); approved like the agent's own tool
+calls, shown in the turn where they run.
 
     kernel = KernelTools(shell, lambda: agents.loop)  # per kernel
     kernel.prepare()                                  # main thread, inside a cell
@@ -7,6 +9,7 @@ approved like the agent's own tool calls, shown in the turn where they run.
     mcp_servers.append(tools.spec())                  # offered to the agent
     tools.session = session                           # once session/new answered
     tools.close()                                     # with the session
+    kernel.close()                                    # with the kernel's agents
 
 A ``run_code`` call becomes a tool call of its own in the session's transcript (kind
 ``execute``, the code shown before the buttons) and a permission request in the
@@ -35,6 +38,7 @@ from ..client.notebook_names import NotebookServer
 from ..client.session import Session
 from ..client.toolcall import ToolCallState
 from ..protocol import models as m
+from ..protocol.tree import ancestors
 from .frontend import frontends
 from .loop import AgentLoop
 from .revert import record_cell_change
@@ -47,6 +51,7 @@ from .tools import (
     McpServerSpec,
     NotebookToolsServer,
     ToolApproval,
+    ToolContext,
     ToolRegistry,
     kernel_tools,
 )
@@ -70,22 +75,24 @@ def _who(decided_by: str | None) -> str:
 
 
 class SessionTools:
-    """One session's notebook tools: its server, and the approval and output hooks the
-    server calls (on the agent loop thread)."""
+    """One session's notebook tools: its context on the kernel's server, and the approval
+    and output hooks the server calls (on the agent loop thread)."""
 
     def __init__(
         self,
-        loop: AgentLoop,
         runner: MainThreadRunner,
         shell: InteractiveShell,
         name: str,
         registry: ToolRegistry,
+        kernel: KernelTools | None = None,
     ) -> None:
         self._session: Session | None = None
         self.registry = registry
-        self.server = NotebookToolsServer(
-            loop, runner, shell, name, self.approve, self.show, registry, self.report
-        )
+        self._kernel = kernel
+        self.context = ToolContext(name, shell, runner, self.approve, self.show, self.report)
+        #: Whether its agent has listed or called the tools (an agent may drop the MCP
+        #: servers it is given: Gemini CLI does in a folder it does not trust).
+        self.heard = False
         #: Tool calls approved and not yet shown, by the code they run (in order).
         self._running: defaultdict[str, deque[str]] = defaultdict(deque)
 
@@ -106,11 +113,30 @@ class SessionTools:
             )
 
     def spec(self) -> McpServerSpec:
-        """The ``mcpServers`` entry (starts serving)."""
-        return self.server.start()
+        """The ``mcpServers`` entry: the kernel's, the same for every session (starts
+        serving)."""
+        assert self._kernel is not None, "offered only by the kernel's tools"
+        return self._kernel.spec()
 
     def close(self) -> None:
-        self.server.close()
+        """Calls routed here end (the kernel's server goes on for the other sessions)."""
+        if self._kernel is not None:
+            self._kernel.release(self)
+
+    def serves(self, pid: int | None) -> bool:
+        """Whether the relay ``pid`` belongs to this session's agent: a process the agent
+        started (True when either is unknown)."""
+        session = self.session
+        process = session.connection.process if session is not None else None
+        if pid is None or process is None:
+            return True
+        chain = ancestors(pid)
+        return not chain or process.pid in chain
+
+    @property
+    def running(self) -> bool:
+        """Whether its session runs a turn now."""
+        return self.session is not None and self.session.active_turn is not None
 
     # ------------------------------------------------------------------ approval
 
@@ -251,6 +277,9 @@ class KernelTools:
         self.live = LiveTools(self.registry, frontends, shell)
         self.runner: MainThreadRunner | None = None
         self.enabled = True
+        #: The one server every session's entry names, and the sessions it serves.
+        self._server: NotebookToolsServer | None = None
+        self._sessions: list[SessionTools] = []
 
     def prepare(self) -> MainThreadRunner:
         """The runner, made on first use (main thread, inside a cell: it captures the
@@ -264,4 +293,59 @@ class KernelTools:
         """A new session's tools; None when they are off or no cell has run yet."""
         if not self.enabled or self.runner is None:
             return None
-        return SessionTools(self._loop(), self.runner, self.shell, name, self.registry)
+        tools = SessionTools(self.runner, self.shell, name, self.registry, self)
+        self._sessions.append(tools)
+        return tools
+
+    def spec(self) -> McpServerSpec:
+        """The kernel's ``notebook`` entry, one for every session (an agent that registers
+        MCP servers once per process, fast-agent, refuses a second ``notebook`` with other
+        settings); the server starts on first use."""
+        if self._server is None:
+            assert self.runner is not None
+            self._server = NotebookToolsServer(
+                self._loop(),
+                self.runner,
+                self.shell,
+                "",
+                _unrouted,
+                registry=self.registry,
+                route=self.route,
+                heard=self.heard,
+            )
+        return self._server.start()
+
+    def release(self, tools: SessionTools) -> None:
+        if tools in self._sessions:
+            self._sessions.remove(tools)
+
+    def close(self) -> None:
+        """Stop the server (with the kernel's agents)."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+
+    def heard(self, pid: int | None) -> None:
+        """A relay of ``pid`` made a request: its agent's sessions use the tools."""
+        for tools in self._sessions:
+            if tools.serves(pid):
+                tools.heard = True
+
+    def route(self, pid: int | None) -> ToolContext | str:
+        """The session a call from the relay ``pid`` is for: among the sessions of the
+        agent that started the relay, the one running a turn, else the only one."""
+        candidates = [tools for tools in self._sessions if tools.serves(pid)]
+        running = [tools for tools in candidates if tools.running]
+        chosen = running if running else candidates
+        if len(chosen) == 1:
+            return chosen[0].context
+        if not chosen:
+            return "No notebook session is open for this agent: the notebook tools serve none."
+        return (
+            f"{len(chosen)} sessions of this agent could be asking (turns running at once); "
+            "the notebook tools answer one at a time: run the turns one after the other."
+        )
+
+
+async def _unrouted(request: ToolApproval) -> Decision:
+    return Denied("not approved: no session asked")

@@ -14,6 +14,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..agents.evidence import explain
 from ..client.agent_markdown import agent_markdown
 from ..client.errors import AuthRequired, HandshakeTimeout, TurnTimeout
 from ..client.permissions import Policy
@@ -220,6 +221,29 @@ def _clickable(cell: LiveCell | PlainView | None) -> LiveCell | None:
     return None if isinstance(cell, PlainView) else cell
 
 
+def _with_evidence(runtime: AgentRuntime, error: str) -> str:
+    """``error`` and, when the preset's agent is known to fail so, what fixes it."""
+    preset = runtime.spec.preset.id if runtime.spec.preset else None
+    stderr = runtime.process.stderr_tail(5) if runtime.process is not None else []
+    finding = explain(preset, "\n".join([error, *stderr]))
+    return f"{error} {finding.text('notebook')}" if finding is not None else error
+
+
+def _explain_turn(runtime: AgentRuntime, session: Session, turn: PromptTurn) -> None:
+    """A failed or timed-out turn of a preset's agent says what fixes it, where known."""
+    assert turn.record is not None
+    if turn.error is not None:
+        explained = _with_evidence(runtime, turn.error)
+        if explained != turn.error:
+            turn.error = explained
+            session.transcript.end_turn(turn.record, stop_reason=turn.stop_reason, error=explained)
+        return
+    said = f"timeout (-t {turn.timeout:g})"
+    explained = _with_evidence(runtime, said)
+    if explained != said:
+        session.transcript.add_note(explained[len(said) + 1 :])
+
+
 async def run_turn(
     agents: NotebookAgents, handle: TurnHandle, cell: LiveCell | PlainView | None
 ) -> None:
@@ -251,6 +275,8 @@ async def run_turn(
                 session.transcript.end_turn(
                     turn.record, stop_reason=turn.stop_reason, error=turn.error
                 )
+        if turn.record is not None and (turn.error is not None or turn.timed_out):
+            _explain_turn(runtime, session, turn)
         if turn.error is not None and turn.record is None:
             handle.error = turn.error
         agents.remember(runtime, settings.session, session)
@@ -267,6 +293,7 @@ async def run_turn(
     if runtime is not None:
         runtime.progress = None
         if handle.error is not None:
+            handle.error = _with_evidence(runtime, handle.error)
             runtime.last_error = handle.error
     if cell is not None:
         cell.end(handle.bundle(), handle.error)

@@ -55,6 +55,17 @@ def proc_stats() -> dict[int, ProcStat]:
     return stats
 
 
+def ancestors(pid: int) -> list[int]:
+    """``pid`` and its parents up to the first process (empty without /proc or when
+    ``pid`` is gone)."""
+    stats = proc_stats()
+    chain: list[int] = []
+    while pid in stats and pid not in chain:
+        chain.append(pid)
+        pid = stats[pid].ppid
+    return chain
+
+
 def _start_time(pid: int) -> int | None:
     """When ``pid`` started (clock ticks since boot); None when it is not running."""
     try:

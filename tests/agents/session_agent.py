@@ -13,6 +13,13 @@ Options (argv):
                          succeeds, and the prompt ``authed`` says which one was used
   --login-first          until ``authenticate``, prompts fail as claude-agent-acp does without
                          a login: -32603 "Internal error" with the reason in ``data``
+  --fail-new MESSAGE     ``session/new`` fails with -32603 MESSAGE (claude-agent-acp as root
+                         outside a sandbox: "Query closed before response received")
+  --refuse-link-types    a prompt holding a ``resource_link`` with a ``mimeType`` fails as
+                         opencode's does: -32603 "file part media type … not supported"
+  --mcp-once             MCP servers are registered once per process, as fast-agent does: a
+                         ``session/new`` naming a server already registered with other
+                         settings fails with fast-agent's -32603
 
 Prompts (the first word of the first text block):
   echo TEXT              one chunk ``echo: TEXT``, then ``end_turn``
@@ -97,6 +104,8 @@ class State:
     early_prompt = None
     sessions = 0
     auth_method = None
+    #: --mcp-once: the settings each MCP server was first registered with, by name
+    mcp = {}  # noqa: RUF012
 
 
 def request(method, params, callback):
@@ -142,7 +151,10 @@ def on_prompt(mid, params):
     blocks = params.get("prompt") or []
     text = next((b.get("text", "") for b in blocks if b.get("type") == "text"), "")
     word, _, rest = text.partition(" ")
-    if "--login-first" in sys.argv and State.auth_method is None:
+    typed = [b["mimeType"] for b in blocks if b.get("type") == "resource_link" and b.get("mimeType")]
+    if "--refuse-link-types" in sys.argv and typed:
+        fail(mid, -32603, f"'file part media type {typed[0]}' functionality not supported")
+    elif "--login-first" in sys.argv and State.auth_method is None:
         details = {"details": "Invalid API key · Please run /login"}
         write({"jsonrpc": "2.0", "id": mid,
                "error": {"code": -32603, "message": "Internal error", "data": details}})  # fmt: skip
@@ -254,6 +266,20 @@ for raw in sys.stdin.buffer:
         if CAPS is not None:
             result["agentCapabilities"] = json.loads(CAPS)
         answer(mid, result)
+    elif method == "session/new" and option("--fail-new"):
+        fail(mid, -32603, option("--fail-new"))
+    elif method == "session/new" and "--mcp-once" in sys.argv and any(
+        State.mcp.setdefault(server.get("name"), server) != server
+        for server in msg["params"].get("mcpServers") or []
+    ):
+        name = next(
+            server.get("name")
+            for server in msg["params"]["mcpServers"]
+            if State.mcp[server.get("name")] != server
+        )
+        detail = f"Runtime MCP server '{name}' is already registered with different settings"
+        write({"jsonrpc": "2.0", "id": mid,
+               "error": {"code": -32603, "message": "Internal error", "data": {"details": detail}}})  # fmt: skip
     elif method == "session/new":
         State.sessions += 1
         sid = f"session-{State.sessions}"

@@ -450,6 +450,19 @@ def test_nothing_installed_names_what_is_missing(
     assert "npm install -g @agentclientprotocol/claude-agent-acp" in message
 
 
+def test_an_agent_the_project_cannot_install_says_where_it_comes_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-a goose` said "Install it with install `goose` (see …)"."""
+    monkeypatch.setenv("PATH", str(fake_executables(tmp_path / "empty")))
+    with pytest.raises(AgentNotFound) as caught:
+        resolve_agent("goose")
+    assert str(caught.value) == (
+        "goose cannot be started here: `goose` is not on PATH. Install goose as "
+        "https://block.github.io/goose/ says, so that `goose` is on PATH."
+    )
+
+
 def test_a_command_line_is_not_a_preset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(fake_executables(tmp_path / "empty")))
     spec = resolve_agent("my-agent --flag 'two words'")

@@ -273,6 +273,20 @@ async def test_a_timeout_cancels_and_the_confirmed_cancel_ends_the_turn(
     ]
 
 
+async def test_a_turn_the_timeout_ended_says_so_whatever_the_agent_answered(
+    open_session: OpenSession,
+) -> None:
+    """opencode answered end_turn to the cancel of a -t 5 timeout, and the cell read
+    "end_turn — the agent finished its turn. (a cancel was requested)"."""
+    async with open_session(scripted(), policy="ask", interactive=True) as session:
+        # The agent waits on a permission, which the timeout's cancel answers "cancelled".
+        turn = await session.prompt("permission end_turn", timeout=0.3)
+    assert turn.timed_out and turn.stop_reason == "end_turn" and turn.record is not None
+    assert Renderer(session.transcript).stop_line(turn.record) == (
+        "Stop reason: end_turn — the turn ended after the 0.3 s timeout (-t 0.3)."
+    )
+
+
 async def test_a_timeout_with_an_agent_that_never_answers_gives_up_after_the_grace(
     open_session: OpenSession,
 ) -> None:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import copy
+import io
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from acp_notebook.client import entries
 from acp_notebook.client import transcript as transcript_module
+from acp_notebook.client.render import Renderer
+from acp_notebook.client.text_stream import TextPrinter
 from acp_notebook.client.toolcall import CANCELLED
 from acp_notebook.client.transcript import (
     MessageEntry,
@@ -81,6 +85,67 @@ def test_a_changed_message_id_starts_a_new_message() -> None:
 def test_chunks_without_message_id_continue_the_current_message() -> None:
     transcript = apply(started(), text("a"), text("b"), text("c", message_id="m1"), text("d"))
     assert messages(transcript) == ["abcd"]
+
+
+def test_a_title_between_two_chunks_goes_after_the_message_not_into_it() -> None:
+    """fast-agent sent session_info_update between two chunks and the saved transcript read
+    "…from the loopback L / *Session title: …* / LM."."""
+    transcript = apply(
+        started(),
+        text("from the loopback L"),
+        {"sessionUpdate": "session_info_update", "title": "Loopback"},
+        {"sessionUpdate": "current_mode_update", "currentModeId": "code"},
+        text("LM."),
+    )
+    kinds = [type(e).__name__ for e in transcript.entries]
+    assert kinds == ["MessageEntry", "MessageEntry", "NoteEntry", "NoteEntry"]
+    assert messages(transcript) == ["from the loopback LLM."]
+    markdown = Renderer(transcript).turn(transcript.turns[0])
+    assert "from the loopback LLM." in markdown
+    assert markdown.index("LLM.") < markdown.index("Session title: Loopback.")
+
+
+def test_a_message_after_the_notes_of_another_still_starts_anew() -> None:
+    transcript = apply(
+        started(),
+        text("one", message_id="m1"),
+        {"sessionUpdate": "session_info_update", "title": "T"},
+        text("two", message_id="m2"),
+        text("thought", "agent_thought_chunk"),
+    )
+    kinds = [(type(e).__name__, getattr(e, "text", "")) for e in transcript.entries[1:]]
+    assert kinds == [
+        ("MessageEntry", "one"),
+        ("NoteEntry", "Session title: T."),
+        ("MessageEntry", "two"),
+        ("MessageEntry", "thought"),
+    ]
+
+
+def test_notes_flooding_an_open_message_are_let_go_but_the_message_is_kept() -> None:
+    transcript = started()
+    transcript.keep = 8
+    apply(transcript, text("start "))
+    for n in range(100):
+        apply(transcript, {"sessionUpdate": "session_info_update", "title": f"t{n}"})
+    apply(transcript, text("end"))
+
+    assert messages(transcript) == ["start end"]
+    assert len(transcript.entries) <= transcript.keep + transcript.keep // 4 + 1
+
+
+def test_a_streamed_reply_prints_a_note_after_the_message_it_came_within() -> None:
+    transcript = started()
+    out = io.StringIO()
+    session: Any = SimpleNamespace(transcript=transcript, terminal_view=None)
+    printer = TextPrinter(session, out, color=False)
+    apply(transcript, text("from the loopback L"))
+    apply(transcript, {"sessionUpdate": "session_info_update", "title": "Loopback"})
+    apply(transcript, text("LM."))
+    transcript.end_turn(transcript.turns[0], stop_reason="end_turn")
+    printer.close()
+
+    assert out.getvalue() == "from the loopback LLM.\nSession title: Loopback.\n"
 
 
 def test_a_role_change_starts_a_new_message() -> None:

@@ -65,3 +65,27 @@ def test_doctor_reports_qwen_code_and_its_login(agents_bin: Path, tmp_path: Path
     assert "session/new: needs authentication: Authentication required" in out
     assert "--auth openai" in out
     assert result.returncode != 0
+
+
+def test_doctor_says_the_real_claude_needs_a_login_before_starting_it(
+    agents_bin: Path, tmp_path: Path
+) -> None:
+    """`doctor --agent claude` without a key offered two npm fetch lines as its hint; the
+    login sentence now comes first, before the agent is even started."""
+    env = {**os.environ, "HOME": str(tmp_path), "NO_COLOR": "1", "CI": "1"}
+    for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
+        env.pop(key, None)
+    env["PATH"] = f"{agents_bin}{os.pathsep}{env.get('PATH', '')}"
+    result = subprocess.run(
+        [sys.executable, "-m", "acp_notebook", "doctor", "--agent", "claude", "--timeout", "60"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
+        env=env,
+    )
+    lines = result.stdout.splitlines()
+    hint = next((i for i, line in enumerate(lines) if "Fix: `claude /login`." in line), None)
+    started = next(i for i, line in enumerate(lines) if line.startswith("Started:"))
+    assert hint is not None and hint < started, result.stdout + result.stderr
+    assert "Claude Agent is not logged in" in lines[hint]

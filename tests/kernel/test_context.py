@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import base64
 import json
+import shlex
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +17,8 @@ import pytest
 from .conftest import Kernel, prompt_exchange
 
 pytestmark = pytest.mark.kernel
+
+SESSION_AGENT = Path(__file__).resolve().parents[1] / "agents" / "session_agent.py"
 
 DATA = """
 import matplotlib
@@ -167,3 +172,23 @@ def test_the_live_view_lists_what_was_sent_before_the_reply(kernel: Kernel) -> N
 
     live = turn.html_text()
     assert "Sent: " in live and "cell [" in live and "(4 lines)" in live
+
+
+def test_the_open_notebook_reaches_an_agent_that_refuses_typed_file_links(
+    kernel: Kernel, tmp_path: Path
+) -> None:
+    """opencode failed every prompt from a notebook: "Internal error: 'file part media type
+    application/x-ipynb+json' functionality not supported (-32603)"."""
+    caps = json.dumps({"promptCapabilities": {"embeddedContext": True}})
+    command = shlex.join([sys.executable, str(SESSION_AGENT), "--caps", caps, "--refuse-link-types"])
+    agent = '"' + command.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    notebook = tmp_path / "analysis.ipynb"
+    notebook.write_text("{}")
+    kernel.text(f"__vsc_ipynb_file__ = {str(notebook)!r}")
+    try:
+        turn = kernel.execute(f"%acp -a {agent} echo link-marker", allow_stdin=False, until="final")
+        assert "echo: link-marker" in turn.plain, turn.describe()
+        (link,) = [b for b in sent(kernel, "link-marker") if b["type"] == "resource_link"]
+        assert link["uri"] == notebook.as_uri() and "mimeType" not in link
+    finally:
+        kernel.text("del __vsc_ipynb_file__")

@@ -86,7 +86,10 @@ def test_login_control_and_headless_hint(fresh_kernel: Kernel) -> None:
     assert (
         "needs authentication" in refused.markdown and "%acp --login demo-login" in refused.markdown
     )
-    assert "Logged in" in out(kernel, f"%acp -a {AUTH_AGENT} --login")
+    # Without a method and without anyone to click, no agent-handled login starts (codex's
+    # opens a browser and waits): the methods are listed; the hint's own line logs in.
+    assert "Name the auth method" in out(kernel, f"%acp -a {AUTH_AGENT} --login")
+    assert "Logged in" in out(kernel, f"%acp -a {AUTH_AGENT} --login demo-login")
     after = kernel.execute(f"%acp -a {AUTH_AGENT} hello", allow_stdin=False, until="final")
     assert "**You:** hello" in after.markdown and "Stop reason: end_turn" in after.markdown
 

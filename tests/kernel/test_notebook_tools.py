@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
+import shlex
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,7 @@ from .conftest import SAFETY, Kernel
 
 pytestmark = pytest.mark.kernel
 
+SESSION_AGENT = Path(__file__).resolve().parents[1] / "agents" / "session_agent.py"
 FRAME = "import pandas as pd\nsales = pd.DataFrame({'region': ['north', None], 'units': [3, 7]})"
 
 
@@ -111,9 +115,52 @@ def test_mcp_lists_the_notebook_server_and_no_tools_turns_it_off(kernel: Kernel)
     listed = kernel.text("%acp -s listed --mcp")
     assert "notebook: this kernel's tools" in listed and "run_code" in listed
     assert "Passed to the last session: notebook" in listed
+    assert "never listed nor called" not in listed
 
     off = kernel.execute("%acp -s off --no-tools /tools", allow_stdin=False, until="final")
     assert "no `notebook` MCP server" in off.plain
+
+
+def test_every_session_is_offered_the_same_entry_and_gets_its_own_calls(kernel: Kernel) -> None:
+    """fast-agent took one notebook session per process ("Runtime MCP server 'notebook' is
+    already registered with different settings"): each session had its own relay socket."""
+    command = shlex.join([sys.executable, str(SESSION_AGENT), "--mcp-once"])
+    agent = '"' + command.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    for name in ("once-a", "once-b"):
+        turn = kernel.execute(f"%acp -a {agent} -s {name} echo hi", allow_stdin=False, until="final")
+        assert not turn.errors and "echo: hi" in turn.plain, turn.describe()
+
+    first = kernel.execute("%acp -s route-a -p allow /tools in_a = 1", allow_stdin=False, until="final")
+    entry_a = notebook_server(kernel)
+    second = kernel.execute("%acp -s route-b -p allow /tools in_b = 2", allow_stdin=False, until="final")
+    assert notebook_server(kernel) == entry_a
+    assert defined(kernel, "in_a") and defined(kernel, "in_b")
+    assert "in_a = 1" in first.plain and "in_b = 2" not in first.plain
+    assert "in_b = 2" in second.plain and "in_a = 1" not in second.plain
+
+
+def test_mcp_says_when_the_agent_never_used_the_tools_it_was_given(
+    kernel: Kernel, tmp_path: Path
+) -> None:
+    """gemini-cli drops session/new's MCP servers in a folder it does not trust: the notebook
+    tools never appeared, and `%acp --mcp` said only that they were passed."""
+    gemini = tmp_path / "gemini"  # the preset's command, standing in for Gemini CLI
+    gemini.write_text("#!/bin/sh\nexec " + shlex.join([sys.executable, str(SESSION_AGENT)]) + "\n")
+    gemini.chmod(0o755)
+    old_path = kernel.text("import os; print(os.environ['PATH'])").strip()
+    kernel.text(f"os.environ['PATH'] = {str(tmp_path) + os.pathsep + old_path!r}")
+    try:
+        turn = kernel.execute("%acp -a gemini -s dropped echo hi", allow_stdin=False, until="final")
+        assert "echo: hi" in turn.plain, turn.describe()
+        said = kernel.text("%acp -a gemini -s dropped --mcp")
+    finally:
+        kernel.text(f"os.environ['PATH'] = {old_path!r}")
+    assert (
+        "the agent was given the notebook tools but has never listed nor called them; it may "
+        "have dropped them. Gemini CLI ignores the MCP servers it is given, the notebook tools "
+        "too, in a folder it does not trust. Fix: `%env GEMINI_CLI_TRUST_WORKSPACE=true` then "
+        "`%acp --restart`."
+    ) in said.replace("\n", " ")
 
 
 def test_the_relays_secret_is_never_sent_shown_or_traced(kernel: Kernel) -> None:

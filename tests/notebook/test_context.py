@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from acp_notebook.client.render import Renderer
 from acp_notebook.client.rules import PermissionRules
-from acp_notebook.client.sent import sent_items, sent_line
+from acp_notebook.client.sent import prompt_words, sent_items, sent_line
 from acp_notebook.client.toolcall import ToolCallState
 from acp_notebook.client.transcript import Transcript
 from acp_notebook.notebook.cell_log import holds_no_code
@@ -98,3 +98,23 @@ def test_the_open_notebook_is_listed_by_its_name_once() -> None:
 
     assert blocks[-1].type == "resource_link"
     assert sent_line(sent_items(blocks)) == "Sent: cell [4] (2 lines) · link to notebook.ipynb"
+
+
+def test_the_notebook_link_names_no_mime_type_an_agent_could_refuse() -> None:
+    """opencode failed every prompt from a notebook: its provider refused the link's
+    "file part media type application/x-ipynb+json" (-32603)."""
+    prompt = NotebookPrompt("hello", (), "/work/notebook.ipynb")
+    link = prompt.blocks(m.PromptCapabilities(embedded_context=True))[-1].to_wire()
+
+    assert link["type"] == "resource_link" and "mimeType" not in link
+    assert link["uri"] == "file:///work/notebook.ipynb" and link["name"] == "notebook.ipynb"
+
+
+def test_an_agent_without_embedded_context_reads_the_notebook_path_as_text() -> None:
+    prompt = NotebookPrompt("hello", (CELL,), "/work/notebook.ipynb")
+    blocks = prompt.blocks(m.PromptCapabilities())
+
+    assert [b.type for b in blocks] == ["text", "text", "text"]
+    assert blocks[-1].to_wire()["text"].endswith(": /work/notebook.ipynb")
+    assert sent_line(sent_items(blocks)) == "Sent: cell [4] (2 lines) · link to notebook.ipynb"
+    assert prompt_words(blocks) == "hello"

@@ -3,6 +3,9 @@ and the policy decide first, and only what would be asked goes to the in-cell re
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from types import SimpleNamespace
 from typing import Any
 
@@ -10,7 +13,7 @@ import anyio
 
 from acp_notebook.client.permissions import PermissionBroker
 from acp_notebook.client.rules import PermissionRules
-from acp_notebook.notebook.tool_calls import SessionTools
+from acp_notebook.notebook.tool_calls import KernelTools, SessionTools
 from acp_notebook.notebook.tools import Approved, Denied, ToolApproval, ToolRegistry, kernel_tools
 from acp_notebook.notebook.tools.approval import Review
 
@@ -21,7 +24,7 @@ EDIT = ToolApproval(
 
 def decide(policy: str, rules: list[str] = [], interactive: bool = True) -> Any:  # noqa: B006
     loop: Any = None
-    tools = SessionTools(loop, loop, loop, "s", ToolRegistry())
+    tools = SessionTools(loop, loop, "s", ToolRegistry())
     broker = PermissionBroker(
         policy,  # type: ignore[arg-type]
         interactive=interactive,
@@ -57,7 +60,7 @@ def test_notebook_tools_outside_a_turn_are_not_approved_whatever_the_policy() ->
     """After a `-p allow` turn ended, the agent called run_code while the kernel was idle:
     it ran at once in the user's namespace, with no card and no turn showing it."""
     loop: Any = None
-    tools = SessionTools(loop, loop, loop, "s", ToolRegistry())
+    tools = SessionTools(loop, loop, "s", ToolRegistry())
     broker = PermissionBroker("allow", interactive=True, rules=PermissionRules.parse(["allow *"]))
     broker.turn = lambda: None  # the session's turn ended
     tools.session = SimpleNamespace(closed=False, cwd="/work", permissions=broker)  # type: ignore[assignment]
@@ -70,10 +73,41 @@ def test_notebook_tools_outside_a_turn_are_not_approved_whatever_the_policy() ->
 
 def test_a_sessions_broker_knows_its_notebook_server_and_which_tools_only_read() -> None:
     loop: Any = None
-    tools = SessionTools(loop, loop, loop, "s", kernel_tools())
+    tools = SessionTools(loop, loop, "s", kernel_tools())
     broker = PermissionBroker("ask")
     tools.session = SimpleNamespace(closed=False, cwd="/work", permissions=broker)  # type: ignore[assignment]
     server = broker.notebook_server
     assert server is not None and server.name == "notebook"
     offered = server.tools()
     assert offered["list_variables"] is True and offered["run_code"] is False
+
+
+def test_a_call_goes_to_the_session_of_the_agent_that_started_the_relay_and_runs_a_turn() -> None:
+    kernel = KernelTools(None, lambda: None)  # type: ignore[arg-type]
+    kernel.runner = object()  # type: ignore[assignment]
+    sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+    relay, other_agent = subprocess.Popen(sleep), subprocess.Popen(sleep)
+    try:
+        ours, theirs, idle = (kernel.for_session(name) for name in ("ours", "theirs", "idle"))
+        assert ours is not None and theirs is not None and idle is not None
+
+        def session(agent_pid: int, running: bool) -> Any:
+            return SimpleNamespace(
+                active_turn=object() if running else None,
+                connection=SimpleNamespace(process=SimpleNamespace(pid=agent_pid)),
+                permissions=PermissionBroker("ask"),
+            )
+
+        # This process stands for the agent that started the relay.
+        ours.session = session(os.getpid(), running=True)
+        theirs.session = session(other_agent.pid, running=True)
+        idle.session = session(os.getpid(), running=False)
+        assert kernel.route(relay.pid) is ours.context
+        said = kernel.route(None)  # the relay's process unknown: two turns could be asking
+        assert isinstance(said, str) and said.startswith("2 sessions of this agent could be")
+        ours.close()
+        assert kernel.route(relay.pid) is idle.context  # the only one left of that agent
+    finally:
+        for process in (relay, other_agent):
+            process.kill()
+            process.wait()

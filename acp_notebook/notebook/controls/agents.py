@@ -4,9 +4,12 @@ logging in, and what each agent was given (MCP servers, presets)."""
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+from ...agents.evidence import GEMINI_UNTRUSTED
 from ...agents.presets import PresetStatus, install_hint, preset_table
+from ...client.auth import AuthMethodInfo, env_methods_first, missing_vars, ready_env_method
 from ...protocol.sandbox import sandbox_line
 from ..answers import Column, Table, Text
 from ..folder_servers import quote
@@ -16,6 +19,9 @@ from ..snapshots import SessionSnapshot
 from ..state import FolderServersChanged
 from ..tools.live_tools import offered_line
 from .base import ControlContext, ControlFailed
+
+if TYPE_CHECKING:
+    from ..runtime import AgentRuntime
 
 #: How many messages ``%acp --log`` shows (``acp.messages()`` filters all of them).
 LOG_LAST = 50
@@ -170,7 +176,31 @@ async def mcp(ctx: ControlContext, action: str | None = None) -> Text:
     if runtime is not None and (runtime.mcp_passed or runtime.mcp_skipped):
         lines.append("Passed to the last session: " + (", ".join(runtime.mcp_passed) or "none"))
         lines += runtime.mcp_skipped
+    if runtime is not None:
+        lines += [_dropped(runtime, name) for name in _unheard(runtime)]
     return Text("\n".join(lines))
+
+
+def _unheard(runtime: AgentRuntime) -> list[str]:
+    """The sessions given the notebook tools whose agent, a turn later, has never listed
+    nor called them."""
+    return [
+        name
+        for name, tools in runtime.tools.items()
+        if not tools.heard
+        and tools.session is not None
+        and any(record.finished for record in tools.session.transcript.turns)
+    ]
+
+
+def _dropped(runtime: AgentRuntime, name: str) -> str:
+    preset = runtime.spec.preset.id if runtime.spec.preset else None
+    why = GEMINI_UNTRUSTED.text("notebook") if preset == GEMINI_UNTRUSTED.preset else ""
+    said = (
+        f"Session {quote(name)}: the agent was given the notebook tools but has never listed "
+        "nor called them; it may have dropped them."
+    )
+    return f"{said} {why}" if why else said
 
 
 def _server_line(entry: dict[str, Any]) -> str:
@@ -184,20 +214,38 @@ def _server_line(entry: dict[str, Any]) -> str:
 
 
 async def login(ctx: ControlContext, method_id: str | None = None) -> Text:
-    """``authenticate`` with the method given, or the agent's only agent-handled one."""
+    """``authenticate`` with the method given; else with the first that reads variables
+    all set, or where someone can click, the agent's only agent-handled one (which may
+    wait for a browser); else the methods and what each needs."""
     runtime = ctx.runtime()
     conn = await runtime.ensure_started()
     if method_id is None:
-        offered_methods = conn.auth_method_infos
-        agent_methods = [mm for mm in offered_methods if mm.type == "agent"]
-        if len(agent_methods) != 1:
-            offered = ", ".join(f"`{mm.id}`" for mm in offered_methods) or "none"
-            raise ControlFailed(
-                f"Name the auth method: `%acp --login METHOD` (the agent offers: {offered})."
-            )
-        method_id = agent_methods[0].id
+        method_id = _login_method(conn.auth_method_infos, runtime.env, ctx.interactive)
     await runtime.authenticate(method_id)
     return Text(f"Logged in to {runtime.name} with {method_id}.")
+
+
+def _login_method(
+    methods: Sequence[AuthMethodInfo], env: Mapping[str, str], interactive: bool
+) -> str:
+    ready = ready_env_method(methods, env)
+    if ready is not None:
+        return ready.id
+    by_agent = [mm for mm in methods if mm.type == "agent"]
+    if interactive and len(by_agent) == 1:
+        return by_agent[0].id
+    ways = "; ".join(_login_way(mm, env) for mm in env_methods_first(methods)) or "none"
+    raise ControlFailed(f"Name the auth method: `%acp --login METHOD` (the agent offers: {ways}).")
+
+
+def _login_way(method: AuthMethodInfo, env: Mapping[str, str]) -> str:
+    """"`openai-api-key` (set `OPENAI_API_KEY` first)", "`chatgpt` (the agent logs you in)"."""
+    missing = missing_vars(method, env)
+    if missing:
+        return f"`{method.id}` (set {' and '.join(f'`{var}`' for var in missing)} first)"
+    if method.type == "terminal":
+        return f"`{method.id}` (run in a terminal)"
+    return f"`{method.id}` (the agent logs you in, maybe in a browser)"
 
 
 async def logout(ctx: ControlContext) -> Text:

@@ -1,6 +1,6 @@
 """The kernel end of the relay: a private socket, its secret, and the relay's hello.
 
-One endpoint per ACP session: a fresh directory (``mkdtemp``: mode 0700, owned by
+One endpoint per server: a fresh directory (``mkdtemp``: mode 0700, owned by
 the user) holding the listening socket and a 0600 token file with a fresh secret. The
 agent's relay reads the secret from the file and says it first; a connection that does
 not, within a few seconds, is refused and closed. The directory is removed on
@@ -17,6 +17,7 @@ import re
 import secrets
 import shutil
 import socket
+import struct
 import sys
 import tempfile
 import weakref
@@ -153,3 +154,17 @@ class RelayEndpoint:
     def close(self) -> None:
         """Remove the directory (socket and token): no new relay can connect."""
         self._finalizer()
+
+
+def peer_pid(stream: anyio.abc.SocketStream) -> int | None:
+    """The process at the other end of a Unix socket (Linux ``SO_PEERCRED``; None where
+    the platform does not say)."""
+    raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+    option = getattr(socket, "SO_PEERCRED", None)
+    if raw is None or option is None:
+        return None
+    try:
+        pid, _uid, _gid = struct.unpack("3i", raw.getsockopt(socket.SOL_SOCKET, option, 12))
+    except OSError:
+        return None
+    return pid or None

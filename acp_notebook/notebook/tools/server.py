@@ -1,4 +1,4 @@
-"""The ``notebook`` MCP server of one ACP session, inside the user's kernel.
+"""The ``notebook`` MCP server, inside the user's kernel.
 
     server = NotebookToolsServer(loop, runner, shell, session="default", approve=approve)
     spec = server.start()      # the mcpServers entry for session/new (a stdio relay)
@@ -6,7 +6,10 @@
     server.close()
 
 It listens on its own :class:`~.endpoint.RelayEndpoint` and serves every relay that
-says the secret with one MCP session, on the agent loop thread. Built on the official
+says the secret with one MCP session, on the agent loop thread. One server serves one
+session, or with ``route`` every session of the kernel: the same entry for each (an
+agent that registers its MCP servers once per process, fast-agent, refuses a second
+``notebook`` with other settings), each call routed to its session. Built on the official
 ``mcp`` package's low-level ``Server`` rather than FastMCP: the tools come from a
 registry that changes at run time (one registration each, announced to connected
 agents with ``notifications/tools/list_changed``), take their schemas as data, and
@@ -34,7 +37,7 @@ import anyio.abc
 
 from ..loop import AgentLoop
 from .approval import Approve
-from .endpoint import McpServerSpec, RelayEndpoint
+from .endpoint import McpServerSpec, RelayEndpoint, peer_pid
 from .execute import CodeResult
 from .kernel_tools import kernel_tools
 from .registry import CellChangeReport, ToolContext, ToolImage, ToolRegistry, ToolResult
@@ -59,9 +62,16 @@ SERVER_NAME = "notebook"
 @dataclass(eq=False)
 class _Connection:
     """One relay's MCP session. ``session`` is the ``ServerSession`` of its latest request:
-    mcp makes one per request, but its notifications go out on the connection."""
+    mcp makes one per request, but its notifications go out on the connection. ``pid``:
+    the relay's process (None where the socket does not say)."""
 
     session: Any = None
+    pid: int | None = None
+
+
+#: Which session's context serves a call from the relay ``pid`` (None: unknown): the
+#: context, or the one sentence the agent is answered with when no session claims it.
+Route = Callable[[int | None], ToolContext | str]
 
 
 #: The connection a handler serves (set per connection task; handlers inherit it).
@@ -81,10 +91,18 @@ class NotebookToolsServer:
         show: Callable[[CodeResult], None] | None = None,
         registry: ToolRegistry | None = None,
         report: Callable[[CellChangeReport], None] | None = None,
+        *,
+        route: Route | None = None,
+        heard: Callable[[int | None], None] | None = None,
     ) -> None:
         self._loop = loop
         self.registry = registry if registry is not None else kernel_tools()
         self.context = ToolContext(session, shell, runner, approve, show, report)
+        #: Every call served with ``context``, unless the server is shared: then ``route``
+        #: finds the session each call is for.
+        self._route: Route = route if route is not None else (lambda _pid: self.context)
+        #: Told of every request, with the relay's process: who uses the tools.
+        self._heard = heard
         self._endpoint: RelayEndpoint | None = None
         self._spec: McpServerSpec | None = None
         self._scope: anyio.CancelScope | None = None
@@ -174,7 +192,7 @@ class NotebookToolsServer:
                 return
             from .transport import message_streams
 
-            connection = _Connection()
+            connection = _Connection(pid=peer_pid(stream))
             _current.set(connection)
             self._connections.add(connection)
             try:
@@ -221,26 +239,32 @@ class NotebookToolsServer:
         import mcp_types
         from mcp.shared.exceptions import MCPError
 
-        self._seen(ctx)
+        connection = self._seen(ctx)
         tool = self.registry.get(params.name)
         if tool is None:
             raise MCPError(mcp_types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        context = self._route(connection.pid if connection is not None else None)
+        if isinstance(context, str):
+            return _to_mcp(ToolResult.error(context))
         arguments = params.arguments or {}
         try:
             jsonschema.validate(arguments, dict(tool.input_schema))
         except jsonschema.ValidationError as exc:
             return _to_mcp(ToolResult.error(f"Invalid arguments for {tool.name}: {exc.message}"))
         try:
-            result = await tool.call(self.context, arguments)
+            result = await tool.call(context, arguments)
         except Exception as exc:
             log.exception("the notebook tool %s failed", tool.name)
             result = ToolResult.error(f"The tool {tool.name} failed: {type(exc).__name__}: {exc}")
         return _to_mcp(result)
 
-    def _seen(self, ctx: Any) -> None:
+    def _seen(self, ctx: Any) -> _Connection | None:
         connection = _current.get(None)
         if connection is not None:
             connection.session = ctx.session
+        if self._heard is not None:
+            self._heard(connection.pid if connection is not None else None)
+        return connection
 
     def _tools_changed(self) -> None:
         """Tell every connected agent (from any thread; the loop does the telling)."""

@@ -2,7 +2,8 @@
 
 ``initialize`` offers one agent-handled auth method (``web``); ``session/new`` answers
 ``auth_required`` (-32000); ``authenticate`` fails with a message that is HTML, so a
-client that shows it unescaped would run the agent's markup.
+client that shows it unescaped would run the agent's markup. With ``--hang``,
+``authenticate`` is never answered (a browser login waiting for its callback).
 """
 
 import json
@@ -35,6 +36,7 @@ for line in sys.stdin:
     elif method == "session/new":
         error(request_id, -32000, "Log in first.")
     elif method == "authenticate":
-        error(request_id, -32603, ERROR_HTML)
+        if "--hang" not in sys.argv:
+            error(request_id, -32603, ERROR_HTML)
     else:
         error(request_id, -32601, f"{method} is not supported here.")
