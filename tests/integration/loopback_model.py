@@ -142,13 +142,21 @@ def _anthropic(body: dict[str, Any]) -> Conversation:
 
 
 def _responses(body: dict[str, Any]) -> Conversation:
-    tools = [t.get("name") or t.get("type", "") for t in body.get("tools") or []]
+    # Codex offers an MCP server's tools in a namespace (``mcp__notebook``) and names a
+    # call of one by both: read as ``mcp__notebook__run_code``.
+    tools = []
+    for tool in body.get("tools") or []:
+        if tool.get("type") == "namespace":
+            tools += [f"{tool['name']}__{t.get('name', '')}" for t in tool.get("tools") or []]
+        else:
+            tools.append(tool.get("name") or tool.get("type", ""))
     called: list[str] = []
     for item in body.get("input", []):
         if item.get("type", "message") == "message" and item.get("role") == "user":
             called = []
         elif item.get("type") == "function_call":
-            called.append(item.get("name", ""))
+            space = item.get("namespace")
+            called.append(f"{space}__{item.get('name', '')}" if space else item.get("name", ""))
     return Conversation(tools, called)
 
 
@@ -286,6 +294,8 @@ def anthropic_answer(answer: Answer, body: dict[str, Any], n: int) -> tuple[str,
 def responses_answer(answer: Answer, body: dict[str, Any], n: int) -> tuple[str, bytes]:
     if answer.call is not None:
         name, arguments = answer.call
+        spaces = [t["name"] for t in body.get("tools") or [] if t.get("type") == "namespace"]
+        space = next((sp for sp in spaces if name.startswith(sp + "__")), None)
         item: dict[str, Any] = {
             "type": "function_call",
             "id": f"fc_{n}",
@@ -294,6 +304,8 @@ def responses_answer(answer: Answer, body: dict[str, Any], n: int) -> tuple[str,
             "arguments": json.dumps(arguments),
             "status": "completed",
         }
+        if space is not None:
+            item.update(name=name[len(space) + 2 :], namespace=space)
     else:
         item = {
             "type": "message",

@@ -85,9 +85,13 @@ def _fast_agent() -> dict[str, Path]:
     return {"fast-agent": install_fast_agent()}
 
 
+# Codex's own sandbox (bubblewrap) cannot start inside the client's Landlock sandbox
+# ("bwrap: setting up uid map: Permission denied", every command exits 1): the client's
+# sandbox confines it instead (test_codex_own_sandbox_fails_inside_the_clients).
 CODEX_CONFIG = """\
 model = "mock-model"
 model_provider = "loopback"
+sandbox_mode = "danger-full-access"
 
 [model_providers.loopback]
 name = "loopback"
@@ -134,10 +138,8 @@ AGENTS = {
         login="openai-api-key",
         key_vars=("OPENAI_API_KEY", "CODEX_API_KEY"),
         no_key_hint="OPENAI_API_KEY",
-        write_tool="shell",
-        write_args=lambda path, text: {
-            "command": ["bash", "-lc", f"printf %s {text!r} > {str(path)!r}"]
-        },
+        write_tool="exec_command",
+        write_args=lambda path, text: {"cmd": f"printf %s {text!r} > {str(path)!r}"},
     ),
     "qwen-code": RealAgent(
         preset="qwen-code",

@@ -67,7 +67,7 @@ def notebook(request: pytest.FixtureRequest, model: LoopbackModel) -> Iterator[N
     try:
         if agent.login:
             said = opened.kernel.text(f"%acp -a {agent.preset} --login {agent.login}")
-            assert "Authenticated" in said or "authenticated" in said, said
+            assert "Logged in" in said, said
         yield opened
     finally:
         opened.kernel.shutdown()
