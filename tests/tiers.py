@@ -46,6 +46,7 @@ BY_PATH = {
     "tests/integration/test_codex.py": "agents",
     "tests/integration/test_fast_agent.py": "agents",
     "tests/integration/test_real_agents_doctor.py": "agents",
+    "tests/integration/test_real_agents_kernel.py": "agents",
     "tests/agents_demo": "slow",
     "tests/client/test_client_api.py::test_the_documented_example_runs_against_the_demo_agent": "slow",
     "tests/client/test_first_turn_prepared.py::test_the_first_turns_validators_are_built_while_the_agent_starts": "slow",

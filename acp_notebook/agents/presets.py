@@ -59,7 +59,8 @@ class Preset:
     source: str = "shipped"
     #: How it runs confined: ``writable`` (its state and cache paths), ``default`` (its
     #: sandbox mode unless the user chose one), ``env`` and ``args`` (set and added only
-    #: when really confined), ``note`` (what that means for the agent).
+    #: when really confined), ``note`` (what that means for the agent), ``seed`` (state
+    #: files made with their text when missing, before it runs confined).
     sandbox: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -74,6 +75,16 @@ class Preset:
             source=source,
             sandbox=dict(raw.get("sandbox") or {}),
         )
+
+
+def _seed(path: str, text: str) -> None:
+    """Make ``path`` holding ``text`` (owner-only) unless something is there already."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        return  # there already, or its folder is missing: the agent makes its own then
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 @dataclass(frozen=True)
@@ -109,10 +120,18 @@ class LaunchSpec:
     ) -> Confinement:
         """How this agent runs in ``roots`` (its cwd first) with ``mode`` (None: its
         default); ``writable`` adds places it may write in every mode but ``off``, as its
-        own state."""
-        return confinement(
+        own state. When it really runs confined, the preset's ``seed`` files that are
+        missing are made now with their text: a confined agent can write a state file
+        only where it exists, and Claude Code waits forever at ``session/new`` when it
+        cannot make ``~/.claude.json`` (its first run)."""
+        made = confinement(
             mode or self.sandbox_default, roots, state=[*self.writable, *writable], ports=ports
         )
+        if made.enforced:
+            seeds = (self.preset.sandbox if self.preset else {}).get("seed") or {}
+            for path, text in seeds.items():
+                _seed(os.path.expanduser(str(path)), str(text))
+        return made
 
     def confined_env(self, confined: Confinement) -> dict[str, str]:
         """Its environment when run as ``confined`` says: the preset's sandbox variables

@@ -446,6 +446,33 @@ def test_agents_says_what_running_confined_means_for_codex(tmp_path: Path) -> No
     )
 
 
+def test_a_confined_claude_finds_its_state_file_made_on_its_first_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # claude-agent-acp 0.23.1 in a fresh HOME under Landlock waited forever at session/new:
+    # it could not create ~/.claude.json (a state file is writable only where it exists).
+    from acp_notebook.protocol import sandbox
+    from acp_notebook.protocol.sandbox import Mechanism
+
+    monkeypatch.setenv("PATH", str(fake_executables(tmp_path / "bin", "npx")))
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    spec = resolve_agent("claude")
+    monkeypatch.setattr(sandbox, "mechanism", lambda: Mechanism("none"))
+    spec.confinement(None, [str(tmp_path / "p")])
+    assert not (home / ".claude.json").exists()  # unconfined: nothing is made
+    monkeypatch.setattr(sandbox, "mechanism", lambda: Mechanism("landlock", 7))
+    spec.confinement("off", [str(tmp_path / "p")])
+    assert not (home / ".claude.json").exists()
+    made = spec.confinement(None, [str(tmp_path / "p")])
+    assert (home / ".claude.json").read_text() == "{}"
+    assert str(home / ".claude.json") in made.writable
+    (home / ".claude.json").write_text('{"userID": "kept"}')
+    spec.confinement(None, [str(tmp_path / "p")])
+    assert (home / ".claude.json").read_text() == '{"userID": "kept"}'
+
+
 def test_uvx_is_used_for_python_agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir = fake_executables(tmp_path / "bin", "uvx")
     monkeypatch.setenv("PATH", str(bin_dir))

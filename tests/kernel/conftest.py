@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from jupyter_client import KernelManager
+from jupyter_client.kernelspec import KernelSpecManager
 
 if TYPE_CHECKING:
     from .fake_frontend import FakeFrontend
@@ -104,14 +105,24 @@ def html_value(msg: Msg) -> str:
 class Kernel:
     """One running kernel and everything it published on iopub."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(
+        self,
+        cwd: Path,
+        *,
+        kernel_name: str = "python3",
+        kernel_spec_manager: KernelSpecManager | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        """``kernel_name`` in ``kernel_spec_manager``'s kernelspecs (Jupyter's own by
+        default), run with ``env`` added to this process's environment."""
         self.cwd = cwd
-        self.km = KernelManager(kernel_name="python3")
+        extra = {} if kernel_spec_manager is None else {"kernel_spec_manager": kernel_spec_manager}
+        self.km = KernelManager(kernel_name=kernel_name, **extra)
         # The package is installed editable, but the kernel (and the agents it starts,
         # which inherit its environment) import this checkout first whatever the state
         # of that install (a reinstall running next to the tests, say).
         path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-        self.km.start_kernel(cwd=str(cwd), env={**os.environ, "PYTHONPATH": path})
+        self.km.start_kernel(cwd=str(cwd), env={**os.environ, **(env or {}), "PYTHONPATH": path})
         self.kc = self.km.client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=SAFETY)
