@@ -323,6 +323,9 @@ class NotebookPage:
     test: str
     page: Page = field(init=False)
     name: str = "notebook.ipynb"
+    #: The safety net for a kernel to start when the notebook opens (a gateway's
+    #: kernels start on another server, slower on a busy machine).
+    kernel_start_ms: int = UI_TIMEOUT_MS
     _shots: int = 0
     _contexts: list[Any] = field(default_factory=list)
 
@@ -389,11 +392,11 @@ class NotebookPage:
         from playwright.sync_api import expect
 
         expect(self.page.locator(".jp-Toolbar-kernelName").first).to_contain_text(
-            "Python", timeout=UI_TIMEOUT_MS
+            "Python", timeout=self.kernel_start_ms
         )
         expect(
             self.page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]').first
-        ).to_be_visible(timeout=UI_TIMEOUT_MS)
+        ).to_be_visible(timeout=self.kernel_start_ms)
 
     @property
     def cells(self) -> Locator:

@@ -32,6 +32,11 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     stop(started.process)
 
 
+@pytest.fixture(autouse=True)
+def _gateway_kernels_start_on_another_server(notebook: NotebookPage) -> None:
+    notebook.kernel_start_ms = TURN_TIMEOUT_MS
+
+
 @pytest.fixture(scope="module")
 def lab_args(gateway: Gateway) -> list[str]:
     return ["--YDocExtension.disable_rtc=True", *gateway.lab_args()]
@@ -104,9 +109,7 @@ def test_a_live_cell_edit_through_a_gateway_is_accepted_in_the_cell_and_undone(
     shown.get_by_role("button", name="Accept").click()
     notebook.wait_done(2)
     expect(notebook.output(2)).to_contain_text("accepted by you", timeout=TURN_TIMEOUT_MS)
-    expect(notebook.cell(1).locator(".jp-InputArea-editor")).to_contain_text(
-        "return sum(values)"
-    )
+    expect(notebook.cell(1).locator(".jp-InputArea-editor")).to_contain_text("return sum(values)")
     notebook.shot("accepted")
 
     notebook.run_cell(3)

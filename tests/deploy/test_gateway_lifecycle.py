@@ -13,6 +13,7 @@ from .servers import Gateway
 # The same gateway and server as test_gateway.py's, started for this module.
 gateway = test_gateway.gateway
 lab_args = test_gateway.lab_args
+_gateway_kernels_start_on_another_server = test_gateway._gateway_kernels_start_on_another_server
 
 
 def test_a_kernel_the_gateway_shuts_down_leaves_no_agent_terminal_or_relay(
