@@ -119,11 +119,9 @@ class NotebookToolsServer:
         self._connections: set[_Connection] = set()
         #: Connections refused for a wrong secret.
         self.refused = 0
-        #: What sees every MCP message both ways (the notebook's message log), on the
-        #: channel :data:`CHANNEL`; a shared server asks ``observers_for`` per relay (the
-        #: log of the agent that started it).
-        self.observers: tuple[Observer, ...] = ()
-        self._observers_for = observers_for
+        #: What sees every MCP message of a relay both ways, on the channel
+        #: :data:`CHANNEL`: the message log of the agent that started the relay.
+        self._observers_for = observers_for or (lambda _pid: ())
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -205,11 +203,7 @@ class NotebookToolsServer:
             _current.set(connection)
             self._connections.add(connection)
             try:
-                observers = (
-                    self._observers_for(connection.pid)
-                    if self._observers_for is not None
-                    else self.observers
-                )
+                observers = self._observers_for(connection.pid)
 
                 def observe(event: TraceEvent) -> None:
                     for observer in observers:
@@ -285,11 +279,6 @@ class NotebookToolsServer:
         if self._heard is not None:
             self._heard(connection.pid if connection is not None else None)
         return connection
-
-    def observe(self, event: TraceEvent) -> None:
-        """Tell the observers of one message (or of a decision about a call)."""
-        for observer in self.observers:
-            observer(event)
 
     def _tools_changed(self) -> None:
         """Tell every connected agent (from any thread; the loop does the telling)."""
