@@ -52,35 +52,30 @@ def all_accepted() -> m.PromptCapabilities:
 
 @dataclass(frozen=True)
 class Attachment:
-    """One thing sent with the prompt's words."""
+    """One thing sent with the prompt's words: where it comes from and what it says."""
 
     #: ``notebook://cells/4``, ``notebook://variables/df``, ``notebook://error``.
     uri: str
-    #: How the turn lists it: "cell [4] (5 lines)", "DataFrame 3×2".
-    label: str
-    text: str
-    mime_type: str = "text/plain"
-    #: The name the user gave it (``df``), for variables.
-    name: str | None = None
-    png: bytes | None = None
-    #: One sentence per thing left out.
-    notes: tuple[str, ...] = ()
+    #: Its text, label ("cell [4] (5 lines)", "DataFrame 3×2"), picture and notes; named
+    #: (``df``) for a variable.
+    summary: Summary
 
     def blocks(self, accepts: m.PromptCapabilities) -> list[m.ContentBlock]:
         """Its blocks for an agent that accepts ``accepts``; the first carries the meta."""
-        notes = list(self.notes)
+        summary = self.summary
+        notes = list(summary.notes)
         image: list[m.ContentBlock] = []
-        if self.png is not None:
+        if summary.png is not None:
             if accepts.image:
-                data = base64.b64encode(self.png).decode("ascii")
+                data = base64.b64encode(summary.png).decode("ascii")
                 image.append(m.ImageContentBlock(data=data, mime_type="image/png"))
             else:
                 notes.append("its picture was left out: the agent does not accept images")
-        meta = {ATTACHMENT_META: {"label": self.label, "name": self.name, "notes": notes}}
+        meta = {ATTACHMENT_META: {"label": summary.label, "name": summary.name, "notes": notes}}
         first: m.ContentBlock
         if accepts.embedded_context:
             resource = m.TextResourceContents(
-                uri=self.uri, mime_type=self.mime_type, text=self.text
+                uri=self.uri, mime_type=summary.mime_type, text=summary.text
             )
             first = m.EmbeddedResourceContentBlock(resource=resource, field_meta=meta)
         else:
@@ -89,11 +84,12 @@ class Attachment:
 
     def inline_text(self, notes: list[str]) -> str:
         """The same text for an agent without ``embeddedContext``."""
-        what = f"`{self.name}` ({self.label})" if self.name else self.label
+        summary = self.summary
+        what = f"`{summary.name}` ({summary.label})" if summary.name else summary.label
         said = "".join(f"\n(note: {note})" for note in notes)
-        if self.mime_type in ("text/markdown", "text/plain"):
-            return f"Attached {what} [{self.uri}]:{said}\n\n{self.text}"
-        return f"Attached {what} [{self.uri}]:{said}\n{fence(self.text)}"
+        if summary.mime_type in ("text/markdown", "text/plain"):
+            return f"Attached {what} [{self.uri}]:{said}\n\n{summary.text}"
+        return f"Attached {what} [{self.uri}]:{said}\n{fence(summary.text)}"
 
 
 @dataclass(frozen=True)
@@ -152,15 +148,12 @@ class NotebookPrompt:
 
 
 def _variable(summary: Summary) -> Attachment:
-    return Attachment(
-        f"notebook://variables/{summary.name}",
-        summary.label,
-        summary.text,
-        summary.mime_type,
-        name=summary.name,
-        png=summary.png,
-        notes=summary.notes,
-    )
+    return Attachment(f"notebook://variables/{summary.name}", summary)
+
+
+def _text(uri: str, label: str, text: str, notes: tuple[str, ...] = ()) -> Attachment:
+    """A cell or an error: Markdown with no name."""
+    return Attachment(uri, Summary(None, label, text, "text/markdown", notes=notes))
 
 
 def attach_variables(
@@ -197,9 +190,7 @@ def _attach_variables(
 
 
 def _cell_attachment(cell: cells.CellText, uri: str, label: str | None = None) -> Attachment:
-    return Attachment(
-        uri, label or cells.cell_label(cell), cell.text, "text/markdown", notes=cell.notes
-    )
+    return _text(uri, label or cells.cell_label(cell), cell.text, cell.notes)
 
 
 def _asked_error(about: Ask, error: str) -> Attachment:
@@ -212,9 +203,7 @@ def _asked_error(about: Ask, error: str) -> Attachment:
     last = error.strip().splitlines()[-1] if error.strip() else ""
     name = last.split(":", 1)[0].strip()
     what = f"error {name}" if name.isidentifier() else "the error"
-    return Attachment(
-        "notebook://error", f"{what} in {about.label}", body, "text/markdown", notes=tuple(notes)
-    )
+    return _text("notebook://error", f"{what} in {about.label}", body, tuple(notes))
 
 
 def _asked_cell(about: Ask) -> Attachment:
@@ -227,16 +216,14 @@ def _asked_cell(about: Ask) -> Attachment:
     if selected is None or about.lines is None:
         body = f"Asked about {about.label}:\n{fence(code, 'python')}" + _cell_id_line(about)
         label = f"{about.label} ({count(len(about.source.splitlines()), 'line')})"
-        return Attachment(uri, label, body, "text/markdown", notes=notes)
+        return _text(uri, label, body, notes)
     first, last = about.lines
     where = f"line {first}" if first == last else f"lines {first}–{last}"
     body = (
         f"Asked about {where} of {about.label}, selected:\n{fence(selected, 'python')}\n\n"
         f"The whole cell:\n{fence(code, 'python')}" + _cell_id_line(about)
     )
-    return Attachment(
-        uri, f"{where} of {about.label} (selected)", body, "text/markdown", notes=notes
-    )
+    return _text(uri, f"{where} of {about.label} (selected)", body, notes)
 
 
 def _cell_id_line(about: Ask) -> str:
@@ -283,7 +270,7 @@ def notebook_prompt(
     words, named, unknown = _attach_variables(text, shell.user_ns)
     variables = [attachment for attachment, _ in named]
     # A value both named and shown as the last cell's result is sent once, as named.
-    named_values = {id(value): attachment.name or "" for attachment, value in named}
+    named_values = {id(value): attachment.summary.name or "" for attachment, value in named}
     located = None
     if cells_too:
         above = cells.code_above(log.running)

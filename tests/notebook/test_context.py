@@ -11,23 +11,35 @@ from acp_notebook.client.toolcall import ToolCallState
 from acp_notebook.client.transcript import Transcript
 from acp_notebook.notebook.cell_log import holds_no_code
 from acp_notebook.notebook.cells import code_above
-from acp_notebook.notebook.context import Attachment, NotebookPrompt
+from acp_notebook.notebook.context import Attachment, NotebookPrompt, attach_variables
+from acp_notebook.notebook.summaries import Summary, summarise
 from acp_notebook.protocol import models as m
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"0" * 20
-CELL = Attachment("notebook://cells/4", "cell [4] (2 lines)", "```python\nx = 1\ny = 2\n```")
+CELL = Attachment(
+    "notebook://cells/4", Summary(None, "cell [4] (2 lines)", "```python\nx = 1\ny = 2\n```")
+)
 FIGURE = Attachment(
-    "notebook://variables/fig", "Figure 640×480 px, 1 axes", "a figure", name="fig", png=PNG
+    "notebook://variables/fig", Summary("fig", "Figure 640×480 px, 1 axes", "a figure", png=PNG)
 )
 BIG = Attachment(
     "notebook://variables/big",
-    "DataFrame 1,000,000×1",
-    "rows…",
-    "text/markdown",
-    name="big",
-    notes=("first 50 of 1,000,000 rows shown",),
+    Summary(
+        "big",
+        "DataFrame 1,000,000×1",
+        "rows…",
+        "text/markdown",
+        notes=("first 50 of 1,000,000 rows shown",),
+    ),
 )
 PROMPT = NotebookPrompt("look at `fig` and `big`", (CELL, FIGURE, BIG))
+
+
+def test_a_named_value_is_attached_as_its_summary_itself() -> None:
+    _, (attached,), _ = attach_variables("look at {rows}", {"rows": [1, 2, 3]})
+
+    assert attached.uri == "notebook://variables/rows"
+    assert attached.summary == summarise([1, 2, 3], "rows")
 
 
 def test_agents_with_embedded_context_and_images_get_resources_and_an_image() -> None:

@@ -110,11 +110,11 @@ def test_variables_become_embedded_resources_and_other_braces_stay() -> None:
     )
     assert text == "Compare `sales` with `note`, not {missing} or {_private}; {sales} literal"
     assert unknown == ["missing", "_private"]
-    assert [(a.name, a.mime_type) for a in attachments] == [
+    assert [(a.summary.name, a.summary.mime_type) for a in attachments] == [
         ("sales", "application/json"),
         ("note", "text/plain"),
     ]
-    assert json.loads(attachments[0].text) == namespace["sales"]
+    assert json.loads(attachments[0].summary.text) == namespace["sales"]
     prompt = NotebookPrompt("what about `sales`?", tuple(attachments[:1]))
     blocks = prompt.blocks(m.PromptCapabilities(embedded_context=True))
     assert isinstance(blocks[1], m.EmbeddedResourceContentBlock)
@@ -129,6 +129,6 @@ def test_attributes_keys_and_cells_name_values_but_calls_do_not() -> None:
     text, attachments, unknown = attach_variables(
         "{d['k']} {In[1]} {Out[1]} {d.get('k')} {d.keys}", namespace
     )
-    assert [a.name for a in attachments] == ["d['k']", "In[1]", "Out[1]", "d.keys"]
+    assert [a.summary.name for a in attachments] == ["d['k']", "In[1]", "Out[1]", "d.keys"]
     assert unknown == ["d.get('k')"]
     assert "{d.get('k')}" in text

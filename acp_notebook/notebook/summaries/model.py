@@ -3,7 +3,9 @@
 A summary is what the agent gets for ``{name}`` and for the ``inspect_variable`` tool:
 text built for the value's type (with its MIME type), an optional PNG, a short label
 for the UI ("DataFrame 3×2") and one note wherever something was left out, so neither
-the agent nor the user mistakes a cut summary for the whole value.
+the agent nor the user mistakes a cut summary for the whole value. A prompt's other
+attachments (a cell, an error) are summaries too, without a name
+(``notebook/context.py``).
 """
 
 from __future__ import annotations
@@ -39,10 +41,11 @@ LIMITS = Limits()
 
 @dataclass(frozen=True)
 class Summary:
-    """A bounded description of one value."""
+    """A bounded description of one value, or of a cell or an error sent with a prompt."""
 
-    #: How the user named it (``df``, ``df.col``, ``Out[3]``).
-    name: str
+    #: How the user named it (``df``, ``df.col``, ``Out[3]``); None for what has no name
+    #: (a cell, an error).
+    name: str | None
     #: A short label for the UI and for ``list_variables``: "DataFrame 3×2",
     #: "ndarray float64 (1000, 3)", "function clean()".
     label: str
