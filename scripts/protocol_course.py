@@ -159,7 +159,7 @@ client answers with the text, and what the client says is what the agent sees.""
             'assert isinstance(request.answered, dict), "Answer the request first: '
             "request.answer(content='any text'), then await turn.\"\n"
             'mine = request.answered["content"].strip().splitlines()[0]\n'
-            'assert any(mine in m.json() for m in lab.messages if m.direction == "received"), '
+            'assert any(mine in m.json() for m in lab.messages if m.direction == "recv"), '
             '"The agent\'s reply quotes your text once the turn ends: await turn."',
         ),
         md("""
@@ -189,7 +189,7 @@ exists, and the client answers that it does not, with an error); the permission 
         ),
         md("Your answer, as it went over the wire:"),
         code(
-            'print(next(m for m in lab.messages if m.direction == "sent" and m.method == "session/request_permission").json())'
+            'print(next(m for m in lab.messages if m.direction == "send" and m.method == "session/request_permission").json())'
         ),
         code(
             'try:\n    request.answer(option_id="reject-once")\nexcept StepError as error:\n    print(error)'
@@ -304,7 +304,7 @@ done). `lab.start_request` sends any request in a task; `lab.cancel_request(task
             'reply = await lab.until("session/prompt")'
         ),
         code(
-            '[m.method for m in lab.messages if m.direction == "sent" and m.method == "$/cancel_request"], reply.kind, reply.payload["code"]'
+            '[m.method for m in lab.messages if m.direction == "send" and m.method == "$/cancel_request"], reply.kind, reply.payload["code"]'
         ),
         md("""
 ## 14. Goodbye

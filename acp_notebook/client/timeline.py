@@ -1,11 +1,11 @@
 """The timeline of a connection's JSON-RPC messages: what the live inspector, the CLI and the
 step-through show, derived once from the recorded events.
 
-Each :class:`Row` is one message with what a reader wants to know about it: its direction
-(who sent it), its category (request, notification, response, error), its method (a response
-is named after the request it answers), the ``sessionUpdate`` kind of a ``session/update``,
-the session it concerns, the request it answers (or the response that answered it) and the
-time between the two, and the spec page that defines it.
+Each :class:`Row` is one recorded message (the :class:`TraceEvent` itself, which says what
+the message is: its direction, category, method, ``sessionUpdate`` kind, session) in its
+place on the timeline: its number, its agent, the request it answers (a response is named
+after that request's method and session) or the response that answered it and the time
+between the two; and how it reads: who sent it to whom, the spec page that defines it.
 
 Validation against the schema is lazy and cached (:meth:`Timeline.flags`): importing
 ``jsonschema`` and checking a message costs far more than recording it, so it never runs on
@@ -20,11 +20,10 @@ import contextlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar, overload
 
 from ..protocol.conformance import ValidatorUnavailable, schema_errors
-from ..protocol.jsonrpc import TraceEvent
-from ..protocol.trace_event import ACP, DECISION
+from ..protocol.trace_event import ACP, DECISION, Category, Direction, TraceEvent
 from .mcp_check import mcp_errors
 from .spec_pages import METHOD_SPEC, SPEC_ROOT, UPDATE_SPEC, mcp_spec_link, spec_link
 
@@ -36,7 +35,7 @@ __all__ = [
     "Row",
     "Timeline",
     "TimelineBuilder",
-    "message_category",
+    "check",
     "method_matches",
     "spec_link",
     "trace_events",
@@ -46,23 +45,9 @@ __all__ = [
 
 def trace_events(lines: Iterable[str]) -> list[TraceEvent]:
     """The events of a trace in the ``--trace`` format (JSON Lines), as recorded."""
-    events = []
-    for line in lines:
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        events.append(
-            TraceEvent(
-                "send" if record.get("direction") == "send" else "recv",
-                float(record.get("time", 0.0)),
-                record.get("message"),
-                record.get("invalid"),
-                len(line.encode()),
-                record.get("abridgedFrom"),
-                str(record.get("channel") or ACP),
-            )
-        )
-    return events
+    return [
+        TraceEvent.from_json(json.loads(line), len(line.encode())) for line in lines if line.strip()
+    ]
 
 
 def method_matches(method: str | None, pattern: str) -> bool:
@@ -72,7 +57,6 @@ def method_matches(method: str | None, pattern: str) -> bool:
     return name == pattern or (pattern.endswith("*") and name.startswith(pattern[:-1]))
 
 
-Category = Literal["request", "notification", "response", "error", "invalid", "decision"]
 #: Who sent a message: the client, its agent, or the MCP server the client serves to its
 #: agent (the notebook tools), which lives in the client's process.
 Sender = Literal["client", "agent", "tools"]
@@ -85,25 +69,54 @@ class Row:
     number: int
     agent: str
     event: TraceEvent
-    category: Category
-    method: str | None
-    #: The ``sessionUpdate`` of a ``session/update`` notification.
-    update_kind: str | None
-    session_id: str | None
-    #: The JSON of the request id (requests and their responses).
-    request_id: str | None
+    #: A response or error: the request it answers, when the timeline saw it.
+    request: TraceEvent | None = None
     #: A request: the number of the row that answered it; a response: the request's.
     paired: int | None = None
     #: Seconds between a request and its response (on both rows).
     latency: float | None = None
 
     @property
-    def direction(self) -> Literal["send", "recv"]:
+    def direction(self) -> Direction:
         return self.event.direction
 
     @property
     def channel(self) -> str:
         return self.event.channel
+
+    @property
+    def message(self) -> dict[str, Any] | None:
+        return self.event.message
+
+    @property
+    def category(self) -> Category:
+        return self.event.category
+
+    @property
+    def method(self) -> str | None:
+        """Its method; a response's is the method of the request it answers."""
+        if self.request is not None:
+            return self.request.method
+        return self.event.method
+
+    @property
+    def update_kind(self) -> str | None:
+        return self.event.update_kind
+
+    @property
+    def session_id(self) -> str | None:
+        """The session it concerns; a response's, when it names none, is its request's."""
+        if self.event.session_id is None and self.request is not None:
+            return self.request.session_id
+        return self.event.session_id
+
+    @property
+    def request_id(self) -> str | None:
+        """The JSON of its request id (requests and their responses)."""
+        message = self.event.message
+        if message is None or "id" not in message or self.event.channel == DECISION:
+            return None
+        return json.dumps(message["id"])
 
     @property
     def sender(self) -> Sender:
@@ -129,10 +142,6 @@ class Row:
         if self.category == "decision":
             return "the client decides"
         return f"{self.sender} → {self.receiver}"
-
-    @property
-    def message(self) -> dict[str, Any] | None:
-        return self.event.message
 
     @property
     def spec(self) -> str | None:
@@ -166,90 +175,60 @@ class Row:
         return self.category == "request" and self.paired is None
 
 
-def message_category(message: dict[str, Any] | None) -> Category:
-    """What one JSON-RPC message is (None: a line that was not a message). Every view of
-    the traffic (the inspector, the message table, the lab) names messages with this."""
-    if message is None:
-        return "invalid"
-    if "method" in message:
-        return "request" if "id" in message else "notification"
-    return "error" if "error" in message else "response"
+RowT = TypeVar("RowT", bound=Row)
 
 
-_NONE3: tuple[None, None, None] = (None, None, None)
-
-
-def _session_of(message: dict[str, Any]) -> str | None:
-    for key in ("params", "result"):
-        body = message.get(key)
-        if isinstance(body, dict) and isinstance(body.get("sessionId"), str):
-            return str(body["sessionId"])
-    return None
-
-
-def _update_kind(message: dict[str, Any]) -> str | None:
-    params = message.get("params")
-    update = params.get("update") if isinstance(params, dict) else None
-    kind = update.get("sessionUpdate") if isinstance(update, dict) else None
-    return kind if isinstance(kind, str) else None
-
-
-class TimelineBuilder:
+class TimelineBuilder(Generic[RowT]):
     """Rows built as messages come, for a view that follows a bounded log: :meth:`sync`
     adds only the messages it has not seen and forgets the rows the log dropped, so a
     refresh costs what arrived since the last one, not the whole log. Rows hold the log's
-    own events (nothing is copied)."""
+    own events (nothing is copied); ``row``: the class of the rows (a :class:`Row` that
+    reads them for someone in particular, the lab's learner)."""
 
-    def __init__(self) -> None:
+    @overload
+    def __init__(self: TimelineBuilder[Row]) -> None: ...
+    @overload
+    def __init__(self, row: type[RowT]) -> None: ...
+    def __init__(self, row: type[Any] = Row) -> None:
+        self._make: type[RowT] = row
         self._reset()
 
     def _reset(self) -> None:
-        self._rows: dict[int, Row] = {}
+        self._rows: dict[int, RowT] = {}
         #: (agent, channel, direction of the request, id) -> the request's row (kept when
         #: the log drops it, so its late answer still names its method)
-        self._open: dict[tuple[str, str, str, str], Row] = {}
+        self._open: dict[tuple[str, str, str, str], RowT] = {}
         self._flags: dict[int, list[str]] = {}
         #: Messages numbered so far (dropped ones included).
         self.total = 0
         self.dropped = 0
         self.dropped_bytes = 0
 
-    def add(self, agent: str, event: TraceEvent) -> Row:
+    def add(self, agent: str, event: TraceEvent) -> RowT:
         self.total += 1
         row = self._row(self.total, agent, event)
         self._rows[row.number] = row
         return row
 
-    def _row(self, number: int, agent: str, event: TraceEvent) -> Row:
-        message = event.message
-        category = message_category(message)
-        if message is None:
-            return Row(number, agent, event, category, None, None, None, None)
-        if event.channel == DECISION:
-            tool = message.get("tool")
-            return Row(number, agent, event, "decision", str(tool) if tool else None, *_NONE3)
-        method = message.get("method")
-        method = method if isinstance(method, str) else None
-        request_id = json.dumps(message["id"]) if "id" in message else None
-        session = _session_of(message)
-        kind = _update_kind(message) if method == "session/update" else None
-        row = Row(number, agent, event, category, method, kind, session, request_id)
-        if category == "request" and request_id is not None:
+    def row(self, number: int) -> RowT:
+        """Row ``number`` as it is now (a request's row is remade when it is answered)."""
+        return self._rows[number]
+
+    def _row(self, number: int, agent: str, event: TraceEvent) -> RowT:
+        row = self._make(number, agent, event)
+        category, request_id = row.category, row.request_id
+        if request_id is None:
+            return row
+        if category == "request":
             self._open[(agent, event.channel, event.direction, request_id)] = row
-        elif category in ("response", "error") and request_id is not None:
+        elif category in ("response", "error"):
             other = "recv" if event.direction == "send" else "send"
             request = self._open.pop((agent, event.channel, other, request_id), None)
             if request is not None:
                 latency = max(0.0, event.time - request.event.time)
                 if request.number in self._rows:
                     self._rows[request.number] = replace(request, paired=number, latency=latency)
-                row = replace(
-                    row,
-                    method=request.method,
-                    session_id=session or request.session_id,
-                    paired=request.number,
-                    latency=latency,
-                )
+                row = replace(row, request=request.event, paired=request.number, latency=latency)
         return row
 
     def sync(
@@ -387,7 +366,7 @@ class Timeline:
         checked). Checked once, on first asking."""
         found = self._flags.get(row.number)
         if found is None:
-            found = self._flags[row.number] = _check(row)
+            found = self._flags[row.number] = check(row)
         return found
 
     def breaking(self, *, check: int | None = None) -> Timeline:
@@ -481,7 +460,9 @@ def warm_up() -> None:
         schema_errors(notification, sender="agent")
 
 
-def _check(row: Row) -> list[str]:
+def check(row: Row) -> list[str]:
+    """Why ``row``'s message breaks the schema (the ACP schema, or MCP's shape on a tools
+    channel); empty: it conforms, or it could not be checked."""
     if row.message is None:
         return [f"not a JSON-RPC message: {row.event.invalid or ''}"[:300]]
     if row.event.abridged_from is not None:

@@ -255,7 +255,7 @@ def _schema(run: Run) -> Grade:
     if not conformance.validator_available():
         return ("inconclusive", "jsonschema is not installed here, so nothing could be checked")
     lab = run.lab
-    received = [e for e in (lab.messages if lab else []) if e.direction == "received"]
+    received = [e for e in (lab.messages if lab else []) if e.direction == "recv"]
     broken = [e for e in received if e.schema_errors or e.kind == "invalid"]
     if not received:
         return ("inconclusive", "the agent sent nothing")
@@ -351,7 +351,7 @@ def _permission(run: Run) -> Grade:
     for turn in run.turns.values():
         asked = False
         for entry in turn.messages:
-            if entry.direction != "received" or entry.kind != "request":
+            if entry.direction != "recv" or entry.kind != "request":
                 continue
             if entry.method == "session/request_permission":
                 asked = True

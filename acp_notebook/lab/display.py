@@ -15,8 +15,13 @@ from .messages import LabMessage
 
 __all__ = ["show_in_notebook"]
 
-_ARROW = {"sent": "→ agent", "received": "← agent"}
-_COLOUR = {"request": "#1565c0", "notification": "#6a1b9a", "response": "#2e7d32", "error": "#c62828"}
+_ARROW = {"send": "→ agent", "recv": "← agent"}
+_COLOUR = {
+    "request": "#1565c0",
+    "notification": "#6a1b9a",
+    "response": "#2e7d32",
+    "error": "#c62828",
+}
 _CLIP = 400
 
 

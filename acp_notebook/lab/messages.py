@@ -1,9 +1,11 @@
 """The messages a lab sees, both ways, and how each reads in one line.
 
-A :class:`LabMessage` is one JSON-RPC message as it went over the wire, from the learner's
-point of view: ``sent`` by the client (the learner), or ``received`` from the agent. Its
-``kind`` (request, notification, response, error) and, for ``session/update``, the update's
-``sessionUpdate`` kind are derived here once; the text and notebook displays read them.
+A :class:`LabMessage` is one row of the lab's timeline (:class:`~..client.timeline.Row`:
+the recorded message, its number, the request a response answers), read as the learner
+reads it: ``send`` by the client (the learner), ``recv`` from the agent; its ``kind``
+(request, notification, response, error), method and ``sessionUpdate`` kind are the
+record's own; what the schema check finds in the agent's messages is checked once, when
+first asked. The text and notebook displays read them.
 """
 
 from __future__ import annotations
@@ -11,61 +13,51 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from functools import cached_property
+from typing import Any
 
-from ..client.timeline import Category, message_category
+from ..client.timeline import Row, check
+from ..protocol.trace_event import Category
 
-__all__ = ["Direction", "LabMessage", "MessageKind", "Show", "default_show", "describe"]
+__all__ = ["LabMessage", "MessageKind", "Show", "default_show", "describe"]
 
-Direction = Literal["sent", "received"]
 MessageKind = Category
-_ARROWS = {"sent": "→", "received": "←"}
+_ARROWS = {"send": "→", "recv": "←"}
 #: What a lab calls with each message as it is shown.
 Show = Callable[["LabMessage"], None]
 _CLIP = 160
 
 
-@dataclass(frozen=True)
-class LabMessage:
-    """One message of a lab: its number (from 1), direction, the decoded message (None for a
-    line that was not JSON, kept in ``invalid``), the method it is or answers, and what the
-    schema check found (messages from the agent; the learner's are checked before sending)."""
-
-    number: int
-    direction: Direction
-    message: dict[str, Any] | None
-    #: The request's method for a response (paired by id); the method itself otherwise.
-    method: str | None
-    invalid: str | None = None
-    schema_errors: tuple[str, ...] = field(default=())
+class LabMessage(Row):
+    """One message of a lab: its ``number`` (from 1), ``direction``, the decoded ``message``
+    (None for a line that was not JSON, kept in ``invalid``), the ``method`` it is or
+    answers, and what the schema check found (messages from the agent; the learner's are
+    checked before sending)."""
 
     @property
     def kind(self) -> MessageKind:
-        return message_category(self.message)
-
-    @property
-    def update_kind(self) -> str | None:
-        """The ``sessionUpdate`` of a ``session/update`` notification, else None."""
-        if self.kind != "notification" or self.method != "session/update":
-            return None
-        params = (self.message or {}).get("params")
-        update = params.get("update") if isinstance(params, dict) else None
-        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
-        return str(kind) if kind is not None else None
+        return self.category
 
     @property
     def id(self) -> Any:
-        return (self.message or {}).get("id")
+        return self.event.id
 
     @property
     def payload(self) -> Any:
         """What the message carries: params, result or error."""
-        message = self.message or {}
-        for key in ("params", "result", "error"):
-            if key in message:
-                return message[key]
-        return None
+        return self.event.payload
+
+    @property
+    def invalid(self) -> str | None:
+        return self.event.invalid
+
+    @cached_property
+    def schema_errors(self) -> tuple[str, ...]:
+        """Why a message from the agent breaks the schema (empty: it conforms, or it could
+        not be checked)."""
+        if self.direction != "recv" or self.message is None:
+            return ()
+        return tuple(check(self))
 
     def summary(self, *, brief: bool = False) -> str:
         """One line: ``#3 → request 1 session/prompt {"sessionId": …}`` (``brief``: without

@@ -34,6 +34,7 @@ from ..client.connection import CLIENT_INFO, PROTOCOL_VERSION, ClientConnection,
 from ..client.decision import Turn
 from ..client.permissions import Policy
 from ..client.session import Session
+from ..client.timeline import TimelineBuilder
 from ..protocol import conformance
 from ..protocol import models as m
 from ..protocol.jsonrpc import TraceEvent
@@ -88,6 +89,7 @@ class Stepper:
         )
         #: Every message both ways, in order.
         self.messages: list[LabMessage] = []
+        self._timeline = TimelineBuilder(LabMessage)
         #: The answer to `initialize` once received (a dict in wire shape).
         self.initialized: dict[str, Any] | None = None
         #: The session the next step is about (the last one opened).
@@ -95,7 +97,6 @@ class Stepper:
         #: The last `session/prompt` request (``lab.start_prompt``): ``await lab.turn``.
         self.turn: Pending | None = None
         self.desk = Desk(self._session_for)
-        self._methods: dict[tuple[str, Any], str] = {}
         self._conn: ClientConnection | None = None
         self._helpers: anyio.abc.TaskGroup | None = None
         self._owner: asyncio.Task[None] | None = None
@@ -325,11 +326,11 @@ class Stepper:
         result, or the error of a request the agent withdrew with ``$/cancel_request``)."""
         while True:
             for entry in self.messages[seen:]:
-                if sent and entry.direction == "sent" and entry.kind in ("response", "error"):
+                if sent and entry.direction == "send" and entry.kind in ("response", "error"):
                     return entry
                 if (
                     not sent
-                    and entry.direction == "received"
+                    and entry.direction == "recv"
                     and what in (entry.method, entry.update_kind)
                 ):
                     return entry
@@ -448,30 +449,9 @@ class Stepper:
         return await self.connection.router.session_for(session_id)
 
     def _observe(self, event: TraceEvent) -> None:
-        message = event.message
-        sent = event.direction == "send"
-        method: str | None = None
-        if message is not None:
-            key = ("agent" if sent else "client", message.get("id"))
-            if "method" in message:
-                method = str(message["method"])
-                if "id" in message:
-                    self._methods[("client" if sent else "agent", message["id"])] = method
-            else:
-                method = self._methods.pop(key, None)
-        errors: tuple[str, ...] = ()
-        if not sent and message is not None and conformance.validator_available():
-            errors = tuple(
-                conformance.schema_errors(message, sender="agent", request_method=method)
-            )
-        entry = LabMessage(
-            len(self.messages) + 1,
-            "sent" if sent else "received",
-            message,
-            method,
-            invalid=event.invalid,
-            schema_errors=errors,
-        )
+        entry = self._timeline.add(self.name, event)
+        if entry.paired is not None:  # its request's row, remade knowing its answer
+            self.messages[entry.paired - 1] = self._timeline.row(entry.paired)
         self.messages.append(entry)
         self._arrived.set()
 

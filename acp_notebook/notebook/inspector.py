@@ -23,7 +23,7 @@ from typing import Any
 
 from ..client.formatting import code_span, fence, md_cell
 from ..client.render import portable
-from ..client.timeline import Timeline, message_category, method_matches
+from ..client.timeline import Row, Timeline, method_matches
 from ..client.trace import open_private, trace_line
 from ..protocol.bounds import abridged
 from ..protocol.jsonrpc import Observer, TraceEvent
@@ -129,35 +129,6 @@ class MessageLog:
         return self._bytes
 
 
-@dataclass(frozen=True)
-class Message:
-    number: int
-    agent: str
-    event: TraceEvent
-    #: For a response: the method of the request it answers.
-    answers: str | None = None
-    #: Who sent it to whom ("client → agent", "agent → tools": the notebook tools' MCP).
-    arrow: str = ""
-
-    @property
-    def direction(self) -> str:
-        return self.event.direction
-
-    @property
-    def raw(self) -> dict[str, Any] | None:
-        return self.event.message
-
-    @property
-    def kind(self) -> str:
-        return message_category(self.event.message)
-
-    @property
-    def method(self) -> str | None:
-        message = self.event.message or {}
-        method = message.get("method")
-        return method if isinstance(method, str) else self.answers
-
-
 def _redact(value: Any, cwd: str | None) -> Any:
     """The working directory as ``$CWD``, the notebook tools' relay as ``$PYTHON`` in
     ``$NOTEBOOK_TOOLS`` (its private directory); times that change from run to run as "…"."""
@@ -172,27 +143,19 @@ def _redact(value: Any, cwd: str | None) -> Any:
     return portable(value, cwd, "$CWD")
 
 
-def pair_responses(events: Iterable[tuple[str, TraceEvent]]) -> list[Message]:
-    """Number the messages and name the method each response answers (the timeline's
-    pairing: ``client/timeline.py``)."""
-    return [
-        Message(
-            row.number,
-            row.agent,
-            row.event,
-            row.method if row.category in ("response", "error") else None,
-            row.route,
-        )
-        for row in Timeline.of(events)
-    ]
+def pair_responses(events: Iterable[tuple[str, TraceEvent]]) -> list[Row]:
+    """The messages numbered, each response paired with the request it answers (the
+    timeline's rows: ``client/timeline.py``)."""
+    return Timeline.of(events).rows
 
 
 class MessageTable:
-    """A filtered, numbered view of JSON-RPC messages that renders in a notebook."""
+    """A filtered, numbered view of JSON-RPC messages (the timeline's rows) that renders
+    in a notebook."""
 
     def __init__(
         self,
-        messages: Sequence[Message],
+        messages: Sequence[Row],
         *,
         cwd: str | None = None,
         dropped: Dropped = Dropped(),
@@ -205,7 +168,7 @@ class MessageTable:
     def __len__(self) -> int:
         return len(self.messages)
 
-    def __getitem__(self, index: int) -> Message:
+    def __getitem__(self, index: int) -> Row:
         return self.messages[index]
 
     def filter(
@@ -222,7 +185,7 @@ class MessageTable:
             for msg in self.messages
             if (method is None or method_matches(msg.method, method))
             and (direction is None or msg.direction == direction)
-            and (kind is None or msg.kind == kind)
+            and (kind is None or msg.category == kind)
             and (agent is None or msg.agent == agent)
         ]
         if last is not None:
@@ -245,8 +208,8 @@ class MessageTable:
 
     # ------------------------------------------------------------------ rendering
 
-    def summary(self, msg: Message) -> str:
-        message = _redact(msg.raw, self.cwd) if msg.raw is not None else None
+    def summary(self, msg: Row) -> str:
+        message = _redact(msg.message, self.cwd) if msg.message is not None else None
         if message is None:
             return f"(not JSON-RPC) {msg.event.invalid or ''}"[:_SUMMARY_CHARS]
         body = message.get("params", message.get("result", message.get("error")))
@@ -258,10 +221,9 @@ class MessageTable:
     def rows(self) -> list[tuple[str, ...]]:
         rows: list[tuple[str, ...]] = []
         for msg in self.messages:
-            arrow = msg.arrow
-            ident = msg.raw.get("id") if msg.raw else None
-            what = msg.kind + (f" {json.dumps(ident)}" if ident is not None else "")
-            rows.append((str(msg.number), arrow, what, msg.method or "", self.summary(msg)))
+            ident = msg.event.id
+            what = msg.category + (f" {json.dumps(ident)}" if ident is not None else "")
+            rows.append((str(msg.number), msg.route, what, msg.method or "", self.summary(msg)))
         return rows
 
     def _dropped_note(self) -> list[str]:
@@ -287,18 +249,17 @@ class MessageTable:
 class MessageDetail:
     """One message in full, as pretty JSON."""
 
-    def __init__(self, msg: Message, cwd: str | None) -> None:
+    def __init__(self, msg: Row, cwd: str | None) -> None:
         self.msg = msg
         self.cwd = cwd
 
     def json(self) -> str:
-        if self.msg.raw is None:
+        if self.msg.message is None:
             return self.msg.event.invalid or ""
-        return json.dumps(_redact(self.msg.raw, self.cwd), indent=2, ensure_ascii=False)
+        return json.dumps(_redact(self.msg.message, self.cwd), indent=2, ensure_ascii=False)
 
     def _repr_markdown_(self) -> str:
-        arrow = self.msg.arrow
-        head = f"**#{self.msg.number}** {arrow} · {self.msg.kind}" + (
+        head = f"**#{self.msg.number}** {self.msg.route} · {self.msg.category}" + (
             f" · {code_span(self.msg.method)}" if self.msg.method else ""
         )
         if self.msg.event.abridged_from is not None:

@@ -29,8 +29,8 @@ NAME = "Grace Hopper"
 #: Prints the JSON-RPC messages exchanged with the agent (what ``%acp --log`` lists).
 AGENT_LOG = (
     "import json, acp_notebook\n"
-    "print(json.dumps([[m.direction, m.raw] for m in acp_notebook.messages()"
-    " if m.raw is not None], default=str))"
+    "print(json.dumps([[m.direction, m.message] for m in acp_notebook.messages()"
+    " if m.message is not None], default=str))"
 )
 KERNELS_SETTINGS = "/lab/api/settings/@jupyterlab/apputils-extension:kernels-settings"
 

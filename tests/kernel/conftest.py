@@ -255,8 +255,8 @@ class Kernel:
         direction "send" (client → agent) or "recv". Read from the extension's message log
         inside the kernel (what ``%acp --log`` shows), as JSON."""
         out = self.text(
-            "print(__import__('json').dumps([[m.direction, m.raw] for m in "
-            "__import__('acp_notebook').messages() if m.raw is not None], default=str))"
+            "print(__import__('json').dumps([[m.direction, m.message] for m in "
+            "__import__('acp_notebook').messages() if m.message is not None], default=str))"
         )
         return [(direction, message) for direction, message in json.loads(out)]
 

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from acp_notebook.lab import LabMessage, display
+from acp_notebook.protocol.trace_event import TraceEvent
 
 
 def test_a_row_escapes_the_agents_strings_and_flags_schema_breaks(
@@ -15,16 +16,11 @@ def test_a_row_escapes_the_agents_strings_and_flags_schema_breaks(
     shown: list[dict[str, Any]] = []
     monkeypatch.setattr(display, "display", lambda bundle, raw: shown.append(bundle))
     hostile = "<img src=x onerror=alert(1)>"
+    update = {"sessionId": "s", "update": {"sessionUpdate": hostile}}
     entry = LabMessage(
         4,
-        "received",
-        {
-            "jsonrpc": "2.0",
-            "method": "session/update",
-            "params": {"update": {"sessionUpdate": hostile}},
-        },
-        "session/update",
-        schema_errors=(f"params.update: {hostile} is not one of [...]",),
+        "demo",
+        TraceEvent("recv", 0.0, {"jsonrpc": "2.0", "method": "session/update", "params": update}),
     )
     display.show_in_notebook(entry)
     (bundle,) = shown
@@ -39,9 +35,12 @@ def test_brief_rows_leave_the_payload_out(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(display, "display", lambda bundle, raw: shown.append(bundle))
     entry = LabMessage(
         1,
-        "sent",
-        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"secret": "x"}},
-        "initialize",
+        "demo",
+        TraceEvent(
+            "send",
+            0.0,
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"secret": "x"}},
+        ),
     )
     display.show_in_notebook(entry, brief=True)
     assert shown[0]["text/plain"] == "#1 → request 0 initialize"

@@ -181,3 +181,11 @@ def test_the_message_table_names_the_tools_as_the_party_of_their_messages() -> N
         "agent → client",
     ]
     assert "**#2** agent → tools · request · `tools/call`" in table.step(2)._repr_markdown_()
+
+
+def test_the_message_table_calls_a_decision_a_decision_and_names_its_tool() -> None:
+    # acp.messages() read the client's decision about run_code as a response with no
+    # method, while the timeline beside it called it a decision about run_code.
+    table = MessageTable(pair_responses(a_run_code_turn()))
+    assert table.rows()[2][2:4] == ("decision", "run_code")
+    assert [row[2] for row in table.filter(kind="decision").rows()] == ["decision"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from acp_notebook.client.timeline import Row, Timeline
 from acp_notebook.lab import LabMessage, StepError, Stepper, connect
 from acp_notebook.protocol.errors import REQUEST_CANCELLED
 
@@ -29,7 +30,7 @@ async def in_session(tmp_path: Path) -> AsyncIterator[Stepper]:
 
 
 def sent(lab: Stepper) -> list[LabMessage]:
-    return [e for e in lab.messages if e.direction == "sent"]
+    return [e for e in lab.messages if e.direction == "send"]
 
 
 async def test_a_turn_by_hand_answers_the_permission_and_the_file_is_written(
@@ -177,10 +178,23 @@ async def test_cancel_request_sends_dollar_cancel_request_and_the_agent_answers_
     cancel = next(e for e in lab.messages if e.method == "$/cancel_request")
     prompt = next(e for e in lab.messages if e.kind == "request" and e.method == "session/prompt")
     assert cancel.payload == {"requestId": prompt.id}
-    reply = next(
-        e for e in lab.messages if e.direction == "received" and e.method == "session/prompt"
-    )
+    reply = next(e for e in lab.messages if e.direction == "recv" and e.method == "session/prompt")
     assert reply.kind == "error" and reply.payload["code"] == REQUEST_CANCELLED
+
+
+async def test_the_lab_and_the_inspector_read_its_messages_alike(tmp_path: Path) -> None:
+    # The lab kept its own copy of each message (its direction "sent"/"received", its own
+    # pairing), while the inspector read the same traffic as "send"/"recv" rows.
+    async with in_session(tmp_path) as lab:
+        await lab.prompt("/plan")
+    rows = Timeline.of((lab.name, entry.event) for entry in lab.messages).rows
+
+    def facts(row: Row) -> tuple[object, ...]:
+        return (row.number, row.direction, row.category, row.method, row.update_kind)
+
+    assert [facts(entry) for entry in lab.messages] == [facts(row) for row in rows]
+    prompt = next(e for e in lab.messages if e.kind == "request" and e.method == "session/prompt")
+    assert lab.messages[prompt.paired - 1].request == prompt.event  # type: ignore[operator]
 
 
 async def test_the_agents_schema_breaks_are_flagged_on_its_message(tmp_path: Path) -> None:

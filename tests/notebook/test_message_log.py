@@ -68,8 +68,8 @@ async def test_huge_answers_stay_within_the_log_bytes_and_the_table_says_what_wa
     assert all(m.event.abridged_from is not None for m in answers)
     assert "(abridged from 4.0 MB)" in table.summary(answers[-1])
     assert "abridged from 4.0 MB" in table.step(answers[-1].number)._repr_markdown_()
-    assert answers[-1].raw is not None
-    output = answers[-1].raw["result"]["output"]
+    assert answers[-1].message is not None
+    output = answers[-1].message["result"]["output"]
     assert output.startswith("x" * 1000) and output.endswith("characters cut)")
 
 
