@@ -29,7 +29,6 @@ from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.jsonrpc import Peer
 from ..protocol.process import AgentProcess
 from ..protocol.sandbox import Confinement
-from .cancel import DEFAULT_CANCEL_GRACE
 from .checkpoints import Checkpoints
 from .decision import Turn
 from .elicitation import ElicitationBroker
@@ -55,6 +54,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+#: Seconds a timed-out turn waits for the agent to answer its ``session/cancel``.
+DEFAULT_CANCEL_GRACE = 10.0
 
 
 TurnState = Literal["queued", "running", "done"]
