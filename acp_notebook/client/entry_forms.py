@@ -11,7 +11,7 @@ dispatched by one dict lookup by its type, so the tables cost nothing per entry 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Generic, TypeVar, get_args
 
 from .entries import Entry
@@ -45,7 +45,7 @@ class EntryForm(Generic[S, C, R]):
     def __init__(
         self,
         name: str,
-        rows: Mapping[type, Render[S, C, R]] | list[tuple[type, Render[S, C, R]]],
+        rows: Iterable[tuple[type, Render[S, C, R]]],
         *,
         fallback: Render[S, C, R],
     ) -> None:
