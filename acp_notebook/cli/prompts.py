@@ -27,7 +27,7 @@ from ..client.asking import (
     retry,
 )
 from ..client.elicitation import ElicitationRequest, InvalidContent, split_url
-from ..client.permissions import PermissionRequest
+from ..client.permission_request import PermissionRequest
 from ..client.session import Session
 
 __all__ = ["Console", "elicitation_asker", "parse_field", "permission_asker"]
