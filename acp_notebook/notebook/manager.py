@@ -26,10 +26,11 @@ from .cells import notebook_path
 from .folder_servers import quote
 from .inspector import MessageLog, MessageTable, pair_responses
 from .loop import AgentLoop
+from .run_turn import run_turn
 from .runtime import AgentRuntime
 from .state import NotebookState, StateFileWarning
 from .tool_calls import KernelTools, SessionTools
-from .turns import TurnHandle, TurnSettings, run_turn
+from .turns import TurnHandle, TurnSettings
 
 if TYPE_CHECKING:
     from .agent_states import AgentStates

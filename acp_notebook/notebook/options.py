@@ -171,6 +171,12 @@ class AcpOptions:
     #: The options given on the line (by field name).
     given: set[str] = field(default_factory=set)
 
+    @property
+    def sends_prompt(self) -> bool:
+        """The line is a prompt turn that reaches an agent: not a control, not
+        ``--dry-run``, with words (or ``--fix``)."""
+        return self.control is None and not self.dry_run and bool(self.prompt.strip() or self.fix)
+
 
 # A word, or a quoted string (an agent command line: -a "fast-agent acp --model passthrough").
 _TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'|\S+")
