@@ -4,6 +4,7 @@ real agents without a kernel."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from pathlib import Path
 
@@ -40,6 +41,22 @@ def test_every_control_is_an_option_a_help_line_a_completion_and_a_function() ->
     assert sorted(api.__all__) == sorted(
         ["ControlFailed", "ask", "messages", "report", "session", *REGISTRY.by_name]
     )
+
+
+def test_every_control_names_its_handler_and_value_reader_as_functions() -> None:
+    # Handlers named by strings ("sessions.load") were found by no jump-to-definition.
+    words = {"name", "help", "scope", "metavar"}
+    named = [
+        (control.name, field.name)
+        for control in REGISTRY
+        for row in (control, control.arg)
+        if row is not None
+        for field in dataclasses.fields(row)
+        if field.name not in words and isinstance(getattr(row, field.name), str)
+    ]
+    assert named == []
+    for control in REGISTRY:
+        assert control.handler.__module__.startswith("acp_notebook.notebook.controls")
 
 
 def test_a_control_that_needs_someone_to_click_says_so_headless(agents: NotebookAgents) -> None:

@@ -28,14 +28,15 @@ from acp_notebook.protocol.process import AgentProcess
 from .conftest import SAFETY, fresh_python
 
 #: Not loaded when the first prompt's agent starts: the notebook layer and the models
-#: (the line's parser and the controls' registry are; their handlers are not).
+#: (the line's parser and the controls' registry, with its handlers, are; what the
+#: handlers use is imported when they run).
 NOT_YET = (
     "acp_notebook.protocol.models",
     "acp_notebook.notebook.manager",
     "acp_notebook.notebook.runtime",
     "acp_notebook.notebook.turns",
-    "acp_notebook.notebook.controls.agents",
-    "acp_notebook.notebook.controls.sessions",
+    "acp_notebook.notebook.tools",
+    "acp_notebook.client.session",
     "acp_notebook.ui",
     "acp_notebook.client.connection",
     "ipywidgets",
