@@ -24,12 +24,12 @@ from typing import cast
 
 from ..agents.presets import DEMO
 from ..lab.report import ReportCards, run_report_cards
-from .answers import Table
 from .controls import REGISTRY, Control, ControlFailed, run
-from .extension import current
+from .controls.answers import Table
 from .inspector import MessageTable
-from .snapshots import SessionSnapshot
-from .turns import TurnHandle, TurnSettings
+from .load.extension import current
+from .runtime.snapshots import SessionSnapshot
+from .turn.handle import TurnHandle, TurnSettings
 
 __all__ = [
     "ControlFailed",

@@ -23,7 +23,7 @@ IMPORT = "from acp_notebook.notebook.frontend import frontends\n"
 #: Runs a call on an agent loop thread of its own, as the notebook tools will.
 AGENT_LOOP = (
     IMPORT
-    + "import asyncio\nfrom acp_notebook.notebook.loop import AgentLoop\n"
+    + "import asyncio\nfrom acp_notebook.notebook.runtime.loop import AgentLoop\n"
     + "agent_loop = AgentLoop()\n"
     + "def on_agent_loop(call):\n    return asyncio.wrap_future(agent_loop.submit(call))\n"
 )

@@ -13,16 +13,16 @@ from typing import Any
 import anyio
 
 from acp_notebook.agents.presets import DEMO
-from acp_notebook.notebook.agent_start import (
+from acp_notebook.notebook.runtime.agents import NotebookAgents
+from acp_notebook.notebook.runtime.loop import AgentLoop
+from acp_notebook.notebook.runtime.notebook_state import NotebookState
+from acp_notebook.notebook.runtime.start import (
     EarlyStart,
     Launch,
     launch_spec,
     notebook_cwd,
     would_start,
 )
-from acp_notebook.notebook.loop import AgentLoop
-from acp_notebook.notebook.manager import NotebookAgents
-from acp_notebook.notebook.state import NotebookState
 from acp_notebook.protocol.process import AgentProcess
 
 from .conftest import SAFETY, fresh_python
@@ -32,9 +32,9 @@ from .conftest import SAFETY, fresh_python
 #: handlers use is imported when they run).
 NOT_YET = (
     "acp_notebook.protocol.models",
-    "acp_notebook.notebook.manager",
-    "acp_notebook.notebook.runtime",
-    "acp_notebook.notebook.turns",
+    "acp_notebook.notebook.runtime.agents",
+    "acp_notebook.notebook.runtime.agent",
+    "acp_notebook.notebook.turn.handle",
     "acp_notebook.notebook.tools",
     "acp_notebook.client.session",
     "acp_notebook.ui",
@@ -50,7 +50,7 @@ CHILD = """
 import contextlib, io, json, sys
 import anyio
 from IPython.core.interactiveshell import InteractiveShell
-from acp_notebook.notebook import agent_start
+from acp_notebook.notebook.runtime import start as agent_start
 
 started = []
 open_process = anyio.open_process
@@ -97,7 +97,7 @@ def test_the_first_prompt_starts_its_agent_before_the_notebook_layer_and_uses_th
     first, second = answer["answers"]
     assert "/help" in first["output"]
     [loaded] = answer["loaded"]
-    assert "acp_notebook.notebook.options" in loaded  # the report is read right
+    assert "acp_notebook.notebook.load.options" in loaded  # the report is read right
     assert [name for name in loaded if name.startswith(NOT_YET)] == []
     # One agent process for both turns, and it is the session's.
     assert len(second["started"]) == 1

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..answers import Text
 from . import agents, changes, permissions, sessions, timeline
+from .answers import Text
 from .base import Arg, Control, ControlContext, ControlFailed, run, run_awaited
 
 __all__ = [
@@ -51,7 +51,7 @@ class Registry:
 
 def show_help(ctx: ControlContext) -> Text:
     """The ``%acp`` line: options, then controls."""
-    from ..options import usage  # options.py reads this registry
+    from ..load.options import usage  # options.py reads this registry
 
     return Text(usage())
 

@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING, Any
 from ...agents.evidence import GEMINI_UNTRUSTED
 from ...agents.presets import PresetStatus, install_hint, preset_table
 from ...protocol.sandbox import sandbox_line
-from ..answers import Column, Table, Text
-from ..folder_servers import quote
 from ..frontend import frontends
-from ..state import FolderServersChanged
+from ..runtime.folder_servers import quote
+from ..runtime.notebook_state import FolderServersChanged
+from .answers import Column, Table, Text
 from .base import ControlContext, ControlFailed
 
 if TYPE_CHECKING:
     from ...client.auth import AuthMethodInfo
     from ..inspector import MessageTable
-    from ..runtime import AgentRuntime
-    from ..snapshots import SessionSnapshot
+    from ..runtime.agent import AgentRuntime
+    from ..runtime.snapshots import SessionSnapshot
 
 #: How many messages ``%acp --log`` shows (``acp.messages()`` filters all of them).
 LOG_LAST = 50
@@ -100,7 +100,7 @@ def _availability(row: PresetStatus) -> str:
 
 async def sessions(ctx: ControlContext) -> Table[SessionSnapshot]:
     """This notebook's sessions, per agent."""
-    from ..snapshots import SessionSnapshot
+    from ..runtime.snapshots import SessionSnapshot
 
     columns: tuple[Column[SessionSnapshot], ...] = (
         Column("session", lambda info: info.name),

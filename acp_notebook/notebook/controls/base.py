@@ -28,8 +28,8 @@ from ...client.policy import Policy
 
 if TYPE_CHECKING:
     from ...client.session import Session
-    from ..manager import NotebookAgents
-    from ..runtime import AgentRuntime
+    from ..runtime.agent import AgentRuntime
+    from ..runtime.agents import NotebookAgents
 
 #: What ``-a``/``-s`` (``agent=``/``session=``) select: nothing, the agent, or one of its
 #: sessions.
@@ -197,7 +197,7 @@ def _failures(control: Control) -> Iterator[None]:
             "`%acp --restart` starts the agent again."
         ) from None
     except Exception as exc:
-        from ..runtime import EXPECTED_FAILURES
+        from ..runtime.agent import EXPECTED_FAILURES
 
         if not isinstance(exc, EXPECTED_FAILURES):
             raise

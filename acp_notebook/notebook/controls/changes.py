@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...client.formatting import fence
-from ..answers import Text
 from ..frontend import frontends
+from .answers import Text
 from .base import ControlContext, ControlFailed
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ async def changes(ctx: ControlContext) -> Text | WithSavedForm:
         # that would be dead once the notebook is reopened; the words stay.
         return Text(turn.summary())
     from ...ui.changes import ChangesView
-    from ..revert import revert
+    from ..changes.revert import revert
 
     async def revert_one(change: Change | None, hunk: int | None) -> str:
         return (await revert(turn, change, hunk)).sentence()
@@ -85,7 +85,7 @@ async def undo(ctx: ControlContext) -> Text:
             "The last turn changed cells, which are reverted only while the cell waits for "
             "the notebook: put `%acp --undo` alone on a line of a cell (ipykernel 7.4 or newer)."
         )
-    from ..revert import revert
+    from ..changes.revert import revert
 
     said = (await revert(turn)).sentence()
     ctx.agents.reviews.redraw(turn, said)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..answers import Column, Table, Text
+from .answers import Column, Table, Text
 from .base import ControlContext, ControlFailed
 
 if TYPE_CHECKING:
-    from ..snapshots import PendingPermission
+    from ..runtime.snapshots import PendingPermission
 
 
 def rules(ctx: ControlContext) -> Text:
@@ -26,7 +26,7 @@ def rules(ctx: ControlContext) -> Text:
 
 async def pending(ctx: ControlContext) -> Table[PendingPermission]:
     """The permission requests waiting for an answer, each with the key ``answer`` takes."""
-    from ..snapshots import PendingPermission
+    from ..runtime.snapshots import PendingPermission
 
     columns: tuple[Column[PendingPermission], ...] = (
         Column("key", lambda request: request.key, code=True),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..answers import Column, Table, Text
+from .answers import Column, Table, Text
 from .base import ControlContext, ControlFailed
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..client.policy import POLICIES
-from .controls import REGISTRY
+from ...client.policy import POLICIES
+from ..controls import REGISTRY
 
 
 class OptionError(ValueError):
@@ -41,7 +41,7 @@ def _seconds(flag: str, value: str) -> float:
 
 
 def _preset_names() -> list[str]:
-    from ..agents.presets import load_presets
+    from ...agents.presets import load_presets
 
     return sorted(load_presets())
 

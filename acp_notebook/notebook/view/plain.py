@@ -20,7 +20,7 @@ import sys
 import threading
 from collections.abc import Callable
 
-from ..client.asking import (
+from ...client.asking import (
     CANCEL,
     always_question,
     permission_question,
@@ -28,11 +28,11 @@ from ..client.asking import (
     read_yes,
     retry,
 )
-from ..client.permissions import PermissionOption, PermissionRequest
-from ..client.session import PromptTurn, Session
-from ..client.text_stream import TextPrinter
-from .runtime import Status
-from .tools.runner import MainThreadRunner
+from ...client.permissions import PermissionOption, PermissionRequest
+from ...client.session import PromptTurn, Session
+from ...client.text_stream import TextPrinter
+from ..runtime.agent import Status
+from ..tools.runner import MainThreadRunner
 
 __all__ = ["PlainView"]
 

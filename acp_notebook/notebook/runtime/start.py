@@ -24,12 +24,12 @@ from dataclasses import dataclass
 
 import anyio
 
-from ..agents.presets import DEMO, LaunchSpec, resolve_agent
-from ..client.protected import make_state_dir
-from ..protocol.process import AgentProcess, open_agent_process
-from ..protocol.sandbox import AS_CONFIGURED, Confinement, SandboxChoice
+from ...agents.presets import DEMO, LaunchSpec, resolve_agent
+from ...client.protected import make_state_dir
+from ...protocol.process import AgentProcess, open_agent_process
+from ...protocol.sandbox import AS_CONFIGURED, Confinement, SandboxChoice
 from .loop import AgentLoop
-from .state import NotebookState
+from .notebook_state import NotebookState
 
 #: What the runtime runs over the process it takes (None: it starts its own).
 Host = Callable[[AgentProcess | None], Awaitable[None]]

@@ -13,25 +13,25 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from ..agents.presets import AgentNotFound, LaunchSpec
-from ..client.connection import ClientConnection
-from ..client.errors import AcpClientError, HandshakeTimeout
-from ..client.handshake import START_TIMEOUT, handshake_limit
-from ..client.mcp import choose_for_agent
-from ..client.permissions import Policy
-from ..client.rules import PermissionRules
-from ..client.session import Session
-from ..protocol import models as m
-from ..protocol.errors import ConnectionClosed, RpcError
-from ..protocol.jsonrpc import Observer
-from ..protocol.process import AgentProcess, AgentStartError
-from ..protocol.sandbox import SandboxChoice
-from ..protocol.tree import Stopped
-from .agent_start import Launch, would_start
-from .tool_calls import SessionTools
+from ...agents.presets import AgentNotFound, LaunchSpec
+from ...client.connection import ClientConnection
+from ...client.errors import AcpClientError, HandshakeTimeout
+from ...client.handshake import START_TIMEOUT, handshake_limit
+from ...client.mcp import choose_for_agent
+from ...client.permissions import Policy
+from ...client.rules import PermissionRules
+from ...client.session import Session
+from ...protocol import models as m
+from ...protocol.errors import ConnectionClosed, RpcError
+from ...protocol.jsonrpc import Observer
+from ...protocol.process import AgentProcess, AgentStartError
+from ...protocol.sandbox import SandboxChoice
+from ...protocol.tree import Stopped
+from ..tools.session_tools import SessionTools
+from .start import Launch, would_start
 
 if TYPE_CHECKING:
-    from .agent_start import EarlyStart
+    from .start import EarlyStart
 
 log = logging.getLogger(__name__)
 

@@ -17,21 +17,21 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 from IPython.display import display
 
-from ..agents.presets import DEMO
-from .context import NoError, NotebookPrompt, notebook_prompt
-from .controls import REGISTRY, Control, ControlContext, ControlFailed, run, run_awaited
-from .dryrun import dry_run_bundle
-from .frontend import frontends
-from .located import say_once
-from .manager import NotebookAgents
-from .options import AcpOptions
-from .tool_calls import KernelTools
-from .turns import TurnHandle, TurnSettings
+from ...agents.presets import DEMO
+from ..controls import REGISTRY, Control, ControlContext, ControlFailed, run, run_awaited
+from ..frontend import frontends
+from ..load.options import AcpOptions
+from ..located import say_once
+from ..prompt.context import NoError, NotebookPrompt, notebook_prompt
+from ..runtime.agents import NotebookAgents
+from ..tools.session_tools import KernelTools
+from .dry_run import dry_run_bundle
+from .handle import TurnHandle, TurnSettings
 
 if TYPE_CHECKING:
-    from .agent_start import EarlyStart
-    from .cell_log import CellLog
-    from .config import AcpConfig
+    from ..load.config import AcpConfig
+    from ..prompt.cell_log import CellLog
+    from ..runtime.start import EarlyStart
 
 
 def kernel_runs_comms_while_awaiting() -> bool:
@@ -118,11 +118,11 @@ class AcpRunner:
         if settings.headless:
             return self.agents.start_turn(settings)
         if settings.plain and self.agents.tools is not None:
-            from .plain_view import PlainView
+            from ..view.plain import PlainView
 
             return self.agents.start_turn(settings, PlainView(self.agents.tools.prepare()))
-        from ..ui.turn import TurnView
-        from .cell import LiveCell
+        from ...ui.turn import TurnView
+        from ..view.live_cell import LiveCell
 
         loop = self.agents.loop
         label = settings.agent

@@ -48,16 +48,16 @@ from traitlets import (
 from traitlets.config import Configurable
 from traitlets.utils.bunch import Bunch
 
-from ..agents.presets import DEMO
-from ..client.mcp import McpConfigError, normalise
-from ..client.policy import POLICIES, Policy
-from ..protocol.sandbox import MODES, SandboxChoice
+from ...agents.presets import DEMO
+from ...client.mcp import McpConfigError, normalise
+from ...client.policy import POLICIES, Policy
+from ...protocol.sandbox import MODES, SandboxChoice
 from .headless import detect_frontend, detect_headless, env_flag
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from .manager import NotebookAgents
+    from ..runtime.agents import NotebookAgents
 
 #: MCP servers as configured: the usual ``mcpServers`` mapping, or ACP's list (JSON values).
 McpServers = dict[str, Any] | list[Any]
@@ -74,7 +74,7 @@ def _checked_rules(rules: str | list[str]) -> list[str]:
         return []
     # Loaded when there are rules to check: with the shell lexer its matcher needs, this
     # module was half of `%load_ext`'s time, and most notebooks configure no rules.
-    from ..client.rules import PermissionRules, split_rules
+    from ...client.rules import PermissionRules, split_rules
 
     texts = split_rules(rules) if isinstance(rules, str) else list(rules)
     PermissionRules.parse(texts)

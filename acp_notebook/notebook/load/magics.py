@@ -21,8 +21,8 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
+from ..prompt.cell_log import CellLog
 from . import transformers
-from .cell_log import CellLog
 from .completion import install as install_completion
 from .completion import uninstall as uninstall_completion
 from .config import AcpConfig
@@ -30,9 +30,9 @@ from .headless import install as watch_frontend
 from .headless import uninstall as unwatch_frontend
 
 if TYPE_CHECKING:
-    from .manager import NotebookAgents
+    from ..runtime.agents import NotebookAgents
+    from ..turn.line import AcpRunner
     from .options import AcpOptions
-    from .runner import AcpRunner
 
 
 @magics_class
@@ -63,11 +63,11 @@ class AcpMagics(AcpConfig, Magics):
         if self._runner is None:
             early = None
             if options is not None and options.sends_prompt:
-                from .agent_start import start_early
+                from ..runtime.start import start_early
 
                 early = start_early(options.agent or self.agent, self.sandbox_choice())
             try:
-                from .runner import AcpRunner  # while the agent starts
+                from ..turn.line import AcpRunner  # while the agent starts
 
                 self._runner = AcpRunner(self, self.cells, early)
             except BaseException:

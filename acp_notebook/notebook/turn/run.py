@@ -11,19 +11,19 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from ..agents.evidence import explain
-from ..client.errors import AuthRequired, HandshakeTimeout, TurnTimeout
-from ..client.session import PromptTurn, Session
-from .frontend import frontends
+from ...agents.evidence import explain
+from ...client.errors import AuthRequired, HandshakeTimeout, TurnTimeout
+from ...client.session import PromptTurn, Session
+from ..frontend import frontends
+from ..runtime.agent import EXPECTED_FAILURES, AgentRuntime
+from .handle import TurnHandle, TurnSettings
 from .login import LoginFailed, log_in, open_session
-from .runtime import EXPECTED_FAILURES, AgentRuntime
-from .turns import TurnHandle, TurnSettings
 
 if TYPE_CHECKING:
-    from .agent_states import AgentStates
-    from .cell import LiveCell
-    from .plain_view import PlainView
-    from .review import Reviews
+    from ..changes.page import Reviews
+    from ..runtime.agent_states import AgentStates
+    from ..view.live_cell import LiveCell
+    from ..view.plain import PlainView
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ def _clickable(cell: LiveCell | PlainView | None) -> LiveCell | None:
     imports ipywidgets."""
     if cell is None:
         return None
-    from .plain_view import PlainView
+    from ..view.plain import PlainView
 
     return None if isinstance(cell, PlainView) else cell
 

@@ -16,27 +16,27 @@ import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..client.mcp import normalise
-from ..client.rules import PermissionRules
-from ..client.secrets import redacting
-from ..client.session import PromptTurn, Session
-from ..protocol.sandbox import SandboxChoice
-from .agent_start import EarlyStart, launch_spec, notebook_cwd
-from .cells import notebook_path
+from ...client.mcp import normalise
+from ...client.rules import PermissionRules
+from ...client.secrets import redacting
+from ...client.session import PromptTurn, Session
+from ...protocol.sandbox import SandboxChoice
+from ..inspector import MessageLog, MessageTable, pair_responses
+from ..prompt.cells import notebook_path
+from ..tools.session_tools import KernelTools, SessionTools
+from ..turn.handle import TurnHandle, TurnSettings
+from ..turn.run import run_turn
+from .agent import AgentRuntime
 from .folder_servers import quote
-from .inspector import MessageLog, MessageTable, pair_responses
 from .loop import AgentLoop
-from .run_turn import run_turn
-from .runtime import AgentRuntime
-from .state import NotebookState, StateFileWarning
-from .tool_calls import KernelTools, SessionTools
-from .turns import TurnHandle, TurnSettings
+from .notebook_state import NotebookState, StateFileWarning
+from .start import EarlyStart, launch_spec, notebook_cwd
 
 if TYPE_CHECKING:
+    from ..changes.page import Reviews
+    from ..view.live_cell import LiveCell
+    from ..view.plain import PlainView
     from .agent_states import AgentStates
-    from .cell import LiveCell
-    from .plain_view import PlainView
-    from .review import Reviews
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ class NotebookAgents:
         """The turns' review bars in the page (built by the first turn that changed
         something: it loads the revert and the live-notebook messages)."""
         if self._reviews is None:
-            from .review import Reviews
+            from ..changes.page import Reviews
 
             self._reviews = Reviews(lambda: self.loop)
         return self._reviews

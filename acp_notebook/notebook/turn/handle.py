@@ -12,17 +12,17 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..client.agent_markdown import agent_markdown
-from ..client.permissions import Policy
-from ..client.session import PromptInput, PromptTurn, prompt_blocks
-from ..protocol import models as m
-from ..ui.saved_transcript import saved_bundle
+from ...client.agent_markdown import agent_markdown
+from ...client.permissions import Policy
+from ...client.session import PromptInput, PromptTurn, prompt_blocks
+from ...protocol import models as m
+from ...ui.saved_transcript import saved_bundle
+from ..prompt.context import NotebookPrompt
+from ..runtime.loop import AgentLoop
 from . import comm_status
-from .context import NotebookPrompt
-from .loop import AgentLoop
 
 if TYPE_CHECKING:
-    from .tools import MainThreadRunner
+    from ..tools import MainThreadRunner
 
 
 #: How long an interrupted cell waits for the agent to confirm the cancellation.
