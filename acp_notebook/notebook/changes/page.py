@@ -2,8 +2,8 @@
 ``%acp`` cell draws the changes in that cell (outside the notebook's model, so nothing of
 it is saved) with a Revert per hunk and Revert all; a click comes back here and runs
 :func:`~acp_notebook.notebook.changes.revert.revert` on the agent loop, and the bar is redrawn
-with what it did. The wire shape is :mod:`.frontend.review`; the messages are
-``review`` and ``revert`` (:mod:`.frontend.protocol`).
+with what it did. The wire shape is :mod:`..frontend.changes`; the messages are
+``review`` and ``revert`` (:mod:`..frontend.protocol`).
 
 Without the extension (VS Code, classic Notebook, headless) nothing is sent: the turn's
 transcript keeps its "Changed in this turn" line, and ``%acp --changes`` its widget.

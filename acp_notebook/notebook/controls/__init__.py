@@ -1,7 +1,7 @@
 """The ``%acp`` controls: each defined once, here.
 
-From an entry come the ``%acp`` option that runs it (``options.py``), its Tab completion
-(``completion.py``), its line in ``%acp --help``, and the ``acp.<name>()`` function of the
+From an entry come the ``%acp`` option that runs it (``load/options.py``), its Tab completion
+(``load/completion.py``), its line in ``%acp --help``, and the ``acp.<name>()`` function of the
 Python API (``api.py``); :func:`~.base.run` carries it out for both. A new control is one
 entry below and one handler.
 """

@@ -8,7 +8,7 @@ can click. From that entry come the ``%acp`` option, its Tab completion, its lin
 
 Threads: a handler defined with ``async def`` runs on the agent loop, the only thread that
 touches agents, sessions and widgets once they exist; what it returns is a snapshot, a
-:class:`~..answers.Text` or :class:`~..answers.Table`, or a widget it built there, so the
+:class:`~.answers.Text` or :class:`~.answers.Table`, or a widget it built there, so the
 caller may keep it on any thread. A plain ``def`` handler reads only configuration and
 runs on the caller's thread.
 """

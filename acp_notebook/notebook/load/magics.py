@@ -8,7 +8,7 @@ turns a top-level ``%acp`` line into ``await ...``. Where the kernel cannot proc
 clicks during a busy cell, ``%acp`` returns at once instead (said once).
 
 ``%load_ext`` only registers what is here, which is light: what a line does is the
-:class:`~.runner.AcpRunner`, built by the first ``%acp`` or API call (:attr:`AcpMagics.runner`).
+:class:`~..turn.line.AcpRunner`, built by the first ``%acp`` or API call (:attr:`AcpMagics.runner`).
 The configuration (``%config AcpMagics.…``) is ``config.py``; the controls
 (``%acp --status`` …) are the registry in ``controls/``.
 """
@@ -45,7 +45,7 @@ class AcpMagics(AcpConfig, Magics):
 
     def __init__(self, shell: InteractiveShell | None = None, **kwargs: object) -> None:
         super().__init__(shell=shell, **kwargs)
-        #: The cells as they run: the prompt's context (``cells.py``), from ``%load_ext`` on.
+        #: The cells as they run: the prompt's context (``prompt/cells.py``), from ``%load_ext`` on.
         self.cells: CellLog | None = CellLog(self.shell) if self.shell is not None else None
         # Read now, as when the agents were made here: a malformed setting in the
         # environment is refused (one line on stderr) at `%load_ext`.
@@ -59,7 +59,7 @@ class AcpMagics(AcpConfig, Magics):
 
     def _runner_for(self, options: AcpOptions | None) -> AcpRunner:
         """:attr:`runner`; the first one made for a line that sends a prompt starts its
-        agent before it loads the notebook layer, so the two overlap (``agent_start.py``)."""
+        agent before it loads the notebook layer, so the two overlap (``runtime/start.py``)."""
         if self._runner is None:
             early = None
             if options is not None and options.sends_prompt:

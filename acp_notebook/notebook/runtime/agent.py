@@ -100,7 +100,7 @@ class AgentRuntime:
         self.progress: Callable[[str], None] | None = None
         #: Why the last turn on it failed (None: it worked), for ``--status``.
         self.last_error: str | None = None
-        #: A login prompt for it waits in a cell (``login.py``).
+        #: A login prompt for it waits in a cell (``turn/login.py``).
         self.login_waiting = False
         #: Called (agent loop) when its sessions' state may have changed beyond their
         #: transcripts (a login prompt shown or closed).
@@ -124,7 +124,7 @@ class AgentRuntime:
         self.session_tools = session_tools
         self.tools: dict[str, SessionTools] = {}
         #: Its process, started before this runtime existed (the first ``%acp``), for
-        #: its first start to take (``agent_start.py``).
+        #: its first start to take (``start.py``).
         self.early: EarlyStart | None = None
 
     @property
@@ -374,7 +374,7 @@ class AgentRuntime:
     ) -> Session:
         """`session/new`, `load` or `resume` (``opener``) in the notebook's directory,
         with the MCP servers it can take: the configured ones and this session's notebook
-        tools (``tool_calls.py``). Not with ``self.env``: login variables reach only the
+        tools (``tools/session_tools.py``). Not with ``self.env``: login variables reach only the
         agent process, never the terminals it starts (``printenv`` there would put an API
         key into the saved notebook)."""
         offered = self.session_tools(name) if tools else None

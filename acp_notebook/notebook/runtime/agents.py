@@ -55,7 +55,7 @@ class NotebookAgents:
         self.env = dict(env or {})
         self._loop: AgentLoop | None = None
         #: The first ``%acp``'s agent, started before this was made (on the loop it made):
-        #: the runtime of that agent takes it (``agent_start.py``).
+        #: the runtime of that agent takes it (``start.py``).
         self.early: EarlyStart | None = None
         self._atexit_registered = False
         if early is not None:
@@ -223,7 +223,7 @@ class NotebookAgents:
         return handle
 
     def discard_early(self) -> None:
-        """Shut down the agent started early (``agent_start.py``) unless a runtime took it."""
+        """Shut down the agent started early (``start.py``) unless a runtime took it."""
         early, self.early = self.early, None
         if early is not None:
             early.discard()

@@ -1,12 +1,12 @@
 """How the notebook starts an agent: its launch spec, and the first ``%acp``'s agent
 started before the notebook layer loads.
 
-The first ``%acp`` of a kernel imports the notebook layer (manager, turns, widgets, the
+The first ``%acp`` of a kernel imports the notebook layer (the agents, turns, widgets, the
 protocol models: about as long as the demo agent's own start, which imports the same
 models). Started one after the other, the first turn waited for both; so a prompt line
 starts its agent process first (:func:`start_early`, with only the line's parser, the
-agent loop and the process layer loaded; the magics read the line, once) and the runtime of that agent takes the process
-when it starts (:meth:`EarlyStart.hand_over`): the same process, environment, directory,
+agent loop and the process layer loaded; the magics read the line, once) and the runtime
+of that agent takes the process when it starts (:meth:`EarlyStart.hand_over`): the same process, environment, directory,
 supervisor and stderr handling as its own start, only sooner. What a runtime starts is
 decided in one place, :func:`would_start`, for both starts: the runtime takes the process
 whenever it would have started the same one.

@@ -206,7 +206,7 @@ class SessionTools:
     # ------------------------------------------------------------------ output
 
     def report(self, change: CellChangeReport) -> None:
-        """What a cell tool changed: in the turn, and kept for undo (``revert.py``)."""
+        """What a cell tool changed: in the turn, and kept for undo (``changes/revert.py``)."""
         if self.session is not None:
             record_cell_change(self.session, change)
 

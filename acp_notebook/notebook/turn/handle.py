@@ -1,5 +1,5 @@
 """A ``%acp`` turn: what it needs (:class:`TurnSettings`) and how the kernel's main thread
-holds it (:class:`TurnHandle`); how it runs on the agent loop is ``run_turn.py``.
+holds it (:class:`TurnHandle`); how it runs on the agent loop is ``run.py``.
 """
 
 from __future__ import annotations

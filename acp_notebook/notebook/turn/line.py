@@ -1,9 +1,9 @@
 """What ``%acp`` does — a prompt turn or a control — on the agents it owns.
 
 Built by the first ``%acp`` (or the first API call), not by ``%load_ext``: this is where
-the notebook layer (the manager, turns, widgets, controls, the protocol models) is
-loaded. The magics read the line (``options.py``) once and hand it here; the
-configuration is ``config.py``.
+the notebook layer (the agents, turns, widgets, controls, the protocol models) is
+loaded. The magics read the line (``load/options.py``) once and hand it here; the
+configuration is ``load/config.py``.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class AcpRunner:
     """The agents of this kernel, and ``%acp``'s lines (read by the magics) run on them
     with the settings of ``config`` (the configuration and interactivity) and the cells
     of ``cells`` as context; ``early``: the agent of the first line, already starting
-    (``agent_start.py``)."""
+    (``runtime/start.py``)."""
 
     def __init__(
         self, config: AcpConfig, cells: CellLog | None = None, early: EarlyStart | None = None
@@ -193,7 +193,7 @@ class AcpRunner:
         )
 
     def prompt(self, options: AcpOptions) -> NotebookPrompt:
-        """The line's words with the notebook as context (``context.py``)."""
+        """The line's words with the notebook as context (``prompt/context.py``)."""
         with_cells = self.config.context if options.context is None else options.context
         try:
             prompt = notebook_prompt(

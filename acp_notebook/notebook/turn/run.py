@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 
 class TurnAgents(Protocol):
-    """What a turn needs of the notebook's agents (``manager.NotebookAgents``)."""
+    """What a turn needs of the notebook's agents (``runtime/agents.py``: ``NotebookAgents``)."""
 
     def runtime(self, agent: str) -> AgentRuntime: ...
 
@@ -101,7 +101,7 @@ async def run_turn(
     """Run the turn of ``handle`` on the agent loop: open its session (logging in where
     someone can click), send the prompt, wait for the end. With a ``cell`` (someone is
     watching) it streams there and ends as the static transcript, or as plain text
-    (a frontend without widgets, ``plain_view.py``)."""
+    (a frontend without widgets, ``view/plain.py``)."""
     settings = handle.settings
     runtime: AgentRuntime | None = None
     try:
