@@ -44,12 +44,21 @@ NOT_YET = (
 )
 
 #: A fresh shell with `%load_ext` done: every agent process started is counted (and what
-#: of the notebook layer was loaded when the early start was made), then the lines given
-#: run one after the other.
+#: of the notebook layer was loaded when the early start was made), and every reading of a
+#: line, then the lines given run one after the other.
 CHILD = """
 import contextlib, io, json, sys
 import anyio
 from IPython.core.interactiveshell import InteractiveShell
+from acp_notebook.notebook.load import options
+
+reads = []
+read_line = options.parse_line
+def counted_read(line, cell=None):
+    reads.append(line)
+    return read_line(line, cell)
+options.parse_line = counted_read
+
 from acp_notebook.notebook.runtime import start as agent_start
 
 started = []
@@ -75,7 +84,9 @@ for line in sys.argv[1:]:
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
         shell.run_line_magic("acp", "--headless " + line)
-    answers.append({"line": line, "output": output.getvalue(), "started": list(started)})
+    answers.append(
+        {"line": line, "output": output.getvalue(), "started": list(started), "reads": list(reads)}
+    )
 runtime = magics.agents.runtimes.get("demo")
 connection = runtime.connection if runtime is not None else None
 print(json.dumps({
@@ -102,6 +113,8 @@ def test_the_first_prompt_starts_its_agent_before_the_notebook_layer_and_uses_th
     # One agent process for both turns, and it is the session's.
     assert len(second["started"]) == 1
     assert answer["session_pid"] == second["started"][0]
+    # The line is read once, for its early start and its turn alike (it was read twice).
+    assert first["reads"] == ["--headless /help"]
 
 
 def test_a_control_or_a_dry_run_starts_no_agent_early(tmp_path: Path) -> None:
