@@ -20,7 +20,7 @@ import pytest
 from acp_notebook import __version__
 from acp_notebook.client.checkpoints import Checkpoints, TurnChanges
 from acp_notebook.client.fs import FileChange
-from acp_notebook.notebook.changes.page import Reviews
+from acp_notebook.notebook.changes.page import PageChanges
 from acp_notebook.notebook.frontend import changes as review_wire
 from acp_notebook.notebook.frontend import registry
 from acp_notebook.notebook.frontend.live import LiveNotebook
@@ -346,7 +346,7 @@ def test_the_kernel_sends_review(fixture_turn: TurnChanges) -> None:
 def test_the_kernel_reads_revert(fixture_turn: TurnChanges, tmp_path: Path) -> None:
     # The fixture reverts the second hunk of a.txt alone: a field read under another
     # name reverts the whole change, the whole turn, or nothing.
-    said = run(Reviews._run(connected(), fixture_turn, TO_KERNEL["revert"]))
+    said = run(PageChanges._run(connected(), fixture_turn, TO_KERNEL["revert"]))
     assert said == "Reverted a.txt."
     assert (tmp_path / "a.txt").read_text() == "a\nB\nc\nd\ne\nf\ng\nh\n"
     assert (tmp_path / "new.txt").exists()

@@ -40,8 +40,9 @@ class Offer:
     cell_id: str
 
 
-class Reviews:
-    """The turns offered for review in the page, by review id (this kernel's)."""
+class PageChanges:
+    """The turns' changes drawn in the page, each with its Revert buttons, by review id
+    (the wire's name; this kernel's)."""
 
     def __init__(self, loop: Callable[[], AgentLoop]) -> None:
         self._loop = loop

@@ -60,7 +60,7 @@ async def changes(ctx: ControlContext) -> Text | WithSavedForm:
     if not ctx.interactive:
         return Text(saved_form(turn)["text/plain"])
     cell_id = frontends.executing_cell()
-    if cell_id is not None and ctx.agents.reviews.offer(turn, cell_id):
+    if cell_id is not None and ctx.agents.page_changes.offer(turn, cell_id):
         # The page draws the list in this cell, outside the saved notebook: no widget
         # that would be dead once the notebook is reopened; the words stay.
         return Text(turn.summary())
@@ -88,5 +88,5 @@ async def undo(ctx: ControlContext) -> Text:
     from ..changes.revert import revert
 
     said = (await revert(turn)).sentence()
-    ctx.agents.reviews.redraw(turn, said)
+    ctx.agents.page_changes.redraw(turn, said)
     return Text(said)

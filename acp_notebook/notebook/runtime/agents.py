@@ -33,7 +33,7 @@ from .notebook_state import NotebookState, StateFileWarning
 from .start import EarlyStart, launch_spec, notebook_cwd
 
 if TYPE_CHECKING:
-    from ..changes.page import Reviews
+    from ..changes.page import PageChanges
     from ..view.live_cell import LiveCell
     from ..view.plain import PlainView
     from .agent_states import AgentStates
@@ -83,7 +83,7 @@ class NotebookAgents:
         self.sandbox = SandboxChoice()
         #: The notebook tools of this kernel (None: not in a kernel; the magics set it).
         self.tools: KernelTools | None = None
-        self._reviews: Reviews | None = None
+        self._page_changes: PageChanges | None = None
         self._states: AgentStates | None = None
 
     # ------------------------------------------------------------------ loop
@@ -102,14 +102,14 @@ class NotebookAgents:
             self._atexit_registered = True
 
     @property
-    def reviews(self) -> Reviews:
-        """The turns' review bars in the page (built by the first turn that changed
+    def page_changes(self) -> PageChanges:
+        """The turns' changes drawn in the page (built by the first turn that changed
         something: it loads the revert and the live-notebook messages)."""
-        if self._reviews is None:
-            from ..changes.page import Reviews
+        if self._page_changes is None:
+            from ..changes.page import PageChanges
 
-            self._reviews = Reviews(lambda: self.loop)
-        return self._reviews
+            self._page_changes = PageChanges(lambda: self.loop)
+        return self._page_changes
 
     @property
     def states(self) -> AgentStates:

@@ -20,7 +20,7 @@ from .handle import TurnHandle, TurnSettings
 from .login import LoginFailed, log_in, open_session
 
 if TYPE_CHECKING:
-    from ..changes.page import Reviews
+    from ..changes.page import PageChanges
     from ..runtime.agent_states import AgentStates
     from ..view.live_cell import LiveCell
     from ..view.plain import PlainView
@@ -37,7 +37,7 @@ class TurnAgents(Protocol):
     def states(self) -> AgentStates: ...
 
     @property
-    def reviews(self) -> Reviews: ...
+    def page_changes(self) -> PageChanges: ...
 
     def remember(self, runtime: AgentRuntime, name: str, session: Session) -> None: ...
 
@@ -150,10 +150,10 @@ async def run_turn(
             runtime.last_error = handle.error
     if cell is not None:
         cell.end(handle.bundle(), handle.error)
-    _offer_review(agents, handle)
+    _show_changes(agents, handle)
 
 
-def _offer_review(agents: TurnAgents, handle: TurnHandle) -> None:
+def _show_changes(agents: TurnAgents, handle: TurnHandle) -> None:
     """The turn changed files or cells: the page draws them in the ``%acp`` cell with
     Revert buttons (the transcript keeps its "Changed in this turn" line either way)."""
     turn, cell_id = handle.turn, handle.settings.cell_id
@@ -161,4 +161,4 @@ def _offer_review(agents: TurnAgents, handle: TurnHandle) -> None:
         return  # no page with the extension (VS Code, classic Notebook, headless)
     changes = turn.session.checkpoints.of_turn(turn.record.index)
     if changes is not None:
-        agents.reviews.offer(changes, cell_id)
+        agents.page_changes.offer(changes, cell_id)
