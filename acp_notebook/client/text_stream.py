@@ -5,7 +5,7 @@ output) when it finishes; the plan when it changes. It is the plain
 console codes, and its terminal formatter for diffs and terminal output) only when asked.
 
 Written on a terminal by ``acp-notebook run`` (``cli/``) and into a cell's stdout by a
-frontend without widgets (``notebook/plain_view.py``: ``jupyter console``, qtconsole).
+frontend without widgets (``notebook/view/plain.py``: ``jupyter console``, qtconsole).
 
 The plan: on a terminal (``live_plan``) it is one block kept at the bottom of the screen
 and redrawn in place as it changes (:mod:`.bottom_block`), left where it is when the turn
@@ -52,7 +52,7 @@ __all__ = ["TextPrinter", "Writer"]
 
 
 class Writer(Protocol):
-    """Where the text goes: a terminal's stdout, or a cell's (``notebook/plain_view.py``)."""
+    """Where the text goes: a terminal's stdout, or a cell's (``notebook/view/plain.py``)."""
 
     def write(self, text: str, /) -> int: ...
 

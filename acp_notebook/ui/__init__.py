@@ -39,16 +39,4 @@ _LAZY = {
 __getattr__ = imported_on_first_use(__name__, _LAZY)
 
 
-__all__ = [
-    "Coalescer",
-    "DiffView",
-    "MessageView",
-    "PermissionPrompt",
-    "PlanWidget",
-    "TerminalOutputView",
-    "ThoughtView",
-    "ToolCallCard",
-    "TurnView",
-    "render_markdown",
-    "split_frozen",
-]
+__all__ = sorted(_LAZY)

@@ -23,13 +23,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .frontend import frontends
+from ..frontend import frontends
 
 if TYPE_CHECKING:
-    from ..client.session import Session
+    from ...client.session import Session
+    from ..turn.handle import TurnHandle
+    from .agent import AgentRuntime
     from .loop import AgentLoop
-    from .runtime import AgentRuntime
-    from .turns import TurnHandle
 
 State = Literal["waiting_login", "waiting_permission", "running", "idle"]
 

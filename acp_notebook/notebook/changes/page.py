@@ -1,9 +1,9 @@
 """The turn's review bar: when a turn changed files or cells, the page that ran its
 ``%acp`` cell draws the changes in that cell (outside the notebook's model, so nothing of
 it is saved) with a Revert per hunk and Revert all; a click comes back here and runs
-:func:`~acp_notebook.notebook.revert.revert` on the agent loop, and the bar is redrawn
-with what it did. The wire shape is :mod:`.frontend.review`; the messages are
-``review`` and ``revert`` (:mod:`.frontend.protocol`).
+:func:`~acp_notebook.notebook.changes.revert.revert` on the agent loop, and the bar is redrawn
+with what it did. The wire shape is :mod:`..frontend.changes`; the messages are
+``review`` and ``revert`` (:mod:`..frontend.protocol`).
 
 Without the extension (VS Code, classic Notebook, headless) nothing is sent: the turn's
 transcript keeps its "Changed in this turn" line, and ``%acp --changes`` its widget.
@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..client.checkpoints import TurnChanges
-from .frontend import frontends
-from .frontend.live import LiveNotebook
-from .frontend.review import review_fields, revision
-from .loop import AgentLoop
+from ...client.checkpoints import TurnChanges
+from ..frontend import frontends
+from ..frontend.changes import review_fields, revision
+from ..frontend.live import LiveNotebook
+from ..runtime.loop import AgentLoop
 from .revert import revert
 
 GONE = (
@@ -40,8 +40,9 @@ class Offer:
     cell_id: str
 
 
-class Reviews:
-    """The turns offered for review in the page, by review id (this kernel's)."""
+class PageChanges:
+    """The turns' changes drawn in the page, each with its Revert buttons, by review id
+    (the wire's name; this kernel's)."""
 
     def __init__(self, loop: Callable[[], AgentLoop]) -> None:
         self._loop = loop

@@ -13,25 +13,25 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from ..agents.presets import AgentNotFound, LaunchSpec
-from ..client.connection import ClientConnection
-from ..client.errors import AcpClientError, HandshakeTimeout
-from ..client.handshake import START_TIMEOUT, handshake_limit
-from ..client.mcp import choose_for_agent
-from ..client.permissions import Policy
-from ..client.rules import PermissionRules
-from ..client.session import Session
-from ..protocol import models as m
-from ..protocol.errors import ConnectionClosed, RpcError
-from ..protocol.jsonrpc import Observer
-from ..protocol.process import AgentProcess, AgentStartError
-from ..protocol.sandbox import SandboxChoice
-from ..protocol.tree import Stopped
-from .agent_start import Launch, would_start
-from .tool_calls import SessionTools
+from ...agents.presets import AgentNotFound, LaunchSpec
+from ...client.connection import ClientConnection
+from ...client.errors import AcpClientError, HandshakeTimeout
+from ...client.handshake import START_TIMEOUT, handshake_limit
+from ...client.mcp import choose_for_agent
+from ...client.permissions import Policy
+from ...client.rules import PermissionRules
+from ...client.session import Session
+from ...protocol import models as m
+from ...protocol.errors import ConnectionClosed, RpcError
+from ...protocol.jsonrpc import Observer
+from ...protocol.process import AgentProcess, AgentStartError
+from ...protocol.sandbox import SandboxChoice
+from ...protocol.tree import Stopped
+from ..tools.session_tools import SessionTools
+from .start import Launch, would_start
 
 if TYPE_CHECKING:
-    from .agent_start import EarlyStart
+    from .start import EarlyStart
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class AgentRuntime:
         self.progress: Callable[[str], None] | None = None
         #: Why the last turn on it failed (None: it worked), for ``--status``.
         self.last_error: str | None = None
-        #: A login prompt for it waits in a cell (``login.py``).
+        #: A login prompt for it waits in a cell (``turn/login.py``).
         self.login_waiting = False
         #: Called (agent loop) when its sessions' state may have changed beyond their
         #: transcripts (a login prompt shown or closed).
@@ -124,7 +124,7 @@ class AgentRuntime:
         self.session_tools = session_tools
         self.tools: dict[str, SessionTools] = {}
         #: Its process, started before this runtime existed (the first ``%acp``), for
-        #: its first start to take (``agent_start.py``).
+        #: its first start to take (``start.py``).
         self.early: EarlyStart | None = None
 
     @property
@@ -374,7 +374,7 @@ class AgentRuntime:
     ) -> Session:
         """`session/new`, `load` or `resume` (``opener``) in the notebook's directory,
         with the MCP servers it can take: the configured ones and this session's notebook
-        tools (``tool_calls.py``). Not with ``self.env``: login variables reach only the
+        tools (``tools/session_tools.py``). Not with ``self.env``: login variables reach only the
         agent process, never the terminals it starts (``printenv`` there would put an API
         key into the saved notebook)."""
         offered = self.session_tools(name) if tools else None

@@ -14,14 +14,14 @@ import uuid
 import ipywidgets as w
 from IPython.display import update_display
 
-from ..client.session import PromptTurn, Session
-from ..ui import layouts
-from ..ui.auth import AuthPrompt
-from ..ui.segments import close_tree
-from ..ui.session_panel import SessionPanel
-from ..ui.turn import TurnView
-from .loop import AgentLoop
-from .runtime import Status
+from ...client.session import PromptTurn, Session
+from ...ui import layouts
+from ...ui.auth import AuthPrompt
+from ...ui.segments import close_tree
+from ...ui.session_panel import SessionPanel
+from ...ui.turn import TurnView
+from ..runtime.agent import Status
+from ..runtime.loop import AgentLoop
 
 log = logging.getLogger(__name__)
 

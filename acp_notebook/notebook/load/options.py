@@ -16,8 +16,8 @@ import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..client.policy import POLICIES
-from .controls import REGISTRY
+from ...client.policy import POLICIES
+from ..controls import REGISTRY
 
 
 class OptionError(ValueError):
@@ -41,7 +41,7 @@ def _seconds(flag: str, value: str) -> float:
 
 
 def _preset_names() -> list[str]:
-    from ..agents.presets import load_presets
+    from ...agents.presets import load_presets
 
     return sorted(load_presets())
 
@@ -170,6 +170,12 @@ class AcpOptions:
     inspect: bool = False
     #: The options given on the line (by field name).
     given: set[str] = field(default_factory=set)
+
+    @property
+    def sends_prompt(self) -> bool:
+        """The line is a prompt turn that reaches an agent: not a control, not
+        ``--dry-run``, with words (or ``--fix``)."""
+        return self.control is None and not self.dry_run and bool(self.prompt.strip() or self.fix)
 
 
 # A word, or a quoted string (an agent command line: -a "fast-agent acp --model passthrough").

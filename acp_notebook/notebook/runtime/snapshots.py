@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..client.permissions import PermissionRequest
-from ..client.session import Session
+from ...client.permissions import PermissionRequest
+from ...client.session import Session
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,5 @@
-"""A ``%acp`` turn: what it needs (:class:`TurnSettings`), how the kernel's main thread
-holds it (:class:`TurnHandle`), and how it runs on the agent loop (:func:`run_turn`) —
-into a live cell, or headless.
+"""A ``%acp`` turn: what it needs (:class:`TurnSettings`) and how the kernel's main thread
+holds it (:class:`TurnHandle`); how it runs on the agent loop is ``run.py``.
 """
 
 from __future__ import annotations
@@ -8,33 +7,23 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import logging
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..agents.evidence import explain
-from ..client.agent_markdown import agent_markdown
-from ..client.errors import AuthRequired, HandshakeTimeout, TurnTimeout
-from ..client.permissions import Policy
-from ..client.session import PromptInput, PromptTurn, Session, prompt_blocks
-from ..protocol import models as m
-from ..ui.saved_transcript import saved_bundle
+from ...client.agent_markdown import agent_markdown
+from ...client.permissions import Policy
+from ...client.session import PromptInput, PromptTurn, prompt_blocks
+from ...protocol import models as m
+from ...ui.saved_transcript import saved_bundle
+from ..prompt.context import NotebookPrompt
+from ..runtime.loop import AgentLoop
 from . import comm_status
-from .context import NotebookPrompt
-from .frontend import frontends
-from .login import LoginFailed, log_in, open_session
-from .loop import AgentLoop
-from .runtime import EXPECTED_FAILURES, AgentRuntime
 
 if TYPE_CHECKING:
-    from .cell import LiveCell
-    from .manager import NotebookAgents
-    from .plain_view import PlainView
-    from .tools import MainThreadRunner
+    from ..tools import MainThreadRunner
 
-log = logging.getLogger(__name__)
 
 #: How long an interrupted cell waits for the agent to confirm the cancellation.
 INTERRUPT_GRACE = 10.0
@@ -217,125 +206,3 @@ class TurnHandle:
         with contextlib.suppress(Exception, asyncio.CancelledError):
             waiting.result()  # a task that could not run: recorded by start()
         return self
-
-
-async def _prompt(
-    runtime: AgentRuntime,
-    settings: TurnSettings,
-    handle: TurnHandle,
-    cell: LiveCell | PlainView | None,
-    follow: Callable[[Session], None],
-) -> tuple[Session, PromptTurn]:
-    """Open the turn's session (``follow`` it), send the prompt, wait for the turn to end."""
-    session = await open_session(runtime, settings, _clickable(cell))
-    follow(session)
-    blocks = settings.blocks(session.connection.agent_capabilities.prompt_capabilities)
-    turn = session.submit(blocks, timeout=settings.timeout)
-    handle.turn = turn
-    if cell is not None:
-        cell.follow(session, turn)
-    await turn.wait()
-    return session, turn
-
-
-def _clickable(cell: LiveCell | PlainView | None) -> LiveCell | None:
-    """The cell, if it shows widgets (a login prompt can be clicked there). Asked without
-    importing the widgets' module: a turn without widgets (headless, plain text) never
-    imports ipywidgets."""
-    if cell is None:
-        return None
-    from .plain_view import PlainView
-
-    return None if isinstance(cell, PlainView) else cell
-
-
-def _with_evidence(runtime: AgentRuntime, error: str) -> str:
-    """``error`` and, when the preset's agent is known to fail so, what fixes it."""
-    preset = runtime.spec.preset.id if runtime.spec.preset else None
-    stderr = runtime.process.stderr_tail(5) if runtime.process is not None else []
-    finding = explain(preset, "\n".join([error, *stderr]))
-    return f"{error} {finding.text('notebook')}" if finding is not None else error
-
-
-def _explain_turn(runtime: AgentRuntime, session: Session, turn: PromptTurn) -> None:
-    """A failed or timed-out turn of a preset's agent says what fixes it, where known."""
-    assert turn.record is not None
-    if turn.error is not None:
-        explained = _with_evidence(runtime, turn.error)
-        if explained != turn.error:
-            turn.error = explained
-            session.transcript.end_turn(turn.record, stop_reason=turn.stop_reason, error=explained)
-        return
-    said = f"timeout (-t {turn.timeout:g})"
-    explained = _with_evidence(runtime, said)
-    if explained != said:
-        session.transcript.add_note(explained[len(said) + 1 :])
-
-
-async def run_turn(
-    agents: NotebookAgents, handle: TurnHandle, cell: LiveCell | PlainView | None
-) -> None:
-    """Run the turn of ``handle`` on the agent loop: open its session (logging in where
-    someone can click), send the prompt, wait for the end. With a ``cell`` (someone is
-    watching) it streams there and ends as the static transcript, or as plain text
-    (a frontend without widgets, ``plain_view.py``)."""
-    settings = handle.settings
-    runtime: AgentRuntime | None = None
-    try:
-        runtime = agents.runtime(settings.agent)
-        if cell is not None:
-            cell.starting(runtime.status)
-            runtime.progress = cell.start_progress
-        follow = agents.states.follow
-        agents.states.poke()  # a turn starting its agent is running already
-        session, turn = await _prompt(runtime, settings, handle, cell, follow)
-        clickable = _clickable(cell)
-        if (
-            isinstance(turn.exception, AuthRequired)
-            and clickable is not None
-            and await log_in(runtime, clickable, turn.exception)
-        ):
-            # The agent refused the prompt for want of a login; logged in now: again.
-            session, turn = await _prompt(runtime, settings, handle, cell, follow)
-        if isinstance(turn.exception, TurnTimeout):
-            # The agent ignored session/cancel: stop it, so the next prompt gets a
-            # fresh one instead of an agent still busy with this turn, and say so.
-            turn.error = turn.exception.sentence(await runtime.stop())
-            if turn.record is not None:
-                session.transcript.end_turn(
-                    turn.record, stop_reason=turn.stop_reason, error=turn.error
-                )
-        if turn.record is not None and (turn.error is not None or turn.timed_out):
-            _explain_turn(runtime, session, turn)
-        if turn.error is not None and turn.record is None:
-            handle.error = turn.error
-        agents.remember(runtime, settings.session, session)
-        runtime.last_error = turn.error
-    except (*EXPECTED_FAILURES, LoginFailed) as exc:
-        handle.error = str(exc)
-        if isinstance(exc, HandshakeTimeout) and runtime is not None:
-            # An agent that does not answer the handshake is stuck: stop it, no process
-            # is left, the next %acp starts afresh, and the turn says what was ended.
-            handle.error = exc.sentence(await runtime.stop())
-    except Exception as exc:  # the kernel must survive anything an agent does
-        log.exception("turn failed")
-        handle.error = f"{type(exc).__name__}: {exc}"
-    if runtime is not None:
-        runtime.progress = None
-        if handle.error is not None:
-            handle.error = _with_evidence(runtime, handle.error)
-            runtime.last_error = handle.error
-    if cell is not None:
-        cell.end(handle.bundle(), handle.error)
-    _offer_review(agents, handle)
-
-
-def _offer_review(agents: NotebookAgents, handle: TurnHandle) -> None:
-    """The turn changed files or cells: the page draws them in the ``%acp`` cell with
-    Revert buttons (the transcript keeps its "Changed in this turn" line either way)."""
-    turn, cell_id = handle.turn, handle.settings.cell_id
-    if turn is None or turn.record is None or cell_id is None or not frontends.connected():
-        return  # no page with the extension (VS Code, classic Notebook, headless)
-    changes = turn.session.checkpoints.of_turn(turn.record.index)
-    if changes is not None:
-        agents.reviews.offer(changes, cell_id)

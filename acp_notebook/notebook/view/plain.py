@@ -2,16 +2,16 @@
 the cell's stdout as it comes, and permission requests asked through ``input()``.
 
 Such a frontend shows ``VBox(children=…)`` for a widget and never answers a button, so
-(``headless.py`` tells it apart) the turn is written as the CLI writes it on a terminal
-(:class:`~..client.text_stream.TextPrinter`, without colours) and each permission request
+(``load/headless.py`` tells it apart) the turn is written as the CLI writes it on a terminal
+(:class:`~...client.text_stream.TextPrinter`, without colours) and each permission request
 is a numbered question read with ``input()`` — the kernel's ``input_request`` on stdin,
 which these frontends answer. A frontend that forbids stdin is headless: the policy
 decides there (``ask`` means deny), as in nbconvert.
 
 Threads: the printer and the asker run on the agent loop; the words reach the cell only
 on the kernel's main thread, inside the cell (its stdout and stdin carry the cell's
-parent header), through the :class:`~.tools.runner.MainThreadRunner` that the cell's
-:meth:`~.turns.TurnHandle.wait` runs.
+parent header), through the :class:`~..tools.runner.MainThreadRunner` that the cell's
+:meth:`~..turn.handle.TurnHandle.wait` runs.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 import threading
 from collections.abc import Callable
 
-from ..client.asking import (
+from ...client.asking import (
     CANCEL,
     always_question,
     permission_question,
@@ -28,11 +28,11 @@ from ..client.asking import (
     read_yes,
     retry,
 )
-from ..client.permissions import PermissionOption, PermissionRequest
-from ..client.session import PromptTurn, Session
-from ..client.text_stream import TextPrinter
-from .runtime import Status
-from .tools.runner import MainThreadRunner
+from ...client.permissions import PermissionOption, PermissionRequest
+from ...client.session import PromptTurn, Session
+from ...client.text_stream import TextPrinter
+from ..runtime.agent import Status
+from ..tools.runner import MainThreadRunner
 
 __all__ = ["PlainView"]
 

@@ -3,7 +3,7 @@
 Both are plain values, safe on any thread, that show themselves: ``%acp`` prints a
 :class:`Text` and displays a :class:`Table` (Markdown in a notebook, aligned text in a
 terminal); from Python, a :class:`Text` is a ``str`` and a :class:`Table` iterates over
-its rows (snapshots such as :class:`~acp_notebook.notebook.snapshots.SessionSnapshot`).
+its rows (snapshots such as :class:`~acp_notebook.notebook.runtime.snapshots.SessionSnapshot`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from ..client.formatting import md_cell
+from ...client.formatting import md_cell
 
 R = TypeVar("R")
 

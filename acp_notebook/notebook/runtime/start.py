@@ -1,12 +1,12 @@
 """How the notebook starts an agent: its launch spec, and the first ``%acp``'s agent
 started before the notebook layer loads.
 
-The first ``%acp`` of a kernel imports the notebook layer (manager, turns, widgets, the
+The first ``%acp`` of a kernel imports the notebook layer (the agents, turns, widgets, the
 protocol models: about as long as the demo agent's own start, which imports the same
 models). Started one after the other, the first turn waited for both; so a prompt line
 starts its agent process first (:func:`start_early`, with only the line's parser, the
-agent loop and the process layer loaded) and the runtime of that agent takes the process
-when it starts (:meth:`EarlyStart.hand_over`): the same process, environment, directory,
+agent loop and the process layer loaded; the magics read the line, once) and the runtime
+of that agent takes the process when it starts (:meth:`EarlyStart.hand_over`): the same process, environment, directory,
 supervisor and stderr handling as its own start, only sooner. What a runtime starts is
 decided in one place, :func:`would_start`, for both starts: the runtime takes the process
 whenever it would have started the same one.
@@ -21,20 +21,15 @@ import dataclasses
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import anyio
 
-from ..agents.presets import DEMO, LaunchSpec, resolve_agent
-from ..client.protected import make_state_dir
-from ..protocol.process import AgentProcess, open_agent_process
-from ..protocol.sandbox import AS_CONFIGURED, Confinement, SandboxChoice
+from ...agents.presets import DEMO, LaunchSpec, resolve_agent
+from ...client.protected import make_state_dir
+from ...protocol.process import AgentProcess, open_agent_process
+from ...protocol.sandbox import AS_CONFIGURED, Confinement, SandboxChoice
 from .loop import AgentLoop
-from .options import OptionError, parse_line
-from .state import NotebookState
-
-if TYPE_CHECKING:
-    from .magics import AcpMagics
+from .notebook_state import NotebookState
 
 #: What the runtime runs over the process it takes (None: it starts its own).
 Host = Callable[[AgentProcess | None], Awaitable[None]]
@@ -179,23 +174,14 @@ class EarlyStart:
                 self._decided.set()
 
 
-def start_early(magics: AcpMagics, line: str, cell: str | None) -> EarlyStart | None:
-    """The agent of the first ``%acp`` started now, if the line is a prompt turn (not a
-    control, an empty prompt or ``--dry-run``) for an agent that can be resolved; any
-    other line starts nothing here and fails, if it does, as it would without this."""
-    try:
-        options = parse_line(line, cell)
-    except OptionError:
-        return None
-    if options.control is not None or options.dry_run:
-        return None
-    if not options.prompt.strip() and not options.fix:
-        return None
-    agent = options.agent or magics.agent
+def start_early(agent: str, sandbox: SandboxChoice = AS_CONFIGURED) -> EarlyStart | None:
+    """The process of ``agent`` (the first ``%acp`` line's, a prompt that reaches it)
+    started now, if the agent can be resolved; an agent that cannot starts nothing here
+    and fails, if it does, as it would without this."""
     cwd = notebook_cwd()  # where the notebook's agents run (``NotebookAgents.cwd``)
     try:
         spec = launch_spec(agent, NotebookState(cwd))
         loop = AgentLoop()
     except Exception:  # an unknown agent, a malformed command: said by the turn, as before
         return None
-    return EarlyStart(loop, agent, spec, cwd, magics.sandbox_choice())
+    return EarlyStart(loop, agent, spec, cwd, sandbox)

@@ -27,15 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..client.sent import ATTACHMENT_META
-from ..protocol import models as m
+from ...client.sent import ATTACHMENT_META
+from ...protocol import models as m
+from ..summaries import NOT_FOUND, Summary, resolve, summarise
+from ..summaries.model import count, cut_head, cut_text, fence
 from . import cells
-from .summaries import NOT_FOUND, Summary, resolve, summarise
-from .summaries.model import count, cut_head, cut_text, fence
 
 if TYPE_CHECKING:
+    from ..frontend.protocol import Ask
     from .cell_log import CellLog
-    from .frontend.protocol import Ask
 
 #: ``{{``, ``}}`` (literal braces), or ``{expression}`` without braces inside it.
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}\n]+)\}")

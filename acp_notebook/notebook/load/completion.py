@@ -40,7 +40,7 @@ def _candidates(
     """The candidates where ``symbol`` is an option, an option's value or a slash command
     (possibly none); None anywhere else on the line."""
     # The tables of options and controls load on the first Tab, not at `%load_ext`.
-    from .controls import REGISTRY
+    from ..controls import REGISTRY
     from .options import OPTION_BY_FLAG
 
     words = line.split()

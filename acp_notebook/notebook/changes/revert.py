@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from ..client.checkpoints import (
+from ...client.checkpoints import (
     Change,
     ChangedSince,
     TurnChanges,
@@ -31,10 +31,10 @@ from ..client.checkpoints import (
 )
 
 if TYPE_CHECKING:
-    from ..client.session import Session
-    from .frontend import LiveCell, LiveNotebook
-    from .frontend.protocol import CellType
-    from .tools.registry import CellChangeReport
+    from ...client.session import Session
+    from ..frontend.live import LiveNotebook
+    from ..frontend.protocol import CellType, LiveCell
+    from ..tools.registry import CellChangeReport
 
 
 #: Who refused a stale cell change: the notebook, because the cell moved on (the user
@@ -96,7 +96,8 @@ async def revert(
     targets = [target for target in targets if target.revertible]
     if not targets:
         return Reverted()
-    from .frontend import LiveNotebookError, frontends
+    from ..frontend import frontends
+    from ..frontend.protocol import LiveNotebookError
 
     cells = [target for target in targets if target.target == "cell"]
     live = live if live is not None else frontends.current()
@@ -154,7 +155,7 @@ async def _document(cells: list[Change], live: LiveNotebook | None) -> dict[str,
         raise ChangedSince(
             f"the turn changed cells of {other}, which is not the notebook open now."
         )
-    from .frontend import LiveNotebookError
+    from ..frontend.protocol import LiveNotebookError
 
     try:
         return {cell.id: cell for cell in await live.list_cells(max_output_chars=0)}
@@ -184,7 +185,7 @@ async def _restore_cell(
 ) -> None:
     """Put ``text`` in the cell, refused as stale unless it holds ``expected`` (by
     default the turn's after-state)."""
-    from .frontend import CellDelete, CellEdit, CellInsert
+    from ..frontend.protocol import CellDelete, CellEdit, CellInsert
 
     if change.after is None:  # the turn deleted it: it comes back below its old neighbour
         assert text is not None

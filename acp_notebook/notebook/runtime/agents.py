@@ -16,26 +16,27 @@ import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..client.mcp import normalise
-from ..client.rules import PermissionRules
-from ..client.secrets import redacting
-from ..client.session import PromptTurn, Session
-from ..protocol.sandbox import SandboxChoice
-from .agent_start import EarlyStart, launch_spec, notebook_cwd
-from .cells import notebook_path
+from ...client.mcp import normalise
+from ...client.rules import PermissionRules
+from ...client.secrets import redacting
+from ...client.session import PromptTurn, Session
+from ...protocol.sandbox import SandboxChoice
+from ..inspector import MessageLog, MessageTable, pair_responses
+from ..prompt.cells import notebook_path
+from ..tools.session_tools import KernelTools, SessionTools
+from ..turn.handle import TurnHandle, TurnSettings
+from ..turn.run import run_turn
+from .agent import AgentRuntime
 from .folder_servers import quote
-from .inspector import MessageLog, MessageTable, pair_responses
 from .loop import AgentLoop
-from .runtime import AgentRuntime
-from .state import NotebookState, StateFileWarning
-from .tool_calls import KernelTools, SessionTools
-from .turns import TurnHandle, TurnSettings, run_turn
+from .notebook_state import NotebookState, StateFileWarning
+from .start import EarlyStart, launch_spec, notebook_cwd
 
 if TYPE_CHECKING:
+    from ..changes.page import PageChanges
+    from ..view.live_cell import LiveCell
+    from ..view.plain import PlainView
     from .agent_states import AgentStates
-    from .cell import LiveCell
-    from .plain_view import PlainView
-    from .review import Reviews
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ class NotebookAgents:
         self.env = dict(env or {})
         self._loop: AgentLoop | None = None
         #: The first ``%acp``'s agent, started before this was made (on the loop it made):
-        #: the runtime of that agent takes it (``agent_start.py``).
+        #: the runtime of that agent takes it (``start.py``).
         self.early: EarlyStart | None = None
         self._atexit_registered = False
         if early is not None:
@@ -82,7 +83,7 @@ class NotebookAgents:
         self.sandbox = SandboxChoice()
         #: The notebook tools of this kernel (None: not in a kernel; the magics set it).
         self.tools: KernelTools | None = None
-        self._reviews: Reviews | None = None
+        self._page_changes: PageChanges | None = None
         self._states: AgentStates | None = None
 
     # ------------------------------------------------------------------ loop
@@ -101,14 +102,14 @@ class NotebookAgents:
             self._atexit_registered = True
 
     @property
-    def reviews(self) -> Reviews:
-        """The turns' review bars in the page (built by the first turn that changed
+    def page_changes(self) -> PageChanges:
+        """The turns' changes drawn in the page (built by the first turn that changed
         something: it loads the revert and the live-notebook messages)."""
-        if self._reviews is None:
-            from .review import Reviews
+        if self._page_changes is None:
+            from ..changes.page import PageChanges
 
-            self._reviews = Reviews(lambda: self.loop)
-        return self._reviews
+            self._page_changes = PageChanges(lambda: self.loop)
+        return self._page_changes
 
     @property
     def states(self) -> AgentStates:
@@ -222,7 +223,7 @@ class NotebookAgents:
         return handle
 
     def discard_early(self) -> None:
-        """Shut down the agent started early (``agent_start.py``) unless a runtime took it."""
+        """Shut down the agent started early (``start.py``) unless a runtime took it."""
         early, self.early = self.early, None
         if early is not None:
             early.discard()

@@ -31,19 +31,19 @@ from collections import defaultdict, deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..client.decision import NO_TURN, Question, decide
-from ..client.formatting import fence
-from ..client.guard import ask_itself
-from ..client.notebook_names import NotebookServer
-from ..client.session import Session
-from ..client.toolcall import ToolCallState
-from ..protocol import models as m
-from ..protocol.trace_event import Observer
-from ..protocol.tree import ancestors
-from .frontend import frontends
-from .loop import AgentLoop
-from .revert import record_cell_change
-from .tools import (
+from ...client.decision import NO_TURN, Question, decide
+from ...client.formatting import fence
+from ...client.guard import ask_itself
+from ...client.notebook_names import NotebookServer
+from ...client.session import Session
+from ...client.toolcall import ToolCallState
+from ...protocol import models as m
+from ...protocol.trace_event import Observer
+from ...protocol.tree import ancestors
+from ..changes.revert import record_cell_change
+from ..frontend import frontends
+from ..runtime.loop import AgentLoop
+from . import (
     Approved,
     CodeResult,
     Decision,
@@ -56,11 +56,11 @@ from .tools import (
     ToolRegistry,
     kernel_tools,
 )
-from .tools.approval import Review, traced
-from .tools.kernel_tools import code_content
-from .tools.live_tools import LiveTools
-from .tools.registry import CellChangeReport, ToolImage
-from .tools.server import SERVER_NAME
+from .approval import Review, traced
+from .kernel_tools import code_content
+from .live_tools import LiveTools
+from .registry import CellChangeReport, ToolImage
+from .server import SERVER_NAME
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -206,7 +206,7 @@ class SessionTools:
     # ------------------------------------------------------------------ output
 
     def report(self, change: CellChangeReport) -> None:
-        """What a cell tool changed: in the turn, and kept for undo (``revert.py``)."""
+        """What a cell tool changed: in the turn, and kept for undo (``changes/revert.py``)."""
         if self.session is not None:
             record_cell_change(self.session, change)
 

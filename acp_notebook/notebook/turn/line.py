@@ -1,8 +1,9 @@
 """What ``%acp`` does — a prompt turn or a control — on the agents it owns.
 
 Built by the first ``%acp`` (or the first API call), not by ``%load_ext``: this is where
-the notebook layer (the manager, turns, widgets, controls, the protocol models) is
-loaded. The line's syntax and the configuration are ``magics.py`` and ``config.py``.
+the notebook layer (the agents, turns, widgets, controls, the protocol models) is
+loaded. The magics read the line (``load/options.py``) once and hand it here; the
+configuration is ``load/config.py``.
 """
 
 from __future__ import annotations
@@ -16,20 +17,21 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 from IPython.display import display
 
-from ..agents.presets import DEMO
-from .context import NoError, NotebookPrompt, notebook_prompt
-from .controls import REGISTRY, Control, ControlContext, ControlFailed, run, run_awaited
-from .dryrun import dry_run_bundle
-from .frontend import frontends
-from .located import say_once
-from .manager import NotebookAgents
-from .options import AcpOptions, OptionError, parse_line
-from .tool_calls import KernelTools
-from .turns import TurnHandle, TurnSettings
+from ...agents.presets import DEMO
+from ..controls import REGISTRY, Control, ControlContext, ControlFailed, run, run_awaited
+from ..frontend import frontends
+from ..load.options import AcpOptions
+from ..located import say_once
+from ..prompt.context import NoError, NotebookPrompt, notebook_prompt
+from ..runtime.agents import NotebookAgents
+from ..tools.session_tools import KernelTools
+from .dry_run import dry_run_bundle
+from .handle import TurnHandle, TurnSettings
 
 if TYPE_CHECKING:
-    from .agent_start import EarlyStart
-    from .magics import AcpMagics
+    from ..load.config import AcpConfig
+    from ..prompt.cell_log import CellLog
+    from ..runtime.start import EarlyStart
 
 
 def kernel_runs_comms_while_awaiting() -> bool:
@@ -43,22 +45,25 @@ def kernel_runs_comms_while_awaiting() -> bool:
 
 
 class AcpRunner:
-    """The agents of this kernel, and ``%acp``'s lines run on them with the settings of
-    ``magics`` (its configuration and interactivity); ``early``: the agent of the first
-    line, already starting (``agent_start.py``)."""
+    """The agents of this kernel, and ``%acp``'s lines (read by the magics) run on them
+    with the settings of ``config`` (the configuration and interactivity) and the cells
+    of ``cells`` as context; ``early``: the agent of the first line, already starting
+    (``runtime/start.py``)."""
 
-    def __init__(self, magics: AcpMagics, early: EarlyStart | None = None) -> None:
-        self.magics = magics
+    def __init__(
+        self, config: AcpConfig, cells: CellLog | None = None, early: EarlyStart | None = None
+    ) -> None:
+        self.config = config
+        self.cells = cells
         self.agents = NotebookAgents(early=early)
-        if magics.shell is not None:
-            self.agents.tools = KernelTools(magics.shell, lambda: self.agents.loop)
+        if config.shell is not None:
+            self.agents.tools = KernelTools(config.shell, lambda: self.agents.loop)
         self._fallback_said = False
-        magics.apply_to_agents(self.agents)
+        config.apply_to_agents(self.agents)
 
     # ------------------------------------------------------------------ entry points
 
-    def acp(self, line: str, cell: str | None) -> None:
-        options = self._parse(line, cell)
+    def acp(self, options: AcpOptions) -> None:
         handle = self._start(options, awaited=False)
         if handle is not None and handle.settings.plain:
             self._wait_plain(handle)
@@ -69,8 +74,7 @@ class AcpRunner:
                 display(handle.bundle(), raw=True)
                 self._inspect_after(options)
 
-    async def acp_awaited(self, line: str, cell: str | None) -> None:
-        options = self._parse(line, cell)
+    async def acp_awaited(self, options: AcpOptions) -> None:
         if options.control is not None and REGISTRY[str(options.control)].awaits_page:
             await self._control_awaited(options)
             return
@@ -87,13 +91,6 @@ class AcpRunner:
                 self._inspect_after(options)
         elif handle.settings.wait:
             await handle
-
-    @staticmethod
-    def _parse(line: str, cell: str | None) -> AcpOptions:
-        try:
-            return parse_line(line, cell)
-        except OptionError as exc:
-            raise UsageError(str(exc)) from None
 
     def _start(self, options: AcpOptions, *, awaited: bool) -> TurnHandle | None:
         handle = None
@@ -121,11 +118,11 @@ class AcpRunner:
         if settings.headless:
             return self.agents.start_turn(settings)
         if settings.plain and self.agents.tools is not None:
-            from .plain_view import PlainView
+            from ..view.plain import PlainView
 
             return self.agents.start_turn(settings, PlainView(self.agents.tools.prepare()))
-        from ..ui.turn import TurnView
-        from .cell import LiveCell
+        from ...ui.turn import TurnView
+        from ..view.live_cell import LiveCell
 
         loop = self.agents.loop
         label = settings.agent
@@ -162,10 +159,10 @@ class AcpRunner:
     # ------------------------------------------------------------------ settings
 
     def turn_settings(self, options: AcpOptions, *, awaited: bool) -> TurnSettings:
-        magics = self.magics
-        headless = magics.is_headless(options.headless)
-        plain = not headless and magics.is_plain(options.headless)
-        wait = magics.wait if options.wait is None else options.wait
+        config = self.config
+        headless = config.is_headless(options.headless)
+        plain = not headless and config.is_plain(options.headless)
+        wait = config.wait if options.wait is None else options.wait
         if (
             not headless
             and not plain
@@ -183,24 +180,24 @@ class AcpRunner:
                 )
         return TurnSettings(
             prompt=self.prompt(options),
-            agent=options.agent or magics.agent,
+            agent=options.agent or config.agent,
             session=options.session,
-            permissions=magics.policy(options.permissions),
-            timeout=options.timeout if options.timeout is not None else magics.timeout,
+            permissions=config.policy(options.permissions),
+            timeout=options.timeout if options.timeout is not None else config.timeout,
             headless=headless,
             plain=plain,
             wait=wait,
-            coalesce=magics.coalesce_ms / 1000,
-            tools=magics.tools and options.tools is not False,
+            coalesce=config.coalesce_ms / 1000,
+            tools=config.tools and options.tools is not False,
             cell_id=frontends.executing_cell(),
         )
 
     def prompt(self, options: AcpOptions) -> NotebookPrompt:
-        """The line's words with the notebook as context (``context.py``)."""
-        with_cells = self.magics.context if options.context is None else options.context
+        """The line's words with the notebook as context (``prompt/context.py``)."""
+        with_cells = self.config.context if options.context is None else options.context
         try:
             prompt = notebook_prompt(
-                self.magics.cells,
+                self.cells,
                 options.prompt,
                 cells_too=with_cells,
                 fix=options.fix,
@@ -221,11 +218,11 @@ class AcpRunner:
         (``given``) or the configuration."""
         return ControlContext(
             self.agents,
-            self.magics.agent,
+            self.config.agent,
             agent=agent,
             session=session,
-            policy=self.magics.policy(given.permissions if given else None),
-            interactive=not self.magics.is_headless(given.headless if given else None),
+            policy=self.config.policy(given.permissions if given else None),
+            interactive=not self.config.is_headless(given.headless if given else None),
         )
 
     # ------------------------------------------------------------------ controls

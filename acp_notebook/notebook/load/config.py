@@ -48,14 +48,16 @@ from traitlets import (
 from traitlets.config import Configurable
 from traitlets.utils.bunch import Bunch
 
-from ..agents.presets import DEMO
-from ..client.mcp import McpConfigError, normalise
-from ..client.policy import POLICIES
-from ..protocol.sandbox import MODES, SandboxChoice
-from .headless import env_flag
+from ...agents.presets import DEMO
+from ...client.mcp import McpConfigError, normalise
+from ...client.policy import POLICIES, Policy
+from ...protocol.sandbox import MODES, SandboxChoice
+from .headless import detect_frontend, detect_headless, env_flag
 
 if TYPE_CHECKING:
-    from .manager import NotebookAgents
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from ..runtime.agents import NotebookAgents
 
 #: MCP servers as configured: the usual ``mcpServers`` mapping, or ACP's list (JSON values).
 McpServers = dict[str, Any] | list[Any]
@@ -72,7 +74,7 @@ def _checked_rules(rules: str | list[str]) -> list[str]:
         return []
     # Loaded when there are rules to check: with the shell lexer its matcher needs, this
     # module was half of `%load_ext`'s time, and most notebooks configure no rules.
-    from ..client.rules import PermissionRules, split_rules
+    from ...client.rules import PermissionRules, split_rules
 
     texts = split_rules(rules) if isinstance(rules, str) else list(rules)
     PermissionRules.parse(texts)
@@ -82,6 +84,10 @@ def _checked_rules(rules: str | list[str]) -> list[str]:
 class AcpConfig(Configurable):
     """The configurable part of :class:`~.magics.AcpMagics`; it applies the shared
     settings (MCP servers, permission rules, tools) to the agents once they are made."""
+
+    #: The kernel's shell, whose frontend decides what "headless" and "plain" mean
+    #: (set by :class:`~IPython.core.magic.Magics`).
+    shell: InteractiveShell | None
 
     agent = Unicode(
         help="The default agent: a preset name (see `%acp --agents`) or a command line."
@@ -146,6 +152,23 @@ class AcpConfig(Configurable):
     def sandbox_choice(self) -> SandboxChoice:
         """The sandbox settings as the agents' starts read them."""
         return SandboxChoice(self.sandbox, tuple(self.writable_dirs), tuple(self.allowed_ports))
+
+    def is_headless(self, given: bool | None = None) -> bool:
+        """No widgets: as given (``--headless``), configured, or when no one can click."""
+        if given is not None:
+            return given
+        configured = {"yes": True, "no": False}.get(self.headless)
+        return configured if configured is not None else detect_headless(self.shell)
+
+    def is_plain(self, given: bool | None = None) -> bool:
+        """Someone reads, but the frontend shows no widgets (``jupyter console``): unless
+        ``--headless``/``--interactive`` or the configuration chose."""
+        if given is not None or self.headless != "auto":
+            return False
+        return detect_frontend(self.shell) == "plain"
+
+    def policy(self, given: str | None = None) -> Policy:
+        return given or self.permissions  # type: ignore[return-value]
 
     def agents_if_made(self) -> NotebookAgents | None:
         """The agents, once the first ``%acp`` made them (the magics say)."""

@@ -34,9 +34,9 @@ import tempfile
 import warnings
 from typing import Any
 
-from ..client.protected import make_state_dir, state_dir
+from ...client.protected import make_state_dir, state_dir
+from ..located import locate, notebook_folder
 from .folder_servers import TrustKey, shown, trust_record
-from .located import locate, notebook_folder
 
 __all__ = [
     "LEGACY_FILE",

@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from ..client.auth import env_methods_first, ready_env_method
-from ..client.errors import AcpClientError, AuthRequired
-from ..client.session import Session
-from ..protocol.errors import RpcError
-from .runtime import AgentFailed, AgentRuntime
+from ...client.auth import env_methods_first, ready_env_method
+from ...client.errors import AcpClientError, AuthRequired
+from ...client.session import Session
+from ...protocol.errors import RpcError
+from ..runtime.agent import AgentFailed, AgentRuntime
 
 if TYPE_CHECKING:
-    from ..ui.auth import AuthPrompt
-    from .cell import LiveCell
-    from .turns import TurnSettings
+    from ...ui.auth import AuthPrompt
+    from ..view.live_cell import LiveCell
+    from .handle import TurnSettings
 
 WAITING = "Waiting for you to log in"
 
@@ -112,7 +112,7 @@ async def log_in(runtime: AgentRuntime, cell: LiveCell, exc: AuthRequired) -> bo
     (or Retry), False when the person cancels, with the panel's Cancel or the turn's
     own (the header's), which also ends a login the agent is still waiting on (codex's
     browser login waits minutes for a callback)."""
-    from ..ui.auth import AuthPrompt
+    from ...ui.auth import AuthPrompt
 
     sender, choices = anyio.create_memory_object_stream[LoginChoice](math.inf)
     in_flight: list[anyio.CancelScope] = []
@@ -157,7 +157,7 @@ async def _follow_choices(
     in_flight: list[anyio.CancelScope],
 ) -> bool:
     """Carry out the person's choices until one logs in, retries or cancels."""
-    from ..ui.style import ERROR, esc
+    from ...ui.style import ERROR, esc
 
     async for choice in choices:
         if isinstance(choice, Cancel):

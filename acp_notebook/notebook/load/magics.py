@@ -8,7 +8,7 @@ turns a top-level ``%acp`` line into ``await ...``. Where the kernel cannot proc
 clicks during a busy cell, ``%acp`` returns at once instead (said once).
 
 ``%load_ext`` only registers what is here, which is light: what a line does is the
-:class:`~.runner.AcpRunner`, built by the first ``%acp`` or API call (:attr:`AcpMagics.runner`).
+:class:`~..turn.line.AcpRunner`, built by the first ``%acp`` or API call (:attr:`AcpMagics.runner`).
 The configuration (``%config AcpMagics.…``) is ``config.py``; the controls
 (``%acp --status`` …) are the registry in ``controls/``.
 """
@@ -17,22 +17,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
+from ..prompt.cell_log import CellLog
 from . import transformers
-from .cell_log import CellLog
 from .completion import install as install_completion
 from .completion import uninstall as uninstall_completion
 from .config import AcpConfig
-from .headless import detect_frontend, detect_headless
 from .headless import install as watch_frontend
 from .headless import uninstall as unwatch_frontend
 
 if TYPE_CHECKING:
-    from ..client.policy import Policy
-    from .manager import NotebookAgents
-    from .runner import AcpRunner
+    from ..runtime.agents import NotebookAgents
+    from ..turn.line import AcpRunner
+    from .options import AcpOptions
 
 
 @magics_class
@@ -45,7 +45,7 @@ class AcpMagics(AcpConfig, Magics):
 
     def __init__(self, shell: InteractiveShell | None = None, **kwargs: object) -> None:
         super().__init__(shell=shell, **kwargs)
-        #: The cells as they run: the prompt's context (``cells.py``), from ``%load_ext`` on.
+        #: The cells as they run: the prompt's context (``prompt/cells.py``), from ``%load_ext`` on.
         self.cells: CellLog | None = CellLog(self.shell) if self.shell is not None else None
         # Read now, as when the agents were made here: a malformed setting in the
         # environment is refused (one line on stderr) at `%load_ext`.
@@ -57,19 +57,19 @@ class AcpMagics(AcpConfig, Magics):
         notebook layer is imported, not at ``%load_ext``)."""
         return self._runner_for(None)
 
-    def _runner_for(self, line: tuple[str, str | None] | None) -> AcpRunner:
-        """:attr:`runner`; the first one made for a prompt ``line`` (and cell) starts its
-        agent before it loads the notebook layer, so the two overlap (``agent_start.py``)."""
+    def _runner_for(self, options: AcpOptions | None) -> AcpRunner:
+        """:attr:`runner`; the first one made for a line that sends a prompt starts its
+        agent before it loads the notebook layer, so the two overlap (``runtime/start.py``)."""
         if self._runner is None:
             early = None
-            if line is not None:
-                from .agent_start import start_early
+            if options is not None and options.sends_prompt:
+                from ..runtime.start import start_early
 
-                early = start_early(self, *line)
+                early = start_early(options.agent or self.agent, self.sandbox_choice())
             try:
-                from .runner import AcpRunner  # while the agent starts
+                from ..turn.line import AcpRunner  # while the agent starts
 
-                self._runner = AcpRunner(self, early)
+                self._runner = AcpRunner(self, self.cells, early)
             except BaseException:
                 if early is not None:
                     early.discard()
@@ -89,35 +89,29 @@ class AcpMagics(AcpConfig, Magics):
     @line_cell_magic
     def acp(self, line: str, cell: str | None = None) -> None:
         """Send a prompt to the agent (``%acp --help`` for options)."""
-        self._runner_for((line, cell)).acp(line, cell)
+        options = parsed(line, cell)
+        self._runner_for(options).acp(options)
 
     async def acp_awaited(self, line: str, cell: str | None) -> None:
         """What a top-level ``%acp`` becomes: awaited, so the cell stays busy."""
-        await self._runner_for((line, cell)).acp_awaited(line, cell)
+        options = parsed(line, cell)
+        await self._runner_for(options).acp_awaited(options)
 
     def slash_commands(self) -> set[str]:
         """The slash commands the agents announced (none before the first prompt)."""
         agents = self.agents_if_made()
         return agents.slash_commands() if agents is not None else set()
 
-    # ------------------------------------------------------------------ settings
 
-    def is_headless(self, given: bool | None = None) -> bool:
-        """No widgets: as given (``--headless``), configured, or when no one can click."""
-        if given is not None:
-            return given
-        configured = {"yes": True, "no": False}.get(self.headless)
-        return configured if configured is not None else detect_headless(self.shell)
+def parsed(line: str, cell: str | None) -> AcpOptions:
+    """The ``%acp`` line (and cell body) read once, for everything the line does; a
+    malformed line is the user's one-sentence error."""
+    from .options import OptionError, parse_line
 
-    def is_plain(self, given: bool | None = None) -> bool:
-        """Someone reads, but the frontend shows no widgets (``jupyter console``): unless
-        ``--headless``/``--interactive`` or the configuration chose."""
-        if given is not None or self.headless != "auto":
-            return False
-        return detect_frontend(self.shell) == "plain"
-
-    def policy(self, given: str | None = None) -> Policy:
-        return given or self.permissions  # type: ignore[return-value]
+    try:
+        return parse_line(line, cell)
+    except OptionError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def register(shell: InteractiveShell) -> AcpMagics:

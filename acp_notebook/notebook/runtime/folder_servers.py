@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..client.mcp import McpConfigError, normalise
+from ...client.mcp import McpConfigError, normalise
 
 __all__ = ["TrustKey", "quote", "shown", "trust_record"]
 

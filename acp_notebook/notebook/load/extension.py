@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from IPython.core.interactiveshell import InteractiveShell
 
-from . import comm_status, frontend
+from .. import frontend
+from ..turn import comm_status
 from .magics import AcpMagics, register, unregister
 
 _magics: AcpMagics | None = None

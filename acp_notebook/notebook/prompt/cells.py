@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..located import Located, locate
+from ..summaries import Limits, summarise
+from ..summaries.model import count, cut_head, cut_text, fence
 from .cell_log import PROMPT_LINE
-from .located import Located, locate
-from .summaries import Limits, summarise
-from .summaries.model import count, cut_head, cut_text, fence
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell

@@ -3,7 +3,7 @@
 Headless runs (nbclient, nbconvert --execute, papermill, nbval) send ``allow_stdin:
 false`` with every execute request; JupyterLab, VS Code, ``jupyter console`` and
 qtconsole send true (measured, see docs/jupyter-notes.md). Of these, the consoles show no widgets: there a
-turn is plain text and permissions are asked with ``input()`` (``plain_view.py``).
+turn is plain text and permissions are asked with ``input()`` (``view/plain.py``).
 """
 
 from __future__ import annotations

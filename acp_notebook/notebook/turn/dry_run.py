@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..client.formatting import fence, md_escape
-from .context import all_accepted
-from .manager import NotebookAgents
-from .turns import TurnSettings
+from ...client.formatting import fence, md_escape
+from ..prompt.context import all_accepted
+from ..runtime.agents import NotebookAgents
+from .handle import TurnSettings
 
 
 def _shown(wire: Any) -> Any:
