@@ -6,19 +6,33 @@ Everything here is deterministic: tool call and message ids are counters of the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
+
+import anyio
 
 from ...protocol import models as m
 from ...protocol.modelbase import AcpModel
 
-if TYPE_CHECKING:
-    import anyio
-
-    from .turn import Turn
-
-__all__ = ["MODELS", "MODES", "ClientCaps", "DemoModel", "DemoSession", "config_options"]
+__all__ = [
+    "MODELS",
+    "MODES",
+    "ClientCaps",
+    "DemoModel",
+    "DemoSession",
+    "RunningTurn",
+    "config_options",
+]
 
 Wire = dict[str, Any]
+
+
+class RunningTurn(Protocol):
+    """What a session needs of the prompt turn it runs (``.turn.Turn``): to stop it on
+    ``session/cancel`` or ``session/close``, and to know when it has answered."""
+
+    done: anyio.Event
+
+    def cancel(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -124,7 +138,7 @@ class DemoSession:
     mcp_servers: list[str] = field(default_factory=list)
     #: The stdio MCP servers given, by name (the scenes that use the client's MCP tools).
     mcp_stdio: dict[str, m.McpServerStdio] = field(default_factory=dict)
-    turn: Turn | None = None
+    turn: RunningTurn | None = None
     #: Set once the command list that follows the answer opening the session went out.
     announced: anyio.Event | None = None
 
