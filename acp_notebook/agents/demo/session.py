@@ -122,8 +122,8 @@ class DemoSession:
     model: str = "demo-small"
     verbose: bool = False
     #: Kinds of action the user chose "Allow always" for in this session, each with the
-    #: highest risk it was chosen for (``client/decision.py`` ``risk_rank``: 0 none, 1
-    #: caution): it covers that risk or less, never a riskier action.
+    #: highest risk it was chosen for (:mod:`.risk`: 0 nothing noticed, 1 worth a look):
+    #: it covers that risk or less, never a riskier action.
     allow_always: dict[str, int] = field(default_factory=dict)
     #: The updates ``session/load`` replays (compacted, see :func:`.history.compact`).
     history: list[Wire] = field(default_factory=list)

@@ -14,14 +14,13 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from ...client.danger import assess_command, assess_paths
-from ...client.decision import risk_rank
 from ...protocol import models as m
 from ...protocol.errors import RESOURCE_NOT_FOUND, RpcError
 from .content import text_content
 from .edits import append_marker, count_lines, fence, language_for, shorten, split_first
 from .refactors import refactor
 from .replies import StopReason, error_text, missing_capability, usage
+from .risk import command_risk, path_risk
 from .turn import Permission, Turn
 
 __all__ = [
@@ -143,7 +142,7 @@ async def apply_edit(
             f"Not written: the client does not offer `fs/write_text_file`; `{shown}` was not changed."
         )
         return await turn.reply(missing_capability("fs.writeTextFile", "write files"))
-    permission = await turn.permit(call, "edit", risk=risk_rank(assess_paths([path], [turn.cwd])))
+    permission = await turn.permit(call, "edit", risk=path_risk([path], turn.cwd))
     if permission.how == "cancelled":
         await call.fail(call.cancel_note)
         return "cancelled"
@@ -304,10 +303,8 @@ async def scene_run(turn: Turn, arg: str) -> StopReason:
     call.cancel_note = "Cancelled before the command started."
     # A destructive command gets no "Allow always" (nor is one remembered for it): what
     # is allowed always must be safe to allow again unseen.
-    destructive = (danger := assess_command(command, [turn.cwd])) is not None and (
-        danger.level == "danger"
-    )
-    permission = await turn.permit(call, "execute", always=not destructive, risk=risk_rank(danger))
+    risk = command_risk(command)
+    permission = await turn.permit(call, "execute", always=risk < 2, risk=risk)
     if permission.how == "cancelled":
         await call.fail(call.cancel_note)
         return "cancelled"
