@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from ..agents.presets import DEMO, LaunchSpec, resolve_agent
+from ..client.presets import DEMO, LaunchSpec, resolve_agent
 from ..client.protected import make_state_dir
 from ..protocol.process import AgentProcess, open_agent_process
 from ..protocol.sandbox import AS_CONFIGURED, Confinement, SandboxChoice

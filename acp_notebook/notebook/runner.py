@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 from IPython.display import display
 
-from ..agents.presets import DEMO
+from ..client.presets import DEMO
 from .context import NoError, NotebookPrompt, notebook_prompt
 from .controls import REGISTRY, Control, ControlContext, ControlFailed, run, run_awaited
 from .dryrun import dry_run_bundle

@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 
-from acp_notebook.agents.presets import DEMO
+from acp_notebook.client.presets import DEMO
 from acp_notebook.notebook.agent_start import (
     EarlyStart,
     Launch,

@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...agents.evidence import GEMINI_UNTRUSTED
-from ...agents.presets import PresetStatus, install_hint, preset_table
 from ...client.auth import AuthMethodInfo, env_methods_first, missing_vars, ready_env_method
+from ...client.presets import PresetStatus, install_hint, preset_table
 from ...protocol.sandbox import sandbox_line
 from ..answers import Column, Table, Text
 from ..folder_servers import quote
