@@ -188,13 +188,6 @@ class DemoSession:
     def modes(self) -> m.SessionModeState:
         return m.SessionModeState(current_mode_id=self.mode, available_modes=MODES)
 
-    def state(self, caps: ClientCaps) -> Wire:
-        """``modes`` and ``configOptions``, as the answers that open a session carry them."""
-        return {
-            "modes": self.modes().to_wire(),
-            "configOptions": [option.to_wire() for option in config_options(self, caps)],
-        }
-
 
 def config_options(session: DemoSession, caps: ClientCaps) -> list[AcpModel]:
     """The complete config state (spec: every answer and update carries all of it)."""
