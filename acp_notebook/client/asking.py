@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from .permissions import PermissionOption, PermissionRequest
+from .permission_request import PermissionOption, PermissionRequest
 from .render import Renderer
 from .session import Session
 

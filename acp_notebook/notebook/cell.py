@@ -66,7 +66,7 @@ class LiveCell:
         if self._accordion is not None or not (transcript.modes or transcript.config_options):
             return
         # The panel's controls are made when it is first opened: most turns never open it,
-        # and its widget models would be most of what a short turn sends (issue 15).
+        # and its widget models would be most of what a short turn sends.
         holder = layouts.vbox()
         accordion = w.Accordion(children=[holder], selected_index=None, layout=layouts.layout())
         accordion.set_title(0, "Session settings (mode, model, options)")

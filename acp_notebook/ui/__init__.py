@@ -26,7 +26,7 @@ _LAZY = {
     "DiffView": ".toolcall",
     "MessageView": ".message",
     "PermissionPrompt": ".permission",
-    "PlanWidget": ".turn",
+    "PlanWidget": ".entry_views",
     "TerminalOutputView": ".toolcall",
     "ThoughtView": ".message",
     "ToolCallCard": ".toolcall",
