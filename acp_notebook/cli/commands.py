@@ -12,8 +12,8 @@ from typing import NoReturn
 
 import anyio
 
-from ..agents.presets import preset_table
 from ..client.policy import POLICIES
+from ..client.presets import preset_table
 from ..protocol.sandbox import MODES
 from .exits import EXIT_INTERRUPTED, fail
 from .output import terminal_safe_output

@@ -23,9 +23,9 @@ from typing import IO
 import anyio
 
 from ..agents.evidence import before_start, explain
-from ..agents.presets import DEMO, AgentNotFound, LaunchSpec, install_hint, resolve_agent
 from ..client.connection import ClientConnection
 from ..client.errors import AcpClientError, AuthRequired
+from ..client.presets import DEMO, AgentNotFound, LaunchSpec, install_hint, resolve_agent
 from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.process import AgentStartError

@@ -9,10 +9,10 @@ import sys
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING
 
-from ..agents.presets import LaunchSpec
 from ..client.connection import START_TIMEOUT, ClientConnection
 from ..client.errors import AcpClientError, AuthRequired, HandshakeTimeout, TurnTimeout
 from ..client.handshake import handshake_limit
+from ..client.presets import LaunchSpec
 from ..client.secrets import redacting
 from ..client.session import DEFAULT_CANCEL_GRACE, PromptTurn, Session
 from ..protocol.errors import ConnectionClosed, RpcError

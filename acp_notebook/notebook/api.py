@@ -22,7 +22,7 @@ import inspect
 from collections.abc import Callable
 from typing import cast
 
-from ..agents.presets import DEMO
+from ..client.presets import DEMO
 from ..lab.report import ReportCards, run_report_cards
 from .controls import REGISTRY, Control, ControlFailed, run
 from .controls.answers import Table

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from acp_notebook.agents.presets import AgentNotFound, resolve_agent
+from acp_notebook.client.presets import AgentNotFound, resolve_agent
 from acp_notebook.protocol.conformance import schema_errors
 
 AGENTS = Path(__file__).resolve().parent.parent / "agents"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_notebook.agents.presets import preset_table
+from acp_notebook.client.presets import preset_table
 from acp_notebook.client.session import Session
 from acp_notebook.notebook import api
 from acp_notebook.notebook.controls import REGISTRY, Control, ControlFailed, run

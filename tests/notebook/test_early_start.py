@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 
-from acp_notebook.agents.presets import DEMO
+from acp_notebook.client.presets import DEMO
 from acp_notebook.notebook.runtime.agents import NotebookAgents
 from acp_notebook.notebook.runtime.loop import AgentLoop
 from acp_notebook.notebook.runtime.notebook_state import NotebookState

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...agents.evidence import GEMINI_UNTRUSTED
-from ...agents.presets import PresetStatus, install_hint, preset_table
+from ...client.presets import PresetStatus, install_hint, preset_table
 from ...protocol.sandbox import sandbox_line
 from ..frontend import frontends
 from ..runtime.folder_servers import quote

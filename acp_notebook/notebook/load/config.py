@@ -48,9 +48,9 @@ from traitlets import (
 from traitlets.config import Configurable
 from traitlets.utils.bunch import Bunch
 
-from ...agents.presets import DEMO
 from ...client.mcp import McpConfigError, normalise
 from ...client.policy import POLICIES, Policy
+from ...client.presets import DEMO
 from ...protocol.sandbox import MODES, SandboxChoice
 from .headless import detect_frontend, detect_headless, env_flag
 

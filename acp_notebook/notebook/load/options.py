@@ -41,7 +41,7 @@ def _seconds(flag: str, value: str) -> float:
 
 
 def _preset_names() -> list[str]:
-    from ...agents.presets import load_presets
+    from ...client.presets import load_presets
 
     return sorted(load_presets())
 

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from ...agents.presets import AgentNotFound, LaunchSpec
 from ...client.connection import ClientConnection
 from ...client.errors import AcpClientError, HandshakeTimeout
 from ...client.handshake import START_TIMEOUT, handshake_limit
 from ...client.mcp import choose_for_agent
 from ...client.permissions import Policy
+from ...client.presets import AgentNotFound, LaunchSpec
 from ...client.rules import PermissionRules
 from ...client.session import Session
 from ...protocol import models as m

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from ...agents.presets import DEMO, LaunchSpec, resolve_agent
+from ...client.presets import DEMO, LaunchSpec, resolve_agent
 from ...client.protected import make_state_dir
 from ...protocol.process import AgentProcess, open_agent_process
 from ...protocol.sandbox import AS_CONFIGURED, Confinement, SandboxChoice

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 from IPython.display import display
 
-from ...agents.presets import DEMO
+from ...client.presets import DEMO
 from ..controls import REGISTRY, Control, ControlContext, ControlFailed, run, run_awaited
 from ..frontend import frontends
 from ..load.options import AcpOptions
