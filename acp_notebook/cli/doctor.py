@@ -22,7 +22,7 @@ from typing import IO
 
 import anyio
 
-from ..agents.evidence import before_start, explain
+from ..agents.evidence import STDERR_LINES, before_start, explain
 from ..agents.presets import DEMO, AgentNotFound, LaunchSpec, install_hint, resolve_agent
 from ..client.connection import ClientConnection
 from ..client.errors import AcpClientError, AuthRequired
@@ -93,7 +93,7 @@ def _stderr_hint(conn: ClientConnection, out: IO[str], lead: str, spec: LaunchSp
 
 
 def _stderr(conn: ClientConnection) -> list[str]:
-    return conn.process.stderr_tail(5) if conn.process else []
+    return conn.process.stderr_tail(STDERR_LINES) if conn.process else []
 
 
 async def _stop(conn: ClientConnection, out: IO[str]) -> None:
