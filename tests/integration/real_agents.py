@@ -53,6 +53,10 @@ class RealAgent:
     #: The agent's own tool that writes a file, and its arguments for (path, text).
     write_tool: str = ""
     write_args: Callable[[Path, str], dict[str, object]] = lambda path, text: {}
+    #: The agent's own bugs these tests meet, by the check they change: check → what the
+    #: pinned version does. Each is asserted as the bug (a fixed agent fails the check, and
+    #: its entry goes) and listed in docs/real-agents.md.
+    bugs: dict[str, str] = field(default_factory=dict)
 
     def environment(self, model: LoopbackModel, bin_dir: Path) -> dict[str, str]:
         return {
@@ -153,6 +157,11 @@ AGENTS = {
         no_key_hint="OPENAI_API_KEY",
         write_tool="write_file",
         write_args=lambda path, text: {"file_path": str(path), "content": text},
+        bugs={
+            "notebook rule": "its permission request for an MCP tool names neither the tool "
+            "nor its server (the title is the arguments' JSON), so a `notebook` rule "
+            "cannot decide it",
+        },
     ),
     "fast-agent": RealAgent(
         preset="fast-agent",
@@ -166,6 +175,7 @@ AGENTS = {
         no_key_hint="--model",
         write_tool="write_text_file",
         write_args=lambda path, text: {"path": str(path), "content": text},
+        bugs={"title": "the session's title is the first prompt, with the context sent"},
     ),
     "gemini": RealAgent(
         preset="gemini",

@@ -22,10 +22,8 @@ from .real_agents import AGENTS, SAFETY, Place, RealAgent, processes_marked, sta
 pytestmark = [pytest.mark.agents, pytest.mark.timeout(900)]
 
 ENDED = "Stop reason: end_turn"
-#: The agents these tests run: the two whose own writes never reach the client (the
-#: client's confinement is what holds them to the folder). qwen-code, fast-agent, gemini and
-#: opencode are described in AGENTS but not yet run here.
-CHECKED = ["claude", "codex"]
+#: The agents these tests run (gemini and opencode are described in AGENTS but not yet run).
+CHECKED = ["claude", "codex", "qwen-code", "fast-agent"]
 
 
 @dataclass
@@ -81,6 +79,9 @@ def test_a_plain_turn_ends_with_the_models_reply(notebook: Notebook) -> None:
     turn = notebook.turn("say hello", Script(reply="Hello from the loopback model, plainly."))
     assert ENDED in turn.plain, turn.describe()
     assert "plainly" in turn.markdown
+    if "title" in notebook.agent.bugs:
+        # The agent's bug: the first turn's title is its prompt, the context sent with it too.
+        assert "Session title: say hello Cell [" in turn.plain, turn.describe()
 
 
 def test_the_previous_cell_and_a_frame_reach_the_model(notebook: Notebook) -> None:
@@ -110,7 +111,8 @@ def test_run_code_denied_never_runs(notebook: Notebook) -> None:
     script = Script(reply="It was denied.", calls=(Call("run_code", {"code": "denied_name = 1"}),))
     turn = notebook.turn("define denied_name", script, "-p deny")
     assert ENDED in turn.plain, turn.describe()
-    assert "rejected by policy deny" in turn.plain, turn.describe()
+    # How the call reads after differs (qwen-code leaves it pending), and the option's name.
+    assert "(chosen by policy deny)" in turn.plain, turn.describe()
     assert notebook.kernel.text("print('denied_name' in globals())").strip() == "False"
 
 
@@ -133,6 +135,11 @@ def test_a_notebook_rule_lets_run_code_run_unasked(notebook: Notebook) -> None:
     finally:
         kernel.text("%config AcpMagics.permission_rules = []")
     assert ENDED in turn.plain, turn.describe()
+    if "notebook rule" in notebook.agent.bugs:
+        # The agent's bug: its request is a call of no known tool, which no rule decides.
+        assert "Reject (chosen by policy ask without a UI)" in turn.plain, turn.describe()
+        assert kernel.text("print('by_rule' in globals())").strip() == "False"
+        return
     assert "chosen by rule `allow notebook run_code`" in turn.plain, turn.describe()
     assert kernel.text("print(by_rule)").strip() == "ok"
 
@@ -189,7 +196,9 @@ def test_without_a_key_the_cell_says_what_to_set_and_no_process_outlives_the_ker
         turn = opened.kernel.execute(f"%acp -a {preset} say hello", allow_stdin=False, until="idle")
         shown = turn.describe()
         assert agent.no_key_hint in shown, shown
-        assert len(processes_marked(opened.mark)) > 1, "the agent was not started"
+        # Started: still running beside the kernel, or ended by itself (fast-agent).
+        started = len(processes_marked(opened.mark)) > 1 or f"`{preset}` exited" in shown
+        assert started, "the agent was not started"
     finally:
         opened.kernel.shutdown()
         opened.place.remove()
