@@ -161,6 +161,7 @@ AGENTS = {
             "notebook rule": "its permission request for an MCP tool names neither the tool "
             "nor its server (the title is the arguments' JSON), so a `notebook` rule "
             "cannot decide it",
+            "rejected call": "a call whose permission was rejected is left pending",
         },
     ),
     "fast-agent": RealAgent(
@@ -180,11 +181,21 @@ AGENTS = {
     "gemini": RealAgent(
         preset="gemini",
         install=_npm("npm-gemini", "@google/gemini-cli@0.61.0", "gemini"),
-        env={"GOOGLE_GEMINI_BASE_URL": "{url}", "GEMINI_API_KEY": DUMMY_KEY},
-        key_vars=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        env={
+            "GOOGLE_GEMINI_BASE_URL": "{url}",
+            "GEMINI_API_KEY": DUMMY_KEY,
+            # Else it drops the MCP servers it is given (the notebook tools) in the folder.
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        },
+        # With a base URL it takes the model for a gateway, which needs no key.
+        key_vars=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL"),
         no_key_hint="GEMINI_API_KEY",
         write_tool="write_file",
         write_args=lambda path, text: {"file_path": str(path), "content": text},
+        bugs={
+            "new file": "it cannot create a file through the client (ACP `fs/*`): it reads "
+            "the file first, and takes the client's answer that there is none for a failure",
+        },
     ),
     "opencode": RealAgent(
         preset="opencode",

@@ -22,8 +22,8 @@ from .real_agents import AGENTS, SAFETY, Place, RealAgent, processes_marked, sta
 pytestmark = [pytest.mark.agents, pytest.mark.timeout(900)]
 
 ENDED = "Stop reason: end_turn"
-#: The agents these tests run (gemini and opencode are described in AGENTS but not yet run).
-CHECKED = ["claude", "codex", "qwen-code", "fast-agent"]
+#: The agents these tests run (opencode is described in AGENTS but not yet run).
+CHECKED = ["claude", "codex", "qwen-code", "fast-agent", "gemini"]
 
 
 @dataclass
@@ -113,6 +113,9 @@ def test_run_code_denied_never_runs(notebook: Notebook) -> None:
     assert ENDED in turn.plain, turn.describe()
     # How the call reads after differs (qwen-code leaves it pending), and the option's name.
     assert "(chosen by policy deny)" in turn.plain, turn.describe()
+    if "rejected call" in notebook.agent.bugs:
+        # The agent's bug: it never says how the call it asked about ended.
+        assert "· ⏳ pending" in turn.plain, turn.describe()
     assert notebook.kernel.text("print('denied_name' in globals())").strip() == "False"
 
 
@@ -165,6 +168,11 @@ def test_the_agents_own_write_inside_the_folder_is_allowed(notebook: Notebook) -
     call = Call(agent.write_tool, agent.write_args(target, "from the agent"))
     turn = notebook.turn("write the file", Script(reply="Written.", calls=(call,)), "-p allow")
     assert ENDED in turn.plain, turn.describe()
+    if "new file" in agent.bugs:
+        # The agent's bug: the client's answer that the file is not there ends its write.
+        assert "Error checking existing file" in turn.plain, turn.describe()
+        assert not target.exists(), turn.describe()
+        return
     assert target.exists() and target.read_text() == "from the agent", turn.describe()
 
 
