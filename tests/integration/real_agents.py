@@ -47,8 +47,12 @@ class RealAgent:
     files: dict[str, str] = field(default_factory=dict)
     #: ``%acp --login METHOD`` before the first prompt (the agent asks for it).
     login: str | None = None
-    #: The variables whose absence is "no key", and a phrase of the hint the cell shows.
+    #: The variables whose absence is "no key", the files of :attr:`files` left out then
+    #: (where the key or the provider lies), the options of a turn then (a ``-t`` for an
+    #: agent that never answers without a provider), and a phrase of the hint the cell shows.
     key_vars: tuple[str, ...] = ()
+    key_files: tuple[str, ...] = ()
+    no_key_options: str = ""
     no_key_hint: str = ""
     #: The agent's own tool that writes a file, and its arguments for (path, text).
     write_tool: str = ""
@@ -64,8 +68,10 @@ class RealAgent:
             "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         }
 
-    def configure(self, home: Path, model: LoopbackModel) -> None:
+    def configure(self, home: Path, model: LoopbackModel, *, keyless: bool = False) -> None:
         for relative, text in self.files.items():
+            if keyless and relative in self.key_files:
+                continue
             path = home / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text.replace("{url}", model.url), encoding="utf-8")
@@ -132,6 +138,7 @@ AGENTS = {
         no_key_hint="ANTHROPIC_API_KEY",
         write_tool="Write",
         write_args=lambda path, text: {"file_path": str(path), "content": text},
+        bugs={"usage used": "its `usage_update` says `used: null`, which ACP requires a number"},
     ),
     "codex": RealAgent(
         preset="codex",
@@ -143,6 +150,10 @@ AGENTS = {
         no_key_hint="OPENAI_API_KEY",
         write_tool="exec_command",
         write_args=lambda path, text: {"cmd": f"printf %s {text!r} > {str(path)!r}"},
+        bugs={
+            "warning in the reply": "a model it has no metadata for puts its warning "
+            '("Model metadata for `mock-model` not found…") into the reply, as agent text',
+        },
     ),
     "qwen-code": RealAgent(
         preset="qwen-code",
@@ -202,6 +213,9 @@ AGENTS = {
         install=_npm("npm-opencode", "opencode-ai@1.18.33", "opencode"),
         env={},
         files={".config/opencode/opencode.json": OPENCODE_CONFIG},
+        key_files=(".config/opencode/opencode.json",),
+        # Long enough for its first start in a fresh HOME (17 s here), which -t bounds too.
+        no_key_options="-t 30",
         no_key_hint="opencode.json",
         write_tool="write",
         write_args=lambda path, text: {"filePath": str(path), "content": text},

@@ -9,6 +9,7 @@ test to test); the tests that need an environment of their own (no key) start th
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,8 +23,8 @@ from .real_agents import AGENTS, SAFETY, Place, RealAgent, processes_marked, sta
 pytestmark = [pytest.mark.agents, pytest.mark.timeout(900)]
 
 ENDED = "Stop reason: end_turn"
-#: The agents these tests run (opencode is described in AGENTS but not yet run).
-CHECKED = ["claude", "codex", "qwen-code", "fast-agent", "gemini"]
+#: The agents these tests run: every preset's real agent.
+CHECKED = ["claude", "codex", "qwen-code", "fast-agent", "gemini", "opencode"]
 
 
 @dataclass
@@ -44,19 +45,30 @@ class Notebook:
     def sent_to_model(self, since: int) -> str:
         return "\n".join(r.text for r in self.model.since(since))
 
+    def usage_used(self) -> list[object]:
+        """The ``used`` of each ``usage_update`` the agent sent (the kernel's message log)."""
+        said = self.kernel.text(
+            "import json, acp_notebook\n"
+            "print(json.dumps([m.event.message['params']['update'].get('used', 'absent')\n"
+            "    for m in acp_notebook.messages(method='session/update')\n"
+            "    if m.event.message['params']['update'].get('sessionUpdate') == 'usage_update']))"
+        )
+        return list(json.loads(said))
 
-def open_notebook(
-    agent: RealAgent, model: LoopbackModel, *, without: tuple[str, ...] = ()
-) -> Notebook:
-    """A kernel for ``agent`` in a fresh place; ``without``: variables set empty."""
+
+def open_notebook(agent: RealAgent, model: LoopbackModel, *, keyless: bool = False) -> Notebook:
+    """A kernel for ``agent`` in a fresh place; ``keyless``: without its key (its key's
+    variables set empty, its key's files not written)."""
     executables = agent.install()
     place = Place.make()
     bin_dir = place.base / "bin"
     bin_dir.mkdir()
     for name, path in executables.items():
         (bin_dir / name).symlink_to(path)
-    agent.configure(place.home, model)
-    env = {**agent.environment(model, bin_dir), **{key: "" for key in without}}
+    agent.configure(place.home, model, keyless=keyless)
+    env = agent.environment(model, bin_dir)
+    if keyless:
+        env.update({key: "" for key in agent.key_vars})
     kernel, mark = start_kernel(place, env)
     return Notebook(agent, kernel, place, model, mark)
 
@@ -79,9 +91,18 @@ def test_a_plain_turn_ends_with_the_models_reply(notebook: Notebook) -> None:
     turn = notebook.turn("say hello", Script(reply="Hello from the loopback model, plainly."))
     assert ENDED in turn.plain, turn.describe()
     assert "plainly" in turn.markdown
-    if "title" in notebook.agent.bugs:
+    bugs = notebook.agent.bugs
+    if "title" in bugs:
         # The agent's bug: the first turn's title is its prompt, the context sent with it too.
         assert "Session title: say hello Cell [" in turn.plain, turn.describe()
+    if "warning in the reply" in bugs:
+        # The agent's bug: its own warning is sent as the model's words.
+        assert "Model metadata for `mock-model` not found" in turn.plain, turn.describe()
+    if "usage used" in bugs:
+        # The agent's bug: the context's use is null (shown as no "Context:" line).
+        used = notebook.usage_used()
+        assert used and None in used, used
+        assert "Context:" not in turn.plain, turn.describe()
 
 
 def test_the_previous_cell_and_a_frame_reach_the_model(notebook: Notebook) -> None:
@@ -198,10 +219,11 @@ def test_without_a_key_the_cell_says_what_to_set_and_no_process_outlives_the_ker
     preset: str, model: LoopbackModel
 ) -> None:
     agent = AGENTS[preset]
-    opened = open_notebook(agent, model, without=agent.key_vars)
+    opened = open_notebook(agent, model, keyless=True)
     try:
         model.play(Script(reply="Should not be reached."))
-        turn = opened.kernel.execute(f"%acp -a {preset} say hello", allow_stdin=False, until="idle")
+        line = f"%acp -a {preset} {agent.no_key_options} say hello".replace("  ", " ")
+        turn = opened.kernel.execute(line, allow_stdin=False, until="idle")
         shown = turn.describe()
         assert agent.no_key_hint in shown, shown
         # Started: still running beside the kernel, or ended by itself (fast-agent).
