@@ -26,7 +26,7 @@ from acp_notebook.notebook.kernelspec import kernel_json
 
 from ..conftest import sandbox_scratch
 from ..kernel.conftest import SAFETY, Kernel
-from .loopback_model import LoopbackModel
+from .loopback import LoopbackModel
 from .npm import npm_agents
 
 #: The marker every process of a test kernel carries in its environment.

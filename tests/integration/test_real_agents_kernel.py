@@ -1,6 +1,6 @@
 """Each real agent driven as users drive it: ``%acp -a PRESET …`` in a kernel of the
 project's kernelspec started as Jupyter Server starts one, against the loopback model
-(:mod:`.loopback_model`), which asks for the notebook tools and the agent's own tools by
+(:mod:`.loopback`), which asks for the notebook tools and the agent's own tools by
 the name each agent gives them.
 
 One kernel per agent is shared by its tests (the agent's ``default`` session goes on from
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pytest
 
 from ..kernel.conftest import Execution, Kernel
-from .loopback_model import Call, LoopbackModel, Script
+from .loopback import Call, LoopbackModel, Script
 from .real_agents import AGENTS, SAFETY, Place, RealAgent, processes_marked, start_kernel
 
 pytestmark = [pytest.mark.agents, pytest.mark.timeout(900)]
