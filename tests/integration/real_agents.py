@@ -214,8 +214,9 @@ AGENTS = {
         env={},
         files={".config/opencode/opencode.json": OPENCODE_CONFIG},
         key_files=(".config/opencode/opencode.json",),
-        # Long enough for its first start in a fresh HOME (17 s here), which -t bounds too.
-        no_key_options="-t 30",
+        # Long enough for its first start in a fresh HOME, which -t bounds too (17 s here,
+        # up to 54 s for a whole first turn with the machine loaded).
+        no_key_options="-t 45",
         no_key_hint="opencode.json",
         write_tool="write",
         write_args=lambda path, text: {"filePath": str(path), "content": text},

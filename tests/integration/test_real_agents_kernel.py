@@ -223,7 +223,8 @@ def test_without_a_key_the_cell_says_what_to_set_and_no_process_outlives_the_ker
     try:
         model.play(Script(reply="Should not be reached."))
         line = f"%acp -a {preset} {agent.no_key_options} say hello".replace("  ", " ")
-        turn = opened.kernel.execute(line, allow_stdin=False, until="idle")
+        # A safety net for a start and a whole `-t`, not a bound on either.
+        turn = opened.kernel.execute(line, allow_stdin=False, until="idle", timeout=2 * SAFETY)
         shown = turn.describe()
         assert agent.no_key_hint in shown, shown
         # Started: still running beside the kernel, or ended by itself (fast-agent).
