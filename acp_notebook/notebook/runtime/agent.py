@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from ...agents.evidence import with_finding
 from ...client.connection import ClientConnection
 from ...client.errors import AcpClientError, HandshakeTimeout
 from ...client.handshake import START_TIMEOUT, handshake_limit
@@ -259,12 +260,15 @@ class AgentRuntime:
             self.progress(line)
 
     def _sentence(self, exc: BaseException, ended: Stopped | None) -> str:
+        """What the failed start said and, for a preset's known failure, what fixes it."""
         if isinstance(exc, HandshakeTimeout):
-            return exc.sentence(ended)
-        text = str(exc)
-        if isinstance(exc, RpcError) and not isinstance(exc, AcpClientError):
+            text = exc.sentence(ended)
+        elif isinstance(exc, RpcError) and not isinstance(exc, AcpClientError):
             text = f"The agent `{self.name}` answered `initialize` with an error: {exc}"
-        return text
+        else:
+            text = str(exc)
+        preset = self.spec.preset.id if self.spec.preset else None
+        return with_finding(preset, text, self.stderr_lines)
 
     async def stop(self) -> Stopped:
         """Shut the agent down, whatever it is doing (starting, answering, stuck), its

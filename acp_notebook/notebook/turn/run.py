@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from ...agents.evidence import explain
+from ...agents.evidence import STDERR_LINES, with_finding
 from ...client.errors import AuthRequired, HandshakeTimeout, TurnTimeout
 from ...client.session import PromptTurn, Session
 from ..frontend import frontends
@@ -75,9 +75,8 @@ def _clickable(cell: LiveCell | PlainView | None) -> LiveCell | None:
 def _with_evidence(runtime: AgentRuntime, error: str) -> str:
     """``error`` and, when the preset's agent is known to fail so, what fixes it."""
     preset = runtime.spec.preset.id if runtime.spec.preset else None
-    stderr = runtime.process.stderr_tail(5) if runtime.process is not None else []
-    finding = explain(preset, "\n".join([error, *stderr]))
-    return f"{error} {finding.text('notebook')}" if finding is not None else error
+    stderr = runtime.process.stderr_tail(STDERR_LINES) if runtime.process is not None else []
+    return with_finding(preset, error, stderr)
 
 
 def _explain_turn(runtime: AgentRuntime, session: Session, turn: PromptTurn) -> None:
