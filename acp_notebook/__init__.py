@@ -20,13 +20,13 @@ _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 
 def load_ipython_extension(shell: Any) -> None:
-    from .notebook.extension import load
+    from .notebook.load.extension import load
 
     load(shell)
 
 
 def unload_ipython_extension(shell: Any) -> None:
-    from .notebook.extension import unload
+    from .notebook.load.extension import unload
 
     unload(shell)
 

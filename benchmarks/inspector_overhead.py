@@ -46,7 +46,7 @@ def run(
     from acp_notebook.notebook.controls import REGISTRY, ControlContext
     from acp_notebook.notebook.controls import run as run_control
     from acp_notebook.notebook.controls.timeline import InspectorDisplay
-    from acp_notebook.notebook.manager import NotebookAgents
+    from acp_notebook.notebook.runtime.agents import NotebookAgents
 
     chunks = chunks or (500 if quick else 3000)
     reps = reps or (2 if quick else 9)

@@ -10,6 +10,7 @@ Run `python -m tests.import_graph` to print the circles, largest first.
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -28,8 +29,10 @@ def modules(root: Path = PACKAGE) -> dict[str, Path]:
     return found
 
 
+@functools.cache
 def graph(root: Path = PACKAGE) -> dict[str, set[str]]:
-    """Module name → the package's modules its import statements name."""
+    """Module name → the package's modules its import statements name (read once per
+    root: callers must not change what it returns)."""
     known = modules(root)
     edges: dict[str, set[str]] = {}
     for name, path in known.items():

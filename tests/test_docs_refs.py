@@ -58,3 +58,17 @@ def test_a_missing_file_is_found() -> None:
         "acp_notebook/lab/explain.py",
     ]
     assert not (ROOT / "docs/no-such-page.md").exists()
+
+
+#: A docstring or comment that tells which tracker issue asked for the code (``issue 15``)
+#: narrates history: what the code holds to is said instead.
+HISTORY = re.compile(r"\b[Ii]ssue \d+")
+
+
+def test_no_docstring_or_comment_cites_an_issue_number() -> None:
+    cited = {
+        str(path.relative_to(ROOT)): HISTORY.findall(path.read_text(encoding="utf-8"))
+        for path in ROOT.glob("acp_notebook/**/*.py")
+    }
+    assert not {path: found for path, found in cited.items() if found}
+    assert HISTORY.findall("a typed answer (issue 11: a '1' typed) approved") == ["issue 11"]

@@ -18,9 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["FINDINGS", "Finding", "before_start", "explain"]
+__all__ = ["FINDINGS", "STDERR_LINES", "Finding", "before_start", "explain", "with_finding"]
 
 Surface = Literal["notebook", "terminal"]
+
+#: How many of the agent's last stderr lines a failure is searched in: an agent's own
+#: reason may come before its help text (fast-agent's "--model, FAST_AGENT_MODEL" is
+#: followed by six lines of it).
+STDERR_LINES = 20
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,13 @@ def explain(preset: str | None, text: str) -> Finding | None:
         if finding.preset == preset and re.search(finding.pattern, text, re.IGNORECASE):
             return finding
     return None
+
+
+def with_finding(preset: str | None, error: str, stderr: list[str]) -> str:
+    """``error`` and, when ``preset``'s agent is known to fail so (``stderr``: its last
+    lines), what fixes it, in a notebook's words."""
+    finding = explain(preset, "\n".join([error, *stderr[-STDERR_LINES:]]))
+    return f"{error} {finding.text('notebook')}" if finding is not None else error
 
 
 #: Where each agent that needs an account keeps it: any of these variables, or a saved

@@ -12,9 +12,8 @@ from typing import NoReturn
 
 import anyio
 
-from ..agents.presets import preset_table
-from ..client.cancel import DEFAULT_CANCEL_GRACE
 from ..client.policy import POLICIES
+from ..client.presets import preset_table
 from ..protocol.sandbox import MODES
 from .exits import EXIT_INTERRUPTED, fail
 from .output import terminal_safe_output
@@ -137,7 +136,9 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add(
         "--cancel-grace",
         type=float,
-        default=DEFAULT_CANCEL_GRACE,
+        # None: the session's default (``client.session.DEFAULT_CANCEL_GRACE``), read
+        # where the turn runs, so the parser does not load the session.
+        default=None,
         metavar="SECONDS",
         help="after a timeout, how long to wait for the agent to confirm the cancel (default: 10)",
     )

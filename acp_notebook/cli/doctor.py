@@ -22,10 +22,10 @@ from typing import IO
 
 import anyio
 
-from ..agents.evidence import before_start, explain
-from ..agents.presets import DEMO, AgentNotFound, LaunchSpec, install_hint, resolve_agent
+from ..agents.evidence import STDERR_LINES, before_start, explain
 from ..client.connection import ClientConnection
 from ..client.errors import AcpClientError, AuthRequired
+from ..client.presets import DEMO, AgentNotFound, LaunchSpec, install_hint, resolve_agent
 from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.process import AgentStartError
@@ -81,7 +81,7 @@ def _known_failure(spec: LaunchSpec, said: str, stderr: list[str], out: IO[str])
 
 def _stderr_hint(conn: ClientConnection, out: IO[str], lead: str, spec: LaunchSpec) -> None:
     """The agent's last stderr lines, or (when it wrote none) how to see what it does."""
-    tail = [line for line in (conn.process.stderr_tail(5) if conn.process else []) if line.strip()]
+    tail = [line for line in (conn.process.stderr_tail(STDERR_LINES) if conn.process else []) if line.strip()]
     if tail:
         print(f"Hint: {lead}: " + " | ".join(tail), file=out)
     else:
@@ -93,7 +93,7 @@ def _stderr_hint(conn: ClientConnection, out: IO[str], lead: str, spec: LaunchSp
 
 
 def _stderr(conn: ClientConnection) -> list[str]:
-    return conn.process.stderr_tail(5) if conn.process else []
+    return conn.process.stderr_tail(STDERR_LINES) if conn.process else []
 
 
 async def _stop(conn: ClientConnection, out: IO[str]) -> None:

@@ -27,7 +27,7 @@ from ..client.asking import (
     retry,
 )
 from ..client.elicitation import ElicitationRequest, InvalidContent, split_url
-from ..client.permissions import PermissionRequest
+from ..client.permission_request import PermissionRequest
 from ..client.session import Session
 
 __all__ = ["Console", "elicitation_asker", "parse_field", "permission_asker"]
@@ -39,8 +39,8 @@ class Console:
     A single thread reads stdin, line by line, for the whole run: a question that ends
     (answered, or its request cancelled by a timeout) leaves no reader behind to swallow
     the next line, and a line is only ever an answer to the question on screen — lines
-    typed before a question appeared are dropped (issue 11: a "1" typed under one prompt
-    approved another). Use as ``async with Console() as console``.
+    typed before a question appeared are dropped (else a "1" typed under one prompt could
+    approve another). Use as ``async with Console() as console``.
     """
 
     def __init__(self, stdin: TextIO | None = None) -> None:

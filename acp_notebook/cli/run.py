@@ -18,7 +18,7 @@ import os
 import sys
 from typing import IO, TYPE_CHECKING
 
-from ..agents.presets import AgentNotFound, resolve_agent
+from ..client.presets import AgentNotFound, resolve_agent
 from ..protocol.process import AgentStartError, open_agent_process
 from .exits import EXIT_USAGE, fail
 from .terminal_render import StartProgress

@@ -9,12 +9,12 @@ import sys
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING
 
-from ..agents.presets import LaunchSpec
 from ..client.connection import START_TIMEOUT, ClientConnection
 from ..client.errors import AcpClientError, AuthRequired, HandshakeTimeout, TurnTimeout
 from ..client.handshake import handshake_limit
+from ..client.presets import LaunchSpec
 from ..client.secrets import redacting
-from ..client.session import PromptTurn, Session
+from ..client.session import DEFAULT_CANCEL_GRACE, PromptTurn, Session
 from ..protocol.errors import ConnectionClosed, RpcError
 from ..protocol.process import AgentProcess, AgentStartError
 from ..protocol.trace_event import Observer
@@ -48,9 +48,10 @@ async def run_turn(
     given = dict(args.env)
     observers = [redacting(_trace_writer(trace_file), given.values)] if trace_file else []
     interactive = policy == "ask" and sys.stdin.isatty()
+    grace = DEFAULT_CANCEL_GRACE if args.cancel_grace is None else args.cancel_grace
     try:
         async with ClientConnection.over_process(
-            process, observers=observers, cancel_grace=args.cancel_grace
+            process, observers=observers, cancel_grace=grace
         ) as conn:
             # --timeout bounds each handshake request too (at least HANDSHAKE_FLOOR).
             try:

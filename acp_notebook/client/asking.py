@@ -1,6 +1,6 @@
 """A permission request asked in words, for the frontends that ask by reading a line: the
 CLI's terminal (``cli/prompts.py``) and a notebook frontend without widgets
-(``notebook/plain_view.py``, through ``input()``). The card's buttons are ``ui/permission.py``.
+(``notebook/view/plain.py``, through ``input()``). The card's buttons are ``ui/permission.py``.
 
 Both show the same question (:func:`permission_question`), read an answer the same way
 (:func:`read_choice`), and ask the same second question before an "always" option binds
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from .permissions import PermissionOption, PermissionRequest
+from .permission_request import PermissionOption, PermissionRequest
 from .render import Renderer
 from .session import Session
 

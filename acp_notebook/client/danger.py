@@ -24,7 +24,7 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from .shell import (
     MAX_DEPTH,
@@ -40,9 +40,6 @@ from .shell import (
     unwrap,
 )
 from .shell_writes import written_words
-
-if TYPE_CHECKING:
-    from .toolcall import ToolCallState
 
 Level = Literal["caution", "danger"]
 LEVELS: tuple[Level, ...] = ("caution", "danger")
@@ -360,7 +357,17 @@ def assess_paths(paths: Iterable[str], roots: Sequence[str]) -> Danger | None:
 # ---------------------------------------------------------------------------- tool calls
 
 
-def assess_call(call: ToolCallState, roots: Sequence[str]) -> Danger | None:
+class Rated(Protocol):
+    """What a rating reads of a tool call: the facts ``ToolCallState`` derives."""
+
+    @property
+    def command(self) -> str | None: ...
+
+    @property
+    def paths(self) -> list[str]: ...
+
+
+def assess_call(call: Rated, roots: Sequence[str]) -> Danger | None:
     """A tool call's rating: its command, and its paths against ``roots``."""
     command = call.command
     return combine(

@@ -44,6 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from .permission_request import Origin
 from .policy import Policy
 
 if TYPE_CHECKING:
@@ -64,7 +65,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Origin = Literal["request", "write", "command", "tool"]
 Action = Literal["allow", "deny", "ask"]
 
 #: ``danger.py``'s levels in order: a grant covers its own rank and the ranks below.

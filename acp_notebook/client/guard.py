@@ -43,7 +43,7 @@ from .protected import STATE_FILE_NAMES, is_protected
 from .toolcall import ToolCallState
 
 if TYPE_CHECKING:
-    from .permissions import PermissionRequest
+    from .permission_request import PermissionRequest
     from .session import Session
 
 __all__ = [

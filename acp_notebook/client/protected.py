@@ -12,7 +12,7 @@ from pathlib import Path, PurePath
 
 __all__ = ["STATE_FILE_NAMES", "is_protected", "make_state_dir", "state_dir"]
 
-#: The notebook state file (``notebook/state.py`` reads it): MCP servers planted there
+#: The notebook state file (``notebook/runtime/notebook_state.py`` reads it): MCP servers planted there
 #: reach later agents, so the agent never writes it unasked.
 STATE_FILE_NAMES = frozenset({".acp-notebook.json"})
 

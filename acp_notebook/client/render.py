@@ -33,6 +33,7 @@ from .display import (
     tool_content_shown,
 )
 from .elicitation import split_url
+from .entry_forms import EntryForm, row
 from .formatting import code_span, fence, fields_text, md_escape, md_url, one_line, portable
 from .rawinput import DERIVED_NOTE
 from .sent import SentItem, is_attachment, prompt_words, sent_items
@@ -207,23 +208,8 @@ class Renderer:
     # ------------------------------------------------------------------ entries
 
     def entry(self, entry: object) -> str:
-        if isinstance(entry, MessageEntry):
-            return self.message(entry)
-        if isinstance(entry, ToolCallEntry):
-            return self.tool_call(entry.tool_call)
-        if isinstance(entry, PlanView):
-            return self.plan(entry.entries)
-        if isinstance(entry, NoteEntry):
-            return self._italic(entry.text)
-        if isinstance(entry, NoticeEntry):
-            return self.notice(entry)
-        if isinstance(entry, CompactionEntry):
-            return self.compaction(entry)
-        if isinstance(entry, UnknownEntry):
-            return self.shown(RawShown("update", entry.kind, entry.raw))
-        if isinstance(entry, ElicitationEntry):
-            return self.elicitation(entry)
-        return ""
+        """``entry`` as Markdown (or plain text): its row of :data:`MARKDOWN`."""
+        return MARKDOWN(self, entry, None)
 
     def message(self, entry: MessageEntry) -> str:
         body = "\n\n".join(self.item(item) for item in entry.items).strip()
@@ -438,6 +424,23 @@ class Renderer:
     def _text(self, text: str) -> str:
         """Agent text inside Markdown syntax, escaped (plain text stays as it is)."""
         return md_escape(text) if self.markdown else text
+
+
+#: The Markdown (and plain-text) form of each entry kind (``entry_forms.py``).
+MARKDOWN: EntryForm[Renderer, None, str] = EntryForm(
+    "markdown",
+    [
+        row(MessageEntry, lambda r, e, _: r.message(e)),
+        row(ToolCallEntry, lambda r, e, _: r.tool_call(e.tool_call)),
+        row(PlanView, lambda r, e, _: r.plan(e.entries)),
+        row(NoteEntry, lambda r, e, _: r._italic(e.text)),
+        row(NoticeEntry, lambda r, e, _: r.notice(e)),
+        row(CompactionEntry, lambda r, e, _: r.compaction(e)),
+        row(UnknownEntry, lambda r, e, _: r.shown(RawShown("update", e.kind, e.raw))),
+        row(ElicitationEntry, lambda r, e, _: r.elicitation(e)),
+    ],
+    fallback=lambda r, e, _: "",
+)
 
 
 def transcript_bundle(

@@ -13,12 +13,13 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from ..protocol import models as m
 from ..protocol.errors import INVALID_PARAMS, RpcError
+from ..protocol.jsonrpc import Peer
 from ..protocol.modelbase import AcpModel
 from ..protocol.text_chunk import text_chunk
 from ..protocol.variants import member
@@ -32,11 +33,10 @@ from .handlers import (
 )
 
 if TYPE_CHECKING:
-    from .connection import ClientConnection
     from .handlers import ElicitationParams, ElicitationResponse
     from .session import Session
 
-__all__ = ["Router"]
+__all__ = ["Routed", "Router"]
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +66,36 @@ def _read_update(params: Any) -> tuple[str, m.SessionUpdate] | None:
     return notification.session_id, notification.update
 
 
+class Routed(Protocol):
+    """What the router reads of the connection whose messages it routes
+    (``ClientConnection``): its peer, its open sessions, who serves what."""
+
+    @property
+    def peer(self) -> Peer: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def agent_label(self) -> str: ...
+
+    @property
+    def advertised(self) -> m.ClientCapabilities: ...
+
+    @property
+    def handlers(self) -> object | None: ...
+
+    @property
+    def sessions(self) -> dict[str, Session]: ...
+
+    @property
+    def elicitations(self) -> ElicitationBroker | None: ...
+
+
 class Router:
     """Serves one connection's incoming agent requests and notifications."""
 
-    def __init__(self, connection: ClientConnection) -> None:
+    def __init__(self, connection: Routed) -> None:
         self.connection = connection
         self._orphans: dict[str, list[m.SessionUpdate]] = {}
         self._registered = anyio.Event()

@@ -19,15 +19,16 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 
 from ..protocol import models as m
 from ..protocol.errors import ConnectionClosed, RpcError
+from ..protocol.jsonrpc import Peer
+from ..protocol.process import AgentProcess
 from ..protocol.sandbox import Confinement
-from .cancel import DEFAULT_CANCEL_GRACE
 from .checkpoints import Checkpoints
 from .decision import Turn
 from .elicitation import ElicitationBroker
@@ -40,7 +41,6 @@ from .terminals import TerminalManager, TerminalSnapshot
 from .transcript import Transcript, TurnRecord
 
 if TYPE_CHECKING:
-    from .connection import ClientConnection
     from .handlers import ElicitationParams, ElicitationResponse
 
 __all__ = [
@@ -48,11 +48,15 @@ __all__ = [
     "PromptInput",
     "PromptTurn",
     "Session",
+    "SessionHost",
     "TurnState",
     "prompt_blocks",
 ]
 
 log = logging.getLogger(__name__)
+
+#: Seconds a timed-out turn waits for the agent to answer its ``session/cancel``.
+DEFAULT_CANCEL_GRACE = 10.0
 
 
 TurnState = Literal["queued", "running", "done"]
@@ -141,12 +145,34 @@ class PromptTurn:
         self._done.set()
 
 
+class SessionHost(Protocol):
+    """What a session reads of the connection it lives on (``ClientConnection``): the
+    peer it sends on, the agent and what it offers, where its turns run."""
+
+    peer: Peer
+    process: AgentProcess | None
+    cancel_grace: float
+
+    @property
+    def agent_capabilities(self) -> m.AgentCapabilities: ...
+
+    @property
+    def agent_name(self) -> str: ...
+
+    @property
+    def agent_label(self) -> str: ...
+
+    def start_soon(self, func: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None: ...
+
+    def auth_error(self, exc: RpcError) -> RpcError: ...
+
+
 class Session:
-    """A session with an agent. Created by :class:`ClientConnection`, not directly."""
+    """A session with an agent. Created by ``ClientConnection``, not directly."""
 
     def __init__(
         self,
-        connection: ClientConnection,
+        connection: SessionHost,
         session_id: str,
         *,
         cwd: str,

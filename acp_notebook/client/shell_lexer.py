@@ -335,7 +335,7 @@ def read(command: str) -> Reading:
         else:
             if token.text.startswith("#"):
                 # Unquoted it would start a comment; a reader that drops quotes first
-                # sees one where bash runs the rest (issue 11: `pytest; '#'; rm -rf ~`).
+                # sees one where bash runs the rest (`pytest; '#'; rm -rf ~`).
                 lexer.doubt("a quoted `#` at the start of a word")
             words.append(token.text)
             texts.append(token.text)

@@ -5,7 +5,7 @@ output) when it finishes; the plan when it changes. It is the plain
 console codes, and its terminal formatter for diffs and terminal output) only when asked.
 
 Written on a terminal by ``acp-notebook run`` (``cli/``) and into a cell's stdout by a
-frontend without widgets (``notebook/plain_view.py``: ``jupyter console``, qtconsole).
+frontend without widgets (``notebook/view/plain.py``: ``jupyter console``, qtconsole).
 
 The plan: on a terminal (``live_plan``) it is one block kept at the bottom of the screen
 and redrawn in place as it changes (:mod:`.bottom_block`), left where it is when the turn
@@ -30,24 +30,29 @@ from pygments.util import ClassNotFound
 
 from .bottom_block import BottomBlock, terminal_size
 from .display import rejected_by, status_text
+from .entry_forms import EntryForm, row
 from .render import Renderer
 from .session import Session
 from .toolcall import CANCELLED
 from .transcript import (
     CompactionEntry,
+    ElicitationEntry,
     Entry,
     MessageEntry,
+    NoteEntry,
+    NoticeEntry,
     PlanView,
     ToolCallEntry,
     Transcript,
     TurnRecord,
+    UnknownEntry,
 )
 
 __all__ = ["TextPrinter", "Writer"]
 
 
 class Writer(Protocol):
-    """Where the text goes: a terminal's stdout, or a cell's (``notebook/plain_view.py``)."""
+    """Where the text goes: a terminal's stdout, or a cell's (``notebook/view/plain.py``)."""
 
     def write(self, text: str, /) -> int: ...
 
@@ -185,18 +190,17 @@ class TextPrinter:
             if entry is open_message:
                 self._message(entry, self._seen.setdefault(id(entry), (entry, _Seen()))[1])
                 break
-            seen = self._seen.setdefault(id(entry), (entry, _Seen()))[1]
-            if isinstance(entry, MessageEntry):
-                self._message(entry, seen)
-            elif isinstance(entry, ToolCallEntry):
-                self._tool_call(entry, seen)
-            elif isinstance(entry, PlanView):
-                self._plan(entry, seen)
-            elif isinstance(entry, CompactionEntry) and entry.status == "in_progress":
-                continue  # printed once settled, with its whole summary
-            elif seen.status is None:
-                seen.status = "shown"
-                self._line(self._blocks(self.renderer.entry(entry)))
+            TEXT(self, entry, self._seen.setdefault(id(entry), (entry, _Seen()))[1])
+
+    def _once(self, entry: object, seen: _Seen) -> None:
+        """An entry that does not grow: its Markdown, printed once."""
+        if seen.status is None:
+            seen.status = "shown"
+            self._line(self._blocks(self.renderer.entry(entry)))
+
+    def _compaction(self, entry: CompactionEntry, seen: _Seen) -> None:
+        if entry.status != "in_progress":  # printed once settled, with its whole summary
+            self._once(entry, seen)
 
     def _message(self, entry: MessageEntry, seen: _Seen) -> None:
         if entry.role == "user":
@@ -245,6 +249,24 @@ class TextPrinter:
         stop = self.renderer.turn_footer(record)
         self._line("")
         self._line(self._style("red" if record.error is not None else "faint", stop))
+
+
+#: The streamed text form of each entry kind (``entry_forms.py``): a message, a tool call
+#: and the plan as they grow; the others once, as Markdown.
+TEXT: EntryForm[TextPrinter, _Seen, None] = EntryForm(
+    "text",
+    [
+        row(MessageEntry, TextPrinter._message),
+        row(ToolCallEntry, TextPrinter._tool_call),
+        row(PlanView, TextPrinter._plan),
+        row(NoteEntry, TextPrinter._once),
+        row(NoticeEntry, TextPrinter._once),
+        row(CompactionEntry, TextPrinter._compaction),
+        row(UnknownEntry, TextPrinter._once),
+        row(ElicitationEntry, TextPrinter._once),
+    ],
+    fallback=TextPrinter._once,
+)
 
 
 def _fileno(out: Writer) -> Callable[[], int] | None:

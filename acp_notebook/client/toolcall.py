@@ -19,7 +19,7 @@ from ..protocol.sandbox import REFUSED_WRITE
 from .rawinput import FileDiff, command_of, cwd_of, edits_from_raw_input, paths_of, url_of
 
 if TYPE_CHECKING:
-    from .permissions import PermissionRequest
+    from .permission_request import PermissionRequest
 
 __all__ = ["CANCELLED", "EDIT_KINDS", "FINISHED_STATUSES", "FileDiff", "ToolCallState"]
 
@@ -50,7 +50,7 @@ class ToolCallState:
     raw_input: Any = None
     raw_output: Any = None
     meta: dict[str, Any] | None = None
-    #: Permission requests about this call (objects of the permission broker).
+    #: Permission requests about this call (the permission broker opens them).
     permissions: list[PermissionRequest] = field(default_factory=list)
     #: The name of the client's own notebook tool this call is (``run_code``), set by the
     #: client that made the call, never from the wire: ``notebook`` rules match on it.

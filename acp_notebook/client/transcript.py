@@ -62,7 +62,7 @@ _ROLES: dict[str, Role] = {
 }
 
 if TYPE_CHECKING:
-    from .permissions import PermissionRequest
+    from .permission_request import PermissionRequest
 
 log = logging.getLogger(__name__)
 

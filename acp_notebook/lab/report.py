@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agents.evidence import before_start, explain
-from ..agents.presets import DEMO, AgentNotFound, resolve_agent
 from ..client.formatting import md_cell
+from ..client.presets import DEMO, AgentNotFound, resolve_agent
 from ..protocol.sandbox import sandbox_line
 from .checks import CHECKS, Run, Verdict
 from .stepper import Stepper

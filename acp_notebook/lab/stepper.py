@@ -29,10 +29,10 @@ from typing import Any, Literal, TypeVar
 import anyio
 import anyio.abc
 
-from ..agents.presets import LaunchSpec, resolve_agent
 from ..client.connection import CLIENT_INFO, PROTOCOL_VERSION, ClientConnection, client_capabilities
 from ..client.decision import Turn
 from ..client.permissions import Policy
+from ..client.presets import LaunchSpec, resolve_agent
 from ..client.session import Session
 from ..client.timeline import TimelineBuilder
 from ..protocol import conformance

@@ -11,8 +11,8 @@ Each control function is derived from the control's registry entry (``controls/`
 ``-a``/``-s`` apply to it — and ``help(acp.<name>)`` says what it does.
 
 Thread-safe: any thread may call them. A control runs on the agent loop and returns a
-value that is safe to keep: a :class:`~.answers.Text` (a ``str``), a
-:class:`~.answers.Table` of snapshots, a message table, or a widget it built there.
+value that is safe to keep: a :class:`~.controls.answers.Text` (a ``str``), a
+:class:`~.controls.answers.Table` of snapshots, a message table, or a widget it built there.
 Failures a user can act on raise :class:`~.controls.ControlFailed` with one sentence.
 """
 
@@ -22,14 +22,14 @@ import inspect
 from collections.abc import Callable
 from typing import cast
 
-from ..agents.presets import DEMO
+from ..client.presets import DEMO
 from ..lab.report import ReportCards, run_report_cards
-from .answers import Table
 from .controls import REGISTRY, Control, ControlFailed, run
-from .extension import current
+from .controls.answers import Table
 from .inspector import MessageTable
-from .snapshots import SessionSnapshot
-from .turns import TurnHandle, TurnSettings
+from .load.extension import current
+from .runtime.snapshots import SessionSnapshot
+from .turn.handle import TurnHandle, TurnSettings
 
 __all__ = [
     "ControlFailed",

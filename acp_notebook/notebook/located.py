@@ -16,7 +16,7 @@ The name, in order:
    where a local server starts a notebook's kernel) — never resolved against a directory
    the notebook is not in.
 
-The name keys what is remembered per notebook (``state.py``), whether or not the file is
+The name keys what is remembered per notebook (``runtime/notebook_state.py``), whether or not the file is
 visible. The *file* (:attr:`Located.file`) is the name only when it is an ``.ipynb`` regular
 file here; otherwise it is None and :attr:`Located.unseen` says why in one sentence. What is
 sent as the open notebook and what the guard calls "the open notebook" is the file, so a

@@ -25,7 +25,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import anyio
 import anyio.abc
@@ -77,8 +77,12 @@ class _Pending:
         self.error: BaseException | None = None
 
 
+#: A handler's result type.
+R = TypeVar("R")
+
+
 @dataclass(frozen=True)
-class Reply:
+class Reply(Generic[R]):
     """A request handler's result, and what to do once it has been written.
 
     ``then`` runs in the request's task right after the answer went out: messages it
@@ -87,7 +91,7 @@ class Reply:
     written.
     """
 
-    result: Any
+    result: R
     then: Callable[[], Awaitable[None]]
 
 

@@ -31,6 +31,13 @@ from .tree import ProcessTree, Stopped, proc_stats
 STDERR_LINES = 200
 _STDERR_LINE_CHARS = 2000
 
+#: A terminal's escape sequences in an agent's stderr (colours, cursor moves, titles, links):
+#: written for a terminal, they are noise in a line kept as text (``\x1b[31m`` in a cell's
+#: error) and must not reach the user's terminal through the CLI's progress line either.
+_TERMINAL_CODES = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])"
+)
+
 
 class AgentStartError(Exception):
     """The agent command could not be started at all (not found, not executable), or
@@ -249,6 +256,8 @@ class AgentProcess:
 
     def _add_stderr_line(self, raw: bytes) -> None:
         line = raw.decode("utf-8", "replace").rstrip("\r")
+        if "\x1b" in line:
+            line = _TERMINAL_CODES.sub("", line)
         if len(line) > _STDERR_LINE_CHARS:
             line = line[:_STDERR_LINE_CHARS] + " …"
         self._stderr.append(line)

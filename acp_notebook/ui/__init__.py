@@ -26,7 +26,7 @@ _LAZY = {
     "DiffView": ".toolcall",
     "MessageView": ".message",
     "PermissionPrompt": ".permission",
-    "PlanWidget": ".turn",
+    "PlanWidget": ".entry_views",
     "TerminalOutputView": ".toolcall",
     "ThoughtView": ".message",
     "ToolCallCard": ".toolcall",
@@ -39,16 +39,4 @@ _LAZY = {
 __getattr__ = imported_on_first_use(__name__, _LAZY)
 
 
-__all__ = [
-    "Coalescer",
-    "DiffView",
-    "MessageView",
-    "PermissionPrompt",
-    "PlanWidget",
-    "TerminalOutputView",
-    "ThoughtView",
-    "ToolCallCard",
-    "TurnView",
-    "render_markdown",
-    "split_frozen",
-]
+__all__ = sorted(_LAZY)

@@ -7,14 +7,35 @@ in the kernel as one of 1,000."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 import ipywidgets as w
 
-from ..client.entries import Entry, ToolCallEntry
+from ..client.display import RawShown
+from ..client.entries import (
+    CompactionEntry,
+    ElicitationEntry,
+    Entry,
+    MessageEntry,
+    NoteEntry,
+    NoticeEntry,
+    PlanView,
+    ToolCallEntry,
+    TurnRecord,
+    UnknownEntry,
+)
+from ..client.entry_forms import EntryForm, row
+from ..client.sent import sent_items
 from ..client.transcript import Transcript
+from ..protocol import models as m
+from .content import raw_html
+from .context import SessionLike, ViewContext
 from .elicitation import ElicitationForm
+from .message import CompactionView, MessageView, PromptView, ThoughtView
 from .message_html import note_html
+from .notices import notice_html
+from .plan import plan_html
 from .segments import AppendOnlyBox, close_tree, flat_html
 from .toolcall import ToolCallCard
 
@@ -25,6 +46,80 @@ class ChildView(Protocol):
     widget: w.Widget
 
     def refresh(self, active: bool = False) -> bool: ...
+
+
+class PlanWidget:
+    """One turn's plan; :meth:`refresh` redraws it when the agent sent a new one."""
+
+    def __init__(self, plan: PlanView) -> None:
+        self.plan = plan
+        self.widget = flat_html()
+        self._shown: list[m.PlanEntry] | None = None
+        self.refresh()
+
+    def refresh(self, active: bool = False) -> bool:
+        if self.plan.entries is self._shown:
+            return False
+        self._shown = self.plan.entries
+        self.widget.value = plan_html(self.plan.entries)
+        return True
+
+
+class StaticView:
+    """An entry that never changes (a note, an unknown update): rendered once."""
+
+    def __init__(self, html: str) -> None:
+        self.widget = flat_html(html)
+
+    def refresh(self, active: bool = False) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
+class Making:
+    """What a turn's entry views are made with: its view context, its session, its record."""
+
+    ctx: ViewContext
+    session: SessionLike
+    record: TurnRecord
+
+    def message(self, entry: MessageEntry, running: bool) -> ChildView:
+        """A prompt that carried context shows it; a thought folds once the turn ends."""
+        cwd, prompt = self.ctx.cwd, self.record.prompt
+        if entry.role == "user" and sent_items(prompt):
+            return PromptView(prompt, sent_items(prompt), cwd)
+        if entry.role == "thought":
+            return ThoughtView(entry, cwd, active=running)
+        return MessageView(entry, cwd)
+
+    def elicitation(self, entry: ElicitationEntry) -> ElicitationForm:
+        session = self.session
+        return ElicitationForm(
+            entry.request,
+            broker=session.elicitations,
+            post=self.ctx.post,
+            transcript=session.transcript,
+        )
+
+
+#: The live widget form of each entry kind (``client/entry_forms.py``); ``running``: the
+#: turn is running.
+WIDGETS: EntryForm[Making, bool, ChildView] = EntryForm(
+    "widget",
+    [
+        row(MessageEntry, Making.message),
+        row(ToolCallEntry, lambda v, e, _: ToolCallCard(e.tool_call, v.ctx)),
+        row(PlanView, lambda v, e, _: PlanWidget(e)),
+        row(NoteEntry, lambda v, e, _: StaticView(note_html(e.text))),
+        row(NoticeEntry, lambda v, e, _: StaticView(notice_html(e))),
+        row(CompactionEntry, lambda v, e, _: CompactionView(e, v.ctx.cwd)),
+        row(UnknownEntry, lambda v, e, _: StaticView(raw_html(RawShown("update", e.kind, e.raw)))),
+        row(ElicitationEntry, lambda v, e, _: v.elicitation(e)),
+    ],
+    fallback=lambda v, e, _: StaticView(
+        raw_html(RawShown("entry", type(e).__name__, {"repr": repr(e)}))
+    ),
+)
 
 
 class EntryViews:

@@ -1,4 +1,4 @@
-"""Layout and style models shared by every view in the kernel (issue 15, "Wire cost").
+"""Layout and style models shared by every view in the kernel.
 
 Every ``Layout`` and every style is a widget model of its own: about 1.07 KB of
 ``comm_open`` for a ``Layout``, 0.4-0.5 KB for a style, and a ``comm_close`` when it goes.

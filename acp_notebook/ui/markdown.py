@@ -130,7 +130,7 @@ def _lexer(lang: str) -> Lexer | None:
 
 #: The class of Markdown rendered for a page that holds :data:`MARKDOWN_SHEET` (what the
 #: live views stream): its blocks carry no inline style, so a frozen segment costs about
-#: its text on the wire instead of four times that (issue 15, "Wire cost").
+#: its text on the wire instead of four times that.
 SHEET_CLASS = "acp-md"
 MUTED_CLASS = "acp-md-muted"
 

@@ -22,7 +22,8 @@ import ipywidgets as w
 
 from ..client.asking import always_question
 from ..client.formatting import short_path
-from ..client.permissions import PermissionBroker, PermissionRequest
+from ..client.permission_request import PermissionRequest
+from ..client.permissions import PermissionBroker
 from ..client.toolcall import EDIT_KINDS, ToolCallState
 from . import layouts
 from .attention import BEACON, CARD_CLASS, OPTION_CLASS, REJECT_CLASS, keys_hint

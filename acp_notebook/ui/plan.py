@@ -1,7 +1,7 @@
 """The agent's plan as a checklist: ✅ done, ▶ in progress (bold), ☐ pending, with
 priority badges. spec: each `plan` update replaces the whole plan, so the view
 redraws when the transcript's entry list object changes. HTML only, no widgets: the live
-view (``PlanWidget``) is in ``turn.py``."""
+view (``PlanWidget``) is in ``entry_views.py``."""
 
 from __future__ import annotations
 

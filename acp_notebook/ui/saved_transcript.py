@@ -1,8 +1,8 @@
 """What a finished turn leaves in the notebook: the display bundle that replaces its live view.
 
 That bundle travels once more after the live view has sent the whole text, in a single
-``update_display_data``, and each MIME type in it is one more copy (issue 15: a streamed
-reply's whole widget traffic, live view and saved transcript, at most 3× the reply). So:
+``update_display_data``, and each MIME type in it is one more copy (the budget: a
+streamed reply's whole widget traffic, live view and saved transcript, at most 3× the reply). So:
 
 - ``text/markdown``, always: JupyterLab, Notebook 7, VS Code, GitHub and nbviewer render
   it themselves; the agent's text in it is made safe by ``client/agent_markdown.py`` (no

@@ -6,7 +6,7 @@ goes into a new widget that is sent exactly once; only the short tail is re-rend
 re-sent on each refresh (docs/jupyter-notes.md). A frozen segment is an ``HTML``
 widget, or (``markdown``) an ``Output`` widget holding the segment's Markdown, which the
 frontend renders: about the text's size on the wire, where its HTML is 1.7 times it
-(issue 15: live view and saved transcript together at most 3× the reply).
+(the budget: live view and saved transcript together at most 3× the reply).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..client.danger import Danger
 from ..client.display import kind_icon, location_label, status_text
-from ..client.permissions import PermissionRequest
+from ..client.permission_request import PermissionRequest
 from ..client.toolcall import ToolCallState
 from .markdown import inline_markdown
 from .style import (

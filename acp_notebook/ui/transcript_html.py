@@ -31,12 +31,14 @@ from ..client.display import (
     diff_shown,
     tool_content_shown,
 )
+from ..client.entry_forms import EntryForm, row
 from ..client.formatting import portable
 from ..client.render import Renderer, usage_tokens_line
 from ..client.sent import sent_items
 from ..client.toolcall import ToolCallState
 from ..client.transcript import (
     CompactionEntry,
+    ElicitationEntry,
     MessageEntry,
     NoteEntry,
     NoticeEntry,
@@ -101,21 +103,12 @@ class TurnHtml:
     # ------------------------------------------------------------------ entries
 
     def entry(self, entry: object, record: TurnRecord | None = None) -> str:
-        if isinstance(entry, MessageEntry):
-            return self.message(entry, record)
-        if isinstance(entry, ToolCallEntry):
-            return self.tool_call(entry.tool_call)
-        if isinstance(entry, PlanView):
-            return plan_html(entry.entries)
-        if isinstance(entry, NoteEntry):
-            return note_html(entry.text)
-        if isinstance(entry, NoticeEntry):
-            return notice_html(entry)
-        if isinstance(entry, CompactionEntry):
-            return compaction_html(entry, self.cwd)
-        if isinstance(entry, UnknownEntry):
-            return raw_html(RawShown("update", entry.kind, portable(entry.raw, self.cwd)))
-        # Anything else (a question the agent asked, …): its Markdown, rendered.
+        """``entry`` as HTML (``record``: its turn, whose prompt a message may show): its
+        row of :data:`HTML`."""
+        return HTML(self, entry, record)
+
+    def markdown_html(self, entry: object) -> str:
+        """``entry``'s Markdown, rendered (a question the agent asked, anything else)."""
         return render_markdown(self.markdown.entry(entry))
 
     def message(self, entry: MessageEntry, record: TurnRecord | None = None) -> str:
@@ -197,6 +190,26 @@ class TurnHtml:
 
 _STYLE = re.compile(r'style="([^"]*)"')
 _VAR = re.compile(r"var\(--[\w-]+,\s*([^()]+)\)")
+
+
+#: The saved turn's HTML form of each entry kind (``client/entry_forms.py``).
+HTML: EntryForm[TurnHtml, TurnRecord | None, str] = EntryForm(
+    "html",
+    [
+        row(MessageEntry, TurnHtml.message),
+        row(ToolCallEntry, lambda h, e, _: h.tool_call(e.tool_call)),
+        row(PlanView, lambda h, e, _: plan_html(e.entries)),
+        row(NoteEntry, lambda h, e, _: note_html(e.text)),
+        row(NoticeEntry, lambda h, e, _: notice_html(e)),
+        row(CompactionEntry, lambda h, e, _: compaction_html(e, h.cwd)),
+        row(
+            UnknownEntry,
+            lambda h, e, _: raw_html(RawShown("update", e.kind, portable(e.raw, h.cwd))),
+        ),
+        row(ElicitationEntry, lambda h, e, _: h.markdown_html(e)),
+    ],
+    fallback=lambda h, e, _: h.markdown_html(e),
+)
 
 
 def _declarations(style: str) -> str:

@@ -23,33 +23,16 @@ from typing import Any, Literal
 import ipywidgets as w
 from ipywidgets.widgets.widget_float import ProgressStyle
 
-from ..client.display import RawShown
-from ..client.sent import sent_items
-from ..client.transcript import (
-    CompactionEntry,
-    ElicitationEntry,
-    MessageEntry,
-    NoteEntry,
-    NoticeEntry,
-    PlanView,
-    ToolCallEntry,
-    Transcript,
-    UnknownEntry,
-)
-from ..protocol import models as m
+from ..client.transcript import Transcript
 from . import layouts
 from .attention import CANCEL_CLASS, TURN_CLASS
 from .coalesce import DEFAULT_INTERVAL, Coalescer, ScheduleLater
-from .content import raw_html
 from .context import SessionLike, TurnLike, ViewContext
 from .elicitation import ElicitationForm
-from .entry_views import ChildView, EntryViews
+from .entry_views import WIDGETS, ChildView, EntryViews, Making
 from .markdown import MARKDOWN_SHEET
-from .message import CompactionView, MessageView, PromptView, ThoughtView
-from .message_html import note_html
-from .notices import notice_html
+from .message import MessageView, ThoughtView
 from .permission import PermissionPrompt
-from .plan import plan_html
 from .request import Post, safe_post
 from .segments import close_tree, flat_html
 from .style import BORDER
@@ -65,33 +48,6 @@ from .turn_status import (
 )
 
 log = logging.getLogger(__name__)
-
-
-class PlanWidget:
-    """One turn's plan; :meth:`refresh` redraws it when the agent sent a new one."""
-
-    def __init__(self, plan: PlanView) -> None:
-        self.plan = plan
-        self.widget = flat_html()
-        self._shown: list[m.PlanEntry] | None = None
-        self.refresh()
-
-    def refresh(self, active: bool = False) -> bool:
-        if self.plan.entries is self._shown:
-            return False
-        self._shown = self.plan.entries
-        self.widget.value = plan_html(self.plan.entries)
-        return True
-
-
-class StaticView:
-    """An entry that never changes (a note, an unknown update): rendered once."""
-
-    def __init__(self, html: str) -> None:
-        self.widget = flat_html(html)
-
-    def refresh(self, active: bool = False) -> bool:
-        return False
 
 
 def _ruled(side: Literal["top", "bottom"], **traits: str) -> dict[str, str]:
@@ -397,8 +353,9 @@ class TurnView:
         if record is None:
             return False
         running = self._turn.state == "running" and not self._finished
+        making = Making(self._ctx, self._session, record)
         changed = self._entries.sync(
-            self._session.transcript, record.index, lambda e: self._make_view(e, running)
+            self._session.transcript, record.index, lambda e: WIDGETS(making, e, running)
         )
         note = self._entries.note
         if note is not None and note not in self.widget.children:  # above the entries
@@ -414,37 +371,6 @@ class TurnView:
             if self._coalescer is not None:
                 self._coalescer.poke()
         return changed
-
-    def _make_view(self, entry: object, running: bool) -> ChildView:
-        cwd = self._ctx.cwd
-        if isinstance(entry, MessageEntry):
-            record = self._turn.record if self._turn is not None else None
-            if entry.role == "user" and record is not None and sent_items(record.prompt):
-                return PromptView(record.prompt, sent_items(record.prompt), cwd)
-            if entry.role == "thought":
-                return ThoughtView(entry, cwd, active=running)
-            return MessageView(entry, cwd)
-        if isinstance(entry, ToolCallEntry):
-            return ToolCallCard(entry.tool_call, self._ctx)
-        if isinstance(entry, PlanView):
-            return PlanWidget(entry)
-        if isinstance(entry, NoteEntry):
-            return StaticView(note_html(entry.text))
-        if isinstance(entry, NoticeEntry):
-            return StaticView(notice_html(entry))
-        if isinstance(entry, CompactionEntry):
-            return CompactionView(entry, cwd)
-        if isinstance(entry, UnknownEntry):
-            return StaticView(raw_html(RawShown("update", entry.kind, entry.raw)))
-        if isinstance(entry, ElicitationEntry):
-            assert self._session is not None
-            return ElicitationForm(
-                entry.request,
-                broker=self._session.elicitations,
-                post=self._ctx.post,
-                transcript=self._session.transcript,
-            )
-        return StaticView(raw_html(RawShown("entry", type(entry).__name__, {"repr": repr(entry)})))
 
     def _sync_orphans(self) -> bool:
         """A request whose tool call lives in an earlier turn's card would be invisible

@@ -1,4 +1,4 @@
-"""What a streamed text may have cost on the wire by now (issue 15, "Wire cost").
+"""What a streamed text may have cost on the wire by now.
 
 Every refresh of a growing text sends at least one widget message (a frozen segment's
 ``comm_open``, the live tail's new value), and each carries a fixed envelope besides its

@@ -1,6 +1,6 @@
 /**
  * What each notebook's agents are doing, as the kernel publishes it (the `agents`
- * message: acp_notebook/notebook/agent_states.py), and the board that keeps it for every
+ * message: acp_notebook/notebook/runtime/agent_states.py), and the board that keeps it for every
  * open notebook: the sidebar lists it, the badge counts what waits.
  */
 

@@ -11,7 +11,7 @@ import pytest
 
 from acp_notebook.agents.demo.cells import parse_cells, pick_cell
 from acp_notebook.client import ClientConnection
-from acp_notebook.notebook.frontend import LiveCell
+from acp_notebook.notebook.frontend.protocol import LiveCell
 from acp_notebook.notebook.tools.cell_reads import describe_cell
 from tests.client.helpers import DEMO, SAFETY
 

@@ -38,7 +38,7 @@ HELPER_PY = "def double(result):\n    return result * 2\n"
 CONNECT = """\
 import asyncio
 from acp_notebook.notebook.frontend import frontends
-from acp_notebook.notebook.loop import AgentLoop
+from acp_notebook.notebook.runtime.loop import AgentLoop
 
 agent_loop = AgentLoop()
 def on_agent_loop(call):

@@ -39,7 +39,7 @@ pytestmark = pytest.mark.browser
 TOOLS = """\
 import sys
 from acp_notebook.client import ClientConnection
-from acp_notebook.notebook.revert import record_cell_change, revert
+from acp_notebook.notebook.changes.revert import record_cell_change, revert
 from acp_notebook.notebook.tools import MainThreadRunner, NotebookToolsServer, kernel_tools
 from acp_notebook.notebook.tools.approval import Review
 from acp_notebook.notebook.tools.live_tools import LiveTools

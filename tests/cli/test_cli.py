@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from acp_notebook.agents.presets import AgentNotFound, resolve_agent
+from acp_notebook.client.presets import AgentNotFound, resolve_agent
 from acp_notebook.protocol.conformance import schema_errors
 
 AGENTS = Path(__file__).resolve().parent.parent / "agents"
@@ -409,7 +409,7 @@ def test_codex_leaves_its_own_sandbox_to_the_clients_only_when_the_client_confin
     # inside the client's sandbox its danger-full-access still cannot leave the folder.
     from dataclasses import replace
 
-    from acp_notebook.notebook.agent_start import would_start
+    from acp_notebook.notebook.runtime.start import would_start
     from acp_notebook.protocol.sandbox import Mechanism, SandboxChoice
 
     bin_dir = fake_executables(tmp_path / "bin", "codex-acp", "claude-agent-acp")

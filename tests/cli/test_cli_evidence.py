@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_notebook.agents.evidence import before_start, explain
+from acp_notebook.agents.evidence import before_start, explain, with_finding
 
 from .test_cli import cli
 
@@ -83,6 +83,28 @@ def test_each_known_failure_is_found_only_for_its_own_agent() -> None:
     assert explain("codex", said) is None and explain(None, said) is None
     stuck = explain("opencode", "Stop reason: end_turn — the turn ended after the 5 s timeout (-t 5).")
     assert stuck is not None and stuck.command == "opencode auth login"
+
+
+def test_a_failed_start_is_explained_by_a_reason_that_came_before_the_agents_help_text() -> None:
+    """fast-agent without a model exited with its reason seven lines from the end of its
+    stderr, and the cell showed the last five without a hint."""
+    stderr = [
+        "Model Configuration Error:",
+        "No model configured",
+        "",
+        "Details:",
+        "Set an agent model, --model, FAST_AGENT_MODEL, or default_model in ",
+        "fast-agent.yaml.",
+        "",
+        "Common models: gpt-5.5, kimi, sonnet, haiku. Set reasoning effort on supported ",
+        "models with gpt-5.4-mini?reasoning=high",
+        "",
+        "Visit https://fast-agent.ai/ for more information",
+    ]
+    said = with_finding("fast-agent", "The agent `fast-agent` exited with code 1.", stderr)
+    assert said.startswith("The agent `fast-agent` exited with code 1. fast-agent needs a model")
+    assert said.endswith("Fix: `%env FAST_AGENT_MODEL=…` then `%acp --restart`.")
+    assert with_finding("codex", "exited", stderr) == "exited"
 
 
 def test_the_report_card_ends_with_what_fixes_the_failures_it_saw(tmp_path: Path) -> None:

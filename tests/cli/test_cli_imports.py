@@ -59,3 +59,19 @@ def test_a_turn_loads_the_shell_reader_and_the_risk_rating_only_for_a_command() 
     assert "acp_notebook.client.rules" in modules  # the report is read right
     reader = {"acp_notebook.client.shell", "acp_notebook.client.shell_lexer"}
     assert (reader | {"acp_notebook.client.danger"}) & modules == set()
+
+
+def test_the_cancel_grace_help_names_the_default_the_session_applies(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The parser offers --cancel-grace without loading the session: its help states the
+    # session's default in words, so the two must agree.
+    from acp_notebook.cli.commands import build_parser
+    from acp_notebook.client.session import DEFAULT_CANCEL_GRACE
+
+    parser = build_parser()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["run", "--help"])
+    assert f"(default: {DEFAULT_CANCEL_GRACE:g})" in " ".join(capsys.readouterr().out.split())
+    assert parser.parse_args(["run", "hi"]).cancel_grace is None
+    assert "acp_notebook.client.session" not in imported_by("acp_notebook.cli.commands")

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from acp_notebook.client.decision import Grant, Origin, Question, Turn, decide
+from acp_notebook.client.decision import Grant, Question, Turn, decide
+from acp_notebook.client.permission_request import Origin
 from acp_notebook.client.rules import PermissionRules
 from acp_notebook.client.toolcall import ToolCallState
 from acp_notebook.protocol import models as m

@@ -11,7 +11,8 @@ import anyio
 import pytest
 
 from acp_notebook.client.connection import ClientConnection
-from acp_notebook.client.permissions import PermissionBroker, PermissionRequest
+from acp_notebook.client.permission_request import PermissionRequest
+from acp_notebook.client.permissions import PermissionBroker
 from acp_notebook.client.render import Renderer
 from acp_notebook.client.rules import PermissionRules, RuleMatch, parse_rule, split_rules
 from acp_notebook.client.toolcall import ToolCallState

@@ -15,7 +15,8 @@ import anyio
 import pytest
 
 from acp_notebook.client import ClientConnection, connect
-from acp_notebook.client.permissions import PermissionRequest, Policy
+from acp_notebook.client.permission_request import PermissionRequest
+from acp_notebook.client.policy import Policy
 from acp_notebook.client.rules import PermissionRules
 from acp_notebook.client.session import Session
 from acp_notebook.client.transcript import MessageEntry

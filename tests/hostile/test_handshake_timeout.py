@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from acp_notebook.client.handshake import HANDSHAKE_FLOOR_ENV, handshake_floor
-from acp_notebook.notebook.manager import NotebookAgents
-from acp_notebook.notebook.turns import TurnSettings
+from acp_notebook.notebook.runtime.agents import NotebookAgents
+from acp_notebook.notebook.turn.handle import TurnSettings
 
 from ..cli.test_cli import cli, one_error_line
 from ..notebook.conftest import SAFETY

@@ -75,7 +75,7 @@ def test_secret_fields_of_an_accepted_form_and_known_values_in_any_text_are_reda
 
 
 def test_the_notebook_log_and_its_saved_trace_keep_no_secret(tmp_path: Path):
-    from acp_notebook.notebook.manager import NotebookAgents
+    from acp_notebook.notebook.runtime.agents import NotebookAgents
 
     agents = NotebookAgents(cwd=str(tmp_path))
     runtime = agents.runtime("demo")

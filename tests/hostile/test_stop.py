@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from acp_notebook.notebook.controls import agents as agent_controls
-from acp_notebook.notebook.manager import NotebookAgents
+from acp_notebook.notebook.runtime.agents import NotebookAgents
 
 from ..notebook.conftest import SAFETY, context
 from .test_cli_payloads import hostile

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .loopback_model import LoopbackModel, serve
+from .loopback import LoopbackModel, serve
 
 
 @pytest.fixture(scope="session")

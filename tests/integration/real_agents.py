@@ -26,7 +26,7 @@ from acp_notebook.notebook.kernelspec import kernel_json
 
 from ..conftest import sandbox_scratch
 from ..kernel.conftest import SAFETY, Kernel
-from .loopback_model import LoopbackModel
+from .loopback import LoopbackModel
 from .npm import npm_agents
 
 #: The marker every process of a test kernel carries in its environment.
@@ -47,12 +47,20 @@ class RealAgent:
     files: dict[str, str] = field(default_factory=dict)
     #: ``%acp --login METHOD`` before the first prompt (the agent asks for it).
     login: str | None = None
-    #: The variables whose absence is "no key", and a phrase of the hint the cell shows.
+    #: The variables whose absence is "no key", the files of :attr:`files` left out then
+    #: (where the key or the provider lies), the options of a turn then (a ``-t`` for an
+    #: agent that never answers without a provider), and a phrase of the hint the cell shows.
     key_vars: tuple[str, ...] = ()
+    key_files: tuple[str, ...] = ()
+    no_key_options: str = ""
     no_key_hint: str = ""
     #: The agent's own tool that writes a file, and its arguments for (path, text).
     write_tool: str = ""
     write_args: Callable[[Path, str], dict[str, object]] = lambda path, text: {}
+    #: The agent's own bugs these tests meet, by the check they change: check → what the
+    #: pinned version does. Each is asserted as the bug (a fixed agent fails the check, and
+    #: its entry goes) and listed in docs/real-agents.md.
+    bugs: dict[str, str] = field(default_factory=dict)
 
     def environment(self, model: LoopbackModel, bin_dir: Path) -> dict[str, str]:
         return {
@@ -60,8 +68,10 @@ class RealAgent:
             "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         }
 
-    def configure(self, home: Path, model: LoopbackModel) -> None:
+    def configure(self, home: Path, model: LoopbackModel, *, keyless: bool = False) -> None:
         for relative, text in self.files.items():
+            if keyless and relative in self.key_files:
+                continue
             path = home / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text.replace("{url}", model.url), encoding="utf-8")
@@ -128,6 +138,7 @@ AGENTS = {
         no_key_hint="ANTHROPIC_API_KEY",
         write_tool="Write",
         write_args=lambda path, text: {"file_path": str(path), "content": text},
+        bugs={"usage used": "its `usage_update` says `used: null`, which ACP requires a number"},
     ),
     "codex": RealAgent(
         preset="codex",
@@ -139,6 +150,10 @@ AGENTS = {
         no_key_hint="OPENAI_API_KEY",
         write_tool="exec_command",
         write_args=lambda path, text: {"cmd": f"printf %s {text!r} > {str(path)!r}"},
+        bugs={
+            "warning in the reply": "a model it has no metadata for puts its warning "
+            '("Model metadata for `mock-model` not found…") into the reply, as agent text',
+        },
     ),
     "qwen-code": RealAgent(
         preset="qwen-code",
@@ -153,6 +168,12 @@ AGENTS = {
         no_key_hint="OPENAI_API_KEY",
         write_tool="write_file",
         write_args=lambda path, text: {"file_path": str(path), "content": text},
+        bugs={
+            "notebook rule": "its permission request for an MCP tool names neither the tool "
+            "nor its server (the title is the arguments' JSON), so a `notebook` rule "
+            "cannot decide it",
+            "rejected call": "a call whose permission was rejected is left pending",
+        },
     ),
     "fast-agent": RealAgent(
         preset="fast-agent",
@@ -166,21 +187,36 @@ AGENTS = {
         no_key_hint="--model",
         write_tool="write_text_file",
         write_args=lambda path, text: {"path": str(path), "content": text},
+        bugs={"title": "the session's title is the first prompt, with the context sent"},
     ),
     "gemini": RealAgent(
         preset="gemini",
         install=_npm("npm-gemini", "@google/gemini-cli@0.61.0", "gemini"),
-        env={"GOOGLE_GEMINI_BASE_URL": "{url}", "GEMINI_API_KEY": DUMMY_KEY},
-        key_vars=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        env={
+            "GOOGLE_GEMINI_BASE_URL": "{url}",
+            "GEMINI_API_KEY": DUMMY_KEY,
+            # Else it drops the MCP servers it is given (the notebook tools) in the folder.
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        },
+        # With a base URL it takes the model for a gateway, which needs no key.
+        key_vars=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL"),
         no_key_hint="GEMINI_API_KEY",
         write_tool="write_file",
         write_args=lambda path, text: {"file_path": str(path), "content": text},
+        bugs={
+            "new file": "it cannot create a file through the client (ACP `fs/*`): it reads "
+            "the file first, and takes the client's answer that there is none for a failure",
+        },
     ),
     "opencode": RealAgent(
         preset="opencode",
         install=_npm("npm-opencode", "opencode-ai@1.18.33", "opencode"),
         env={},
         files={".config/opencode/opencode.json": OPENCODE_CONFIG},
+        key_files=(".config/opencode/opencode.json",),
+        # Long enough for its first start in a fresh HOME, which -t bounds too (17 s here,
+        # up to 54 s for a whole first turn with the machine loaded).
+        no_key_options="-t 45",
         no_key_hint="opencode.json",
         write_tool="write",
         write_args=lambda path, text: {"filePath": str(path), "content": text},

@@ -1,6 +1,6 @@
 """Each real agent driven as users drive it: ``%acp -a PRESET …`` in a kernel of the
 project's kernelspec started as Jupyter Server starts one, against the loopback model
-(:mod:`.loopback_model`), which asks for the notebook tools and the agent's own tools by
+(:mod:`.loopback`), which asks for the notebook tools and the agent's own tools by
 the name each agent gives them.
 
 One kernel per agent is shared by its tests (the agent's ``default`` session goes on from
@@ -9,6 +9,7 @@ test to test); the tests that need an environment of their own (no key) start th
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,16 +17,14 @@ from dataclasses import dataclass
 import pytest
 
 from ..kernel.conftest import Execution, Kernel
-from .loopback_model import Call, LoopbackModel, Script
+from .loopback import Call, LoopbackModel, Script
 from .real_agents import AGENTS, SAFETY, Place, RealAgent, processes_marked, start_kernel
 
 pytestmark = [pytest.mark.agents, pytest.mark.timeout(900)]
 
 ENDED = "Stop reason: end_turn"
-#: The agents these tests run: the two whose own writes never reach the client (the
-#: client's confinement is what holds them to the folder). qwen-code, fast-agent, gemini and
-#: opencode are described in AGENTS but not yet run here.
-CHECKED = ["claude", "codex"]
+#: The agents these tests run: every preset's real agent.
+CHECKED = ["claude", "codex", "qwen-code", "fast-agent", "gemini", "opencode"]
 
 
 @dataclass
@@ -46,19 +45,30 @@ class Notebook:
     def sent_to_model(self, since: int) -> str:
         return "\n".join(r.text for r in self.model.since(since))
 
+    def usage_used(self) -> list[object]:
+        """The ``used`` of each ``usage_update`` the agent sent (the kernel's message log)."""
+        said = self.kernel.text(
+            "import json, acp_notebook\n"
+            "print(json.dumps([m.event.message['params']['update'].get('used', 'absent')\n"
+            "    for m in acp_notebook.messages(method='session/update')\n"
+            "    if m.event.message['params']['update'].get('sessionUpdate') == 'usage_update']))"
+        )
+        return list(json.loads(said))
 
-def open_notebook(
-    agent: RealAgent, model: LoopbackModel, *, without: tuple[str, ...] = ()
-) -> Notebook:
-    """A kernel for ``agent`` in a fresh place; ``without``: variables set empty."""
+
+def open_notebook(agent: RealAgent, model: LoopbackModel, *, keyless: bool = False) -> Notebook:
+    """A kernel for ``agent`` in a fresh place; ``keyless``: without its key (its key's
+    variables set empty, its key's files not written)."""
     executables = agent.install()
     place = Place.make()
     bin_dir = place.base / "bin"
     bin_dir.mkdir()
     for name, path in executables.items():
         (bin_dir / name).symlink_to(path)
-    agent.configure(place.home, model)
-    env = {**agent.environment(model, bin_dir), **{key: "" for key in without}}
+    agent.configure(place.home, model, keyless=keyless)
+    env = agent.environment(model, bin_dir)
+    if keyless:
+        env.update({key: "" for key in agent.key_vars})
     kernel, mark = start_kernel(place, env)
     return Notebook(agent, kernel, place, model, mark)
 
@@ -81,6 +91,18 @@ def test_a_plain_turn_ends_with_the_models_reply(notebook: Notebook) -> None:
     turn = notebook.turn("say hello", Script(reply="Hello from the loopback model, plainly."))
     assert ENDED in turn.plain, turn.describe()
     assert "plainly" in turn.markdown
+    bugs = notebook.agent.bugs
+    if "title" in bugs:
+        # The agent's bug: the first turn's title is its prompt, the context sent with it too.
+        assert "Session title: say hello Cell [" in turn.plain, turn.describe()
+    if "warning in the reply" in bugs:
+        # The agent's bug: its own warning is sent as the model's words.
+        assert "Model metadata for `mock-model` not found" in turn.plain, turn.describe()
+    if "usage used" in bugs:
+        # The agent's bug: the context's use is null (shown as no "Context:" line).
+        used = notebook.usage_used()
+        assert used and None in used, used
+        assert "Context:" not in turn.plain, turn.describe()
 
 
 def test_the_previous_cell_and_a_frame_reach_the_model(notebook: Notebook) -> None:
@@ -110,7 +132,11 @@ def test_run_code_denied_never_runs(notebook: Notebook) -> None:
     script = Script(reply="It was denied.", calls=(Call("run_code", {"code": "denied_name = 1"}),))
     turn = notebook.turn("define denied_name", script, "-p deny")
     assert ENDED in turn.plain, turn.describe()
-    assert "rejected by policy deny" in turn.plain, turn.describe()
+    # How the call reads after differs (qwen-code leaves it pending), and the option's name.
+    assert "(chosen by policy deny)" in turn.plain, turn.describe()
+    if "rejected call" in notebook.agent.bugs:
+        # The agent's bug: it never says how the call it asked about ended.
+        assert "· ⏳ pending" in turn.plain, turn.describe()
     assert notebook.kernel.text("print('denied_name' in globals())").strip() == "False"
 
 
@@ -133,6 +159,11 @@ def test_a_notebook_rule_lets_run_code_run_unasked(notebook: Notebook) -> None:
     finally:
         kernel.text("%config AcpMagics.permission_rules = []")
     assert ENDED in turn.plain, turn.describe()
+    if "notebook rule" in notebook.agent.bugs:
+        # The agent's bug: its request is a call of no known tool, which no rule decides.
+        assert "Reject (chosen by policy ask without a UI)" in turn.plain, turn.describe()
+        assert kernel.text("print('by_rule' in globals())").strip() == "False"
+        return
     assert "chosen by rule `allow notebook run_code`" in turn.plain, turn.describe()
     assert kernel.text("print(by_rule)").strip() == "ok"
 
@@ -158,6 +189,11 @@ def test_the_agents_own_write_inside_the_folder_is_allowed(notebook: Notebook) -
     call = Call(agent.write_tool, agent.write_args(target, "from the agent"))
     turn = notebook.turn("write the file", Script(reply="Written.", calls=(call,)), "-p allow")
     assert ENDED in turn.plain, turn.describe()
+    if "new file" in agent.bugs:
+        # The agent's bug: the client's answer that the file is not there ends its write.
+        assert "Error checking existing file" in turn.plain, turn.describe()
+        assert not target.exists(), turn.describe()
+        return
     assert target.exists() and target.read_text() == "from the agent", turn.describe()
 
 
@@ -183,13 +219,17 @@ def test_without_a_key_the_cell_says_what_to_set_and_no_process_outlives_the_ker
     preset: str, model: LoopbackModel
 ) -> None:
     agent = AGENTS[preset]
-    opened = open_notebook(agent, model, without=agent.key_vars)
+    opened = open_notebook(agent, model, keyless=True)
     try:
         model.play(Script(reply="Should not be reached."))
-        turn = opened.kernel.execute(f"%acp -a {preset} say hello", allow_stdin=False, until="idle")
+        line = f"%acp -a {preset} {agent.no_key_options} say hello".replace("  ", " ")
+        # A safety net for a start and a whole `-t`, not a bound on either.
+        turn = opened.kernel.execute(line, allow_stdin=False, until="idle", timeout=2 * SAFETY)
         shown = turn.describe()
         assert agent.no_key_hint in shown, shown
-        assert len(processes_marked(opened.mark)) > 1, "the agent was not started"
+        # Started: still running beside the kernel, or ended by itself (fast-agent).
+        started = len(processes_marked(opened.mark)) > 1 or f"`{preset}` exited" in shown
+        assert started, "the agent was not started"
     finally:
         opened.kernel.shutdown()
         opened.place.remove()

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from acp_notebook.notebook.state import NotebookState
+from acp_notebook.notebook.runtime.notebook_state import NotebookState
 
 from .conftest import Kernel, rel
 

@@ -23,7 +23,7 @@ IMPORT = "from acp_notebook.notebook.frontend import frontends\n"
 #: Runs a call on an agent loop thread of its own, as the notebook tools will.
 AGENT_LOOP = (
     IMPORT
-    + "import asyncio\nfrom acp_notebook.notebook.loop import AgentLoop\n"
+    + "import asyncio\nfrom acp_notebook.notebook.runtime.loop import AgentLoop\n"
     + "agent_loop = AgentLoop()\n"
     + "def on_agent_loop(call):\n    return asyncio.wrap_future(agent_loop.submit(call))\n"
 )
@@ -208,7 +208,7 @@ def test_a_proposal_against_a_changed_cell_is_stale_and_carries_the_cell_as_it_i
 def test_insert_delete_and_apply_send_their_changes(kernel: Kernel, frontend: FakeFrontend) -> None:
     execution = kernel.execute(
         IMPORT
-        + "from acp_notebook.notebook.frontend import CellEdit\n"
+        + "from acp_notebook.notebook.frontend.protocol import CellEdit\n"
         + "live = frontends.current()\n"
         + "added = await live.propose_insert('c-func', 'total([1])', 'code', label='Try')\n"
         + "gone = await live.propose_delete('c-note', expected_source='Sums.', label='Drop')\n"

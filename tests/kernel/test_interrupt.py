@@ -39,7 +39,7 @@ def ends_in_one_line(turn: Execution) -> None:
     shown = "\n".join(error["traceback"])
     assert len(error["traceback"]) == 1 and "\n" not in shown, shown
     assert "KeyboardInterrupt" in shown and "cancelled the agent's turn" in shown, shown
-    assert "turns.py" not in shown and "__acp_notebook_await__" not in shown, shown
+    assert "turn/handle.py" not in shown and "__acp_notebook_await__" not in shown, shown
 
 
 def test_interrupt_cancels_an_interactive_turn(kernel: Kernel) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_notebook.notebook.magics import AcpMagics
+from acp_notebook.notebook.load.magics import AcpMagics
 
 from .conftest import UTILS_PY, Kernel, rel
 

@@ -53,8 +53,8 @@ REVERT = """
 import asyncio
 from acp_notebook.client.checkpoints import Checkpoints
 from acp_notebook.client.fs import FileChange
-from acp_notebook.notebook.loop import AgentLoop
-from acp_notebook.notebook.revert import revert
+from acp_notebook.notebook.runtime.loop import AgentLoop
+from acp_notebook.notebook.changes.revert import revert
 _loop = AgentLoop()
 _checkpoints = Checkpoints({cwd!r})
 _checkpoints.begin(0)

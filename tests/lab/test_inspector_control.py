@@ -7,8 +7,8 @@ import ipywidgets as w
 
 from acp_notebook.notebook.controls import REGISTRY, run
 from acp_notebook.notebook.controls.timeline import InspectorDisplay, TimelineTable
-from acp_notebook.notebook.manager import NotebookAgents
-from acp_notebook.notebook.options import parse_line
+from acp_notebook.notebook.load.options import parse_line
+from acp_notebook.notebook.runtime.agents import NotebookAgents
 
 from ..notebook.conftest import SAFETY, agents, context, on_loop
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from acp_notebook.notebook.controls import ControlContext
-from acp_notebook.notebook.manager import NotebookAgents
+from acp_notebook.notebook.runtime.agents import NotebookAgents
 
 #: Safety net for one wait; never an assertion of speed.
 SAFETY = 60.0

@@ -1,5 +1,5 @@
 """What each session of the notebook is doing, as the page's sidebar shows it
-(notebook/agent_states.py): waiting for a login, then for a permission, then running,
+(notebook/runtime/agent_states.py): waiting for a login, then for a permission, then running,
 else idle; the running turn's cell is where its card waits; the page is sent the states
 only when they change, and again when it connects."""
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from acp_notebook.notebook import agent_states
-from acp_notebook.notebook.agent_states import AgentStates, session_states
+from acp_notebook.notebook.runtime import agent_states
+from acp_notebook.notebook.runtime.agent_states import AgentStates, session_states
 
 
 def session(*, pending: int = 0, busy: bool = False, title: str | None = None) -> Any:

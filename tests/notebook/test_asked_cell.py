@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from acp_notebook.client.sent import sent_items
-from acp_notebook.notebook.cell_log import CellLog, RanCell
-from acp_notebook.notebook.context import notebook_prompt
 from acp_notebook.notebook.frontend.protocol import Ask
+from acp_notebook.notebook.prompt.cell_log import CellLog, RanCell
+from acp_notebook.notebook.prompt.context import notebook_prompt
 from acp_notebook.protocol import models as m
 
 FIXTURE = Path(__file__).parents[1] / "data" / "live_notebook" / "messages.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from acp_notebook.notebook import comm_status
+from acp_notebook.notebook.turn import comm_status
 
 
 class OldKernel:

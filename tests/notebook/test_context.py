@@ -9,9 +9,9 @@ from acp_notebook.client.rules import PermissionRules
 from acp_notebook.client.sent import prompt_words, sent_items, sent_line
 from acp_notebook.client.toolcall import ToolCallState
 from acp_notebook.client.transcript import Transcript
-from acp_notebook.notebook.cell_log import holds_no_code
-from acp_notebook.notebook.cells import code_above
-from acp_notebook.notebook.context import Attachment, NotebookPrompt, attach_variables
+from acp_notebook.notebook.prompt.cell_log import holds_no_code
+from acp_notebook.notebook.prompt.cells import code_above
+from acp_notebook.notebook.prompt.context import Attachment, NotebookPrompt, attach_variables
 from acp_notebook.notebook.summaries import Summary, summarise
 from acp_notebook.protocol import models as m
 

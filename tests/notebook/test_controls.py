@@ -4,21 +4,22 @@ real agents without a kernel."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from pathlib import Path
 
 import pytest
 
-from acp_notebook.agents.presets import preset_table
+from acp_notebook.client.presets import preset_table
 from acp_notebook.client.session import Session
 from acp_notebook.notebook import api
-from acp_notebook.notebook.answers import Column, Table, Text
-from acp_notebook.notebook.completion import completions
 from acp_notebook.notebook.controls import REGISTRY, Control, ControlFailed, run
-from acp_notebook.notebook.manager import NotebookAgents
-from acp_notebook.notebook.options import parse_line, usage
-from acp_notebook.notebook.snapshots import SessionSnapshot
-from acp_notebook.notebook.turns import TurnSettings
+from acp_notebook.notebook.controls.answers import Column, Table, Text
+from acp_notebook.notebook.load.completion import completions
+from acp_notebook.notebook.load.options import parse_line, usage
+from acp_notebook.notebook.runtime.agents import NotebookAgents
+from acp_notebook.notebook.runtime.snapshots import SessionSnapshot
+from acp_notebook.notebook.turn.handle import TurnSettings
 from acp_notebook.protocol import models as m
 
 from .conftest import Seen, agent_command, context, on_loop
@@ -40,6 +41,22 @@ def test_every_control_is_an_option_a_help_line_a_completion_and_a_function() ->
     assert sorted(api.__all__) == sorted(
         ["ControlFailed", "ask", "messages", "report", "session", *REGISTRY.by_name]
     )
+
+
+def test_every_control_names_its_handler_and_value_reader_as_functions() -> None:
+    # Handlers named by strings ("sessions.load") were found by no jump-to-definition.
+    words = {"name", "help", "scope", "metavar"}
+    named = [
+        (control.name, field.name)
+        for control in REGISTRY
+        for row in (control, control.arg)
+        if row is not None
+        for field in dataclasses.fields(row)
+        if field.name not in words and isinstance(getattr(row, field.name), str)
+    ]
+    assert named == []
+    for control in REGISTRY:
+        assert control.handler.__module__.startswith("acp_notebook.notebook.controls")
 
 
 def test_a_control_that_needs_someone_to_click_says_so_headless(agents: NotebookAgents) -> None:
@@ -167,7 +184,7 @@ def test_agent_text_in_a_table_cannot_break_it() -> None:
 
 
 def test_the_agents_login_error_is_shown_as_text_not_html(agents: NotebookAgents) -> None:
-    from acp_notebook.notebook.cell import LiveCell
+    from acp_notebook.notebook.view.live_cell import LiveCell
     from acp_notebook.ui.turn import TurnView
 
     loop = agents.loop
@@ -196,7 +213,7 @@ def test_the_sandbox_modes_are_the_same_option_trait_and_preset_default() -> Non
     import argparse
 
     from acp_notebook.cli.commands import build_parser
-    from acp_notebook.notebook.config import AcpConfig
+    from acp_notebook.notebook.load.config import AcpConfig
     from acp_notebook.protocol.sandbox import MODES
 
     (sub,) = (a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))

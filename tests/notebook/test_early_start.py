@@ -12,30 +12,31 @@ from typing import Any
 
 import anyio
 
-from acp_notebook.agents.presets import DEMO
-from acp_notebook.notebook.agent_start import (
+from acp_notebook.client.presets import DEMO
+from acp_notebook.notebook.runtime.agents import NotebookAgents
+from acp_notebook.notebook.runtime.loop import AgentLoop
+from acp_notebook.notebook.runtime.notebook_state import NotebookState
+from acp_notebook.notebook.runtime.start import (
     EarlyStart,
     Launch,
     launch_spec,
     notebook_cwd,
     would_start,
 )
-from acp_notebook.notebook.loop import AgentLoop
-from acp_notebook.notebook.manager import NotebookAgents
-from acp_notebook.notebook.state import NotebookState
 from acp_notebook.protocol.process import AgentProcess
 
 from .conftest import SAFETY, fresh_python
 
 #: Not loaded when the first prompt's agent starts: the notebook layer and the models
-#: (the line's parser and the controls' registry are; their handlers are not).
+#: (the line's parser and the controls' registry, with its handlers, are; what the
+#: handlers use is imported when they run).
 NOT_YET = (
     "acp_notebook.protocol.models",
-    "acp_notebook.notebook.manager",
-    "acp_notebook.notebook.runtime",
-    "acp_notebook.notebook.turns",
-    "acp_notebook.notebook.controls.agents",
-    "acp_notebook.notebook.controls.sessions",
+    "acp_notebook.notebook.runtime.agents",
+    "acp_notebook.notebook.runtime.agent",
+    "acp_notebook.notebook.turn.handle",
+    "acp_notebook.notebook.tools",
+    "acp_notebook.client.session",
     "acp_notebook.ui",
     "acp_notebook.client.connection",
     "ipywidgets",
@@ -43,13 +44,22 @@ NOT_YET = (
 )
 
 #: A fresh shell with `%load_ext` done: every agent process started is counted (and what
-#: of the notebook layer was loaded when the early start was made), then the lines given
-#: run one after the other.
+#: of the notebook layer was loaded when the early start was made), and every reading of a
+#: line, then the lines given run one after the other.
 CHILD = """
 import contextlib, io, json, sys
 import anyio
 from IPython.core.interactiveshell import InteractiveShell
-from acp_notebook.notebook import agent_start
+from acp_notebook.notebook.load import options
+
+reads = []
+read_line = options.parse_line
+def counted_read(line, cell=None):
+    reads.append(line)
+    return read_line(line, cell)
+options.parse_line = counted_read
+
+from acp_notebook.notebook.runtime import start as agent_start
 
 started = []
 open_process = anyio.open_process
@@ -74,7 +84,9 @@ for line in sys.argv[1:]:
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
         shell.run_line_magic("acp", "--headless " + line)
-    answers.append({"line": line, "output": output.getvalue(), "started": list(started)})
+    answers.append(
+        {"line": line, "output": output.getvalue(), "started": list(started), "reads": list(reads)}
+    )
 runtime = magics.agents.runtimes.get("demo")
 connection = runtime.connection if runtime is not None else None
 print(json.dumps({
@@ -96,11 +108,13 @@ def test_the_first_prompt_starts_its_agent_before_the_notebook_layer_and_uses_th
     first, second = answer["answers"]
     assert "/help" in first["output"]
     [loaded] = answer["loaded"]
-    assert "acp_notebook.notebook.options" in loaded  # the report is read right
+    assert "acp_notebook.notebook.load.options" in loaded  # the report is read right
     assert [name for name in loaded if name.startswith(NOT_YET)] == []
     # One agent process for both turns, and it is the session's.
     assert len(second["started"]) == 1
     assert answer["session_pid"] == second["started"][0]
+    # The line is read once, for its early start and its turn alike (it was read twice).
+    assert first["reads"] == ["--headless /help"]
 
 
 def test_a_control_or_a_dry_run_starts_no_agent_early(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from acp_notebook.notebook.manager import NotebookAgents
-from acp_notebook.notebook.turns import TurnSettings
+from acp_notebook.notebook.runtime.agents import NotebookAgents
+from acp_notebook.notebook.turn.handle import TurnSettings
 
 from .conftest import SAFETY
 

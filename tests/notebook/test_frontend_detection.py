@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from acp_notebook.notebook import headless
-from acp_notebook.notebook.headless import detect_frontend
+from acp_notebook.notebook.load import headless
+from acp_notebook.notebook.load.headless import detect_frontend
 
 
 class Kernel:

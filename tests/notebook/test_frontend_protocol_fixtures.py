@@ -20,8 +20,9 @@ import pytest
 from acp_notebook import __version__
 from acp_notebook.client.checkpoints import Checkpoints, TurnChanges
 from acp_notebook.client.fs import FileChange
+from acp_notebook.notebook.changes.page import PageChanges
+from acp_notebook.notebook.frontend import changes as review_wire
 from acp_notebook.notebook.frontend import registry
-from acp_notebook.notebook.frontend import review as review_wire
 from acp_notebook.notebook.frontend.live import LiveNotebook
 from acp_notebook.notebook.frontend.protocol import (
     FRONTEND_TARGET,
@@ -37,7 +38,6 @@ from acp_notebook.notebook.frontend.protocol import (
     message,
 )
 from acp_notebook.notebook.frontend.registry import Frontends
-from acp_notebook.notebook.review import Reviews
 
 FIXTURE = Path(__file__).parents[1] / "data" / "live_notebook" / "messages.json"
 MESSAGES = json.loads(FIXTURE.read_text(encoding="utf-8"))
@@ -346,14 +346,14 @@ def test_the_kernel_sends_review(fixture_turn: TurnChanges) -> None:
 def test_the_kernel_reads_revert(fixture_turn: TurnChanges, tmp_path: Path) -> None:
     # The fixture reverts the second hunk of a.txt alone: a field read under another
     # name reverts the whole change, the whole turn, or nothing.
-    said = run(Reviews._run(connected(), fixture_turn, TO_KERNEL["revert"]))
+    said = run(PageChanges._run(connected(), fixture_turn, TO_KERNEL["revert"]))
     assert said == "Reverted a.txt."
     assert (tmp_path / "a.txt").read_text() == "a\nB\nc\nd\ne\nf\ng\nh\n"
     assert (tmp_path / "new.txt").exists()
 
 
 def test_the_kernel_sends_agents(monkeypatch: pytest.MonkeyPatch) -> None:
-    from acp_notebook.notebook import agent_states
+    from acp_notebook.notebook.runtime import agent_states
 
     live = connected()
     monkeypatch.setattr(agent_states, "frontends", _OnePage(live))

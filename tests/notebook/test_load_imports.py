@@ -16,8 +16,8 @@ from .conftest import fresh_python
 #: baseline: importing it alone would spend the whole budget.
 NOT_AT_LOAD = (
     "acp_notebook.protocol.models",
-    "acp_notebook.notebook.manager",
-    "acp_notebook.notebook.turns",
+    "acp_notebook.notebook.runtime.agents",
+    "acp_notebook.notebook.turn.handle",
     "acp_notebook.notebook.controls",
     "acp_notebook.ui",
     "acp_notebook.client.connection",
@@ -54,7 +54,7 @@ def test_load_ext_registers_the_magic_without_the_notebook_layer() -> None:
     answer = load_ext_in_a_fresh_process()
     loaded = answer["loaded"]
     assert isinstance(loaded, list)
-    assert "acp_notebook.notebook.magics" in loaded  # the report is read right
+    assert "acp_notebook.notebook.load.magics" in loaded  # the report is read right
     heavy = [name for name in loaded if name.startswith(NOT_AT_LOAD)]
     assert heavy == []
     # What `%load_ext` promises works at once: the magic, its configuration, the escape
@@ -76,7 +76,7 @@ NOT_HEADLESS = (
     "acp_notebook.ui.permission",
     "acp_notebook.ui.layouts",
     "acp_notebook.ui.segments",
-    "acp_notebook.notebook.cell",
+    "acp_notebook.notebook.view.live_cell",
     "acp_notebook.notebook.frontend.live",
     "acp_notebook.notebook.frontend.protocol",
     "mcp",

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from acp_notebook.notebook import located
-from acp_notebook.notebook.cells import notebook_path
-from acp_notebook.notebook.state import NotebookState
+from acp_notebook.notebook.prompt.cells import notebook_path
+from acp_notebook.notebook.runtime.notebook_state import NotebookState
 
 SHELL: Any = SimpleNamespace(user_ns={})
 

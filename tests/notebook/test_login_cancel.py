@@ -3,9 +3,9 @@ waiting for a choice, and a login the agent is still carrying out."""
 
 from __future__ import annotations
 
-from acp_notebook.notebook.cell import LiveCell
-from acp_notebook.notebook.manager import NotebookAgents
-from acp_notebook.notebook.turns import TurnHandle, TurnSettings
+from acp_notebook.notebook.runtime.agents import NotebookAgents
+from acp_notebook.notebook.turn.handle import TurnHandle, TurnSettings
+from acp_notebook.notebook.view.live_cell import LiveCell
 from acp_notebook.ui.turn import TurnView
 
 from .conftest import SAFETY, Seen, agent_command

@@ -14,8 +14,8 @@ import pytest
 from acp_notebook.client.auth import auth_method_info
 from acp_notebook.client.errors import AuthRequired
 from acp_notebook.notebook.controls import REGISTRY, ControlFailed, run
-from acp_notebook.notebook.login import login_hint
-from acp_notebook.notebook.manager import NotebookAgents
+from acp_notebook.notebook.runtime.agents import NotebookAgents
+from acp_notebook.notebook.turn.login import login_hint
 from acp_notebook.protocol import models as m
 
 from .conftest import context

@@ -8,10 +8,14 @@ import json
 
 import pytest
 
-from acp_notebook.notebook.completion import completions
-from acp_notebook.notebook.context import NotebookPrompt, attach_variables
-from acp_notebook.notebook.options import OptionError, parse_line
-from acp_notebook.notebook.transformers import AWAIT_HELPER, await_transformer, escape_transformer
+from acp_notebook.notebook.load.completion import completions
+from acp_notebook.notebook.load.options import OptionError, parse_line
+from acp_notebook.notebook.load.transformers import (
+    AWAIT_HELPER,
+    await_transformer,
+    escape_transformer,
+)
+from acp_notebook.notebook.prompt.context import NotebookPrompt, attach_variables
 from acp_notebook.protocol import models as m
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from acp_notebook.notebook.controls import REGISTRY, ControlFailed, run
-from acp_notebook.notebook.manager import NotebookAgents
+from acp_notebook.notebook.runtime.agents import NotebookAgents
 
 from .conftest import context
 

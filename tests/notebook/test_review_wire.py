@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from acp_notebook.client.checkpoints import Checkpoints, TurnChanges
 from acp_notebook.client.fs import FileChange
-from acp_notebook.notebook.frontend.review import MAX_HUNK_LINES, review_fields, revision
+from acp_notebook.notebook.frontend.changes import MAX_HUNK_LINES, review_fields, revision
 
 
 def turn_of(*changes: tuple[str, str | None, str | None]) -> TurnChanges:

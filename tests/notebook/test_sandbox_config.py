@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from acp_notebook.notebook.config import AcpConfig
+from acp_notebook.notebook.load.config import AcpConfig
 from acp_notebook.protocol.sandbox import SandboxChoice
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_notebook.notebook.state import MAX_BYTES, NotebookState, StateFileWarning
+from acp_notebook.notebook.runtime.notebook_state import MAX_BYTES, NotebookState, StateFileWarning
 
 
 @pytest.fixture

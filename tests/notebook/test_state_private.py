@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from acp_notebook.client.protected import state_dir
-from acp_notebook.notebook.state import NotebookState
+from acp_notebook.notebook.runtime.notebook_state import NotebookState
 
 
 @pytest.fixture

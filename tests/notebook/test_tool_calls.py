@@ -13,9 +13,9 @@ import anyio
 
 from acp_notebook.client.permissions import PermissionBroker
 from acp_notebook.client.rules import PermissionRules
-from acp_notebook.notebook.tool_calls import KernelTools, SessionTools
 from acp_notebook.notebook.tools import Approved, Denied, ToolApproval, ToolRegistry, kernel_tools
 from acp_notebook.notebook.tools.approval import Review
+from acp_notebook.notebook.tools.session_tools import KernelTools, SessionTools
 
 EDIT = ToolApproval(
     "s", "edit_cell", "Edit cell 2", kind="edit", review_in_place=True, paths=("/work/a.ipynb",)

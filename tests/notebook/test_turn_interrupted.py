@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import concurrent.futures
 
-from acp_notebook.notebook.turns import TurnInterrupted, interrupted
+from acp_notebook.notebook.turn.handle import TurnInterrupted, interrupted
 
 
 def test_an_interrupt_ends_the_cell_with_one_line_saying_whether_the_agent_confirmed() -> None:

@@ -167,3 +167,16 @@ async def test_a_file_that_is_not_executable_gives_agent_start_error(tmp_path):
     with pytest.raises(AgentStartError, match="is not executable"):
         async with open_agent_process([str(script)]):
             pytest.fail("the agent should not have started")
+
+
+async def test_an_agents_coloured_stderr_is_kept_as_plain_text() -> None:
+    # fast-agent and opencode colour their start errors: the cell showed `\x1b[31m…` as text.
+    script = (
+        r'printf "\033[1;31mError:\033[0m no model \033]8;;https://x.test\033\\here\033]8;;\033\\ '
+        r'\033[2K\033[3Adone\n" >&2'
+    )
+    async with open_agent_process(["sh", "-c", script]) as agent:
+        with anyio.fail_after(SAFETY):
+            await agent.process.wait()
+            await agent._stderr_done.wait()
+        assert agent.stderr_tail(1) == ["Error: no model here done"]

@@ -22,13 +22,13 @@ import mcp_types
 from mcp.client.session import ClientSession, IncomingMessage
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from acp_notebook.notebook.loop import AgentLoop
+from acp_notebook.notebook.runtime.loop import AgentLoop
 from tests.kernel.conftest import ROOT, SAFETY, Kernel
 
 #: The cell that starts the tools server (names start with "_": not user variables).
 SETUP = """
 import json
-from acp_notebook.notebook.loop import AgentLoop as _AgentLoop
+from acp_notebook.notebook.runtime.loop import AgentLoop as _AgentLoop
 from acp_notebook.notebook.tools import (
     Approved as _Approved,
     Denied as _Denied,

@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.kernel, pytest.mark.slow]
 SETUP = """
 import json
 from acp_notebook.notebook.frontend import frontends as _frontends
-from acp_notebook.notebook.loop import AgentLoop as _AgentLoop
+from acp_notebook.notebook.runtime.loop import AgentLoop as _AgentLoop
 from acp_notebook.notebook.tools import (
     Approved as _Approved,
     Denied as _Denied,
@@ -56,7 +56,7 @@ _live_session = []
 def _live_report(report):
     _live_reported.append(report)
     if _live_session:  # the demo agent's turn: its session keeps the change
-        from acp_notebook.notebook.revert import record_cell_change
+        from acp_notebook.notebook.changes.revert import record_cell_change
         record_cell_change(_live_session[0], report)
 
 _live_registry = _kernel_tools()
@@ -79,7 +79,7 @@ DEFAULT_ANSWER = "review"
 DEMO_TURN = """
 import asyncio, os, sys
 from acp_notebook.client import ClientConnection
-from acp_notebook.notebook.loop import AgentLoop
+from acp_notebook.notebook.runtime.loop import AgentLoop
 
 async def _demo_turn(prompt):
     async with ClientConnection.spawn([sys.executable, "-m", "acp_notebook.agents.demo"]) as conn:

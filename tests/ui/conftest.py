@@ -20,7 +20,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 from acp_notebook.client.elicitation import ElicitationBroker
-from acp_notebook.client.permissions import PermissionBroker, PermissionRequest
+from acp_notebook.client.permission_request import PermissionRequest
+from acp_notebook.client.permissions import PermissionBroker
 from acp_notebook.client.session import PromptTurn
 from acp_notebook.client.terminals import TerminalSnapshot
 from acp_notebook.client.transcript import MessageEntry, Transcript, TurnRecord

@@ -24,9 +24,9 @@ from acp_notebook.client.render import Renderer
 from acp_notebook.client.timeline import Timeline
 from acp_notebook.client.transcript import Transcript, TurnRecord
 from acp_notebook.lab.report import Check, ReportCard, compare
-from acp_notebook.notebook.answers import Column, Table
+from acp_notebook.notebook.controls.answers import Column, Table
 from acp_notebook.notebook.inspector import MessageDetail, MessageTable, pair_responses
-from acp_notebook.notebook.turns import error_bundle
+from acp_notebook.notebook.turn.handle import error_bundle
 from acp_notebook.protocol import models as m
 from acp_notebook.protocol.trace_event import TraceEvent
 from acp_notebook.ui.transcript_html import turn_html

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp_notebook.client.permissions import PermissionRequest
+from acp_notebook.client.permission_request import PermissionRequest
 from acp_notebook.client.render import Renderer
 from acp_notebook.ui.permission import PermissionPrompt
 from acp_notebook.ui.style import ERROR, WARN

@@ -347,7 +347,7 @@ def test_a_cell_edit_made_stale_by_the_users_typing_reads_refused_not_failed():
     from types import SimpleNamespace
 
     from acp_notebook.client.checkpoints import Checkpoints
-    from acp_notebook.notebook.revert import record_cell_change
+    from acp_notebook.notebook.changes.revert import record_cell_change
     from acp_notebook.notebook.tools.registry import CellChangeReport
 
     transcript = new_transcript()

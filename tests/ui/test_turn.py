@@ -8,9 +8,10 @@ import ipywidgets as w
 
 from acp_notebook.client.render import STOP_REASONS
 from acp_notebook.ui import layouts
+from acp_notebook.ui.entry_views import PlanWidget, StaticView
 from acp_notebook.ui.message import MessageView, ThoughtView
 from acp_notebook.ui.toolcall import ToolCallCard
-from acp_notebook.ui.turn import PlanWidget, StaticView, TurnView
+from acp_notebook.ui.turn import TurnView
 
 from .conftest import (
     FakeClock,

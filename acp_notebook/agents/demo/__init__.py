@@ -8,11 +8,13 @@ text), so the same prompts give the same transcript.
 
 Run it with ``python -m acp_notebook.agents.demo`` (or ``acp-notebook demo-agent``), or in
 the same process with :func:`serve` over any pair of byte streams. The pieces:
-:mod:`.server` (one handler per ACP method), :mod:`.store` and :mod:`.session` (sessions,
+:mod:`.server` (an :class:`~acp_notebook.agents.interface.Agent`: one typed handler per
+ACP method), :mod:`.store` and :mod:`.session` (sessions,
 their modes and options, the state file), :mod:`.turn` (the API the demonstrations are
 written in), :mod:`.history` (what ``session/load`` replays), :mod:`.scenes` (the command
 table and the simple demonstrations), :mod:`.tools`, :mod:`.elicitation` and
-:mod:`.prompt` (the other demonstrations), :mod:`.refactors`, :mod:`.repairs`, :mod:`.edits` and
+:mod:`.prompt` (the other demonstrations), :mod:`.risk` (which actions it asks about
+again), :mod:`.refactors`, :mod:`.repairs`, :mod:`.edits` and
 :mod:`.content` (the edits it proposes, text helpers, generated content), :mod:`.command`
 (the command line, on :mod:`acp_notebook.protocol.stdio`).
 

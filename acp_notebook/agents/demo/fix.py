@@ -16,9 +16,10 @@ import re
 from dataclasses import dataclass
 
 from ...protocol import models as m
-from . import edits, repairs
 from .cells import NOTEBOOK_SERVER, edit_cell_holding
+from .edits import fence, shorten, unified_diff
 from .mcp_client import McpTools, connect
+from .repairs import bound_names, columns_in, lookups, read_failure, repair
 from .replies import StopReason
 from .turn import Turn
 
@@ -62,7 +63,7 @@ def attached(turn: Turn) -> list[Attached]:
 
 async def scene_fix(turn: Turn, error: Attached) -> StopReason:
     """Explain the attached error and propose a fix for it where there is one."""
-    failure = repairs.read_failure(error.text)
+    failure = read_failure(error.text)
     if failure is None:
         return await turn.reply(
             "An error was attached, but I could not find its traceback and the cell that "
@@ -70,21 +71,19 @@ async def scene_fix(turn: Turn, error: Attached) -> StopReason:
         )
     where = f"cell [{failure.number}]" if failure.number is not None else "the cell"
     headline = f"{failure.error}: {failure.message}" if failure.message else failure.error
-    await turn.say(f"{where[:1].upper()}{where[1:]} raised `{edits.shorten(headline, 120)}`")
+    await turn.say(f"{where[:1].upper()}{where[1:]} raised `{shorten(headline, 120)}`")
     await turn.say(f" on line {failure.line}.\n\n" if failure.line else ".\n\n")
     sent = attached(turn)
-    names = set().union(
-        *(repairs.bound_names(_code_of(a.text)) for a in sent if a.uri != ERROR_URI)
-    )
-    columns = {a.name: repairs.columns_in(a.text) for a in sent if a.name}
+    names = set().union(*(bound_names(_code_of(a.text)) for a in sent if a.uri != ERROR_URI))
+    columns = {a.name: columns_in(a.text) for a in sent if a.name}
     server = turn.session.mcp_stdio.get(NOTEBOOK_SERVER)
     if server is not None:
         async with connect(server) as tools:
             names |= await _kernel_names(tools)
-            for holder in repairs.lookups(failure):
+            for holder in lookups(failure):
                 if not columns.get(holder):
                     columns[holder] = await _columns(tools, holder)
-    found = repairs.repair(failure, names, columns)
+    found = repair(failure, names, columns)
     if isinstance(found, str):
         return await turn.reply(found + " I proposed no change.")
     await turn.say(found.why + "\n\n")
@@ -94,9 +93,9 @@ async def scene_fix(turn: Turn, error: Attached) -> StopReason:
     return await turn.reply(
         "I cannot edit the notebook's cells here (that needs JupyterLab 4 or Notebook 7 "
         f"with the acp-notebook extension), so here is {where}, fixed:\n\n"
-        + edits.fence(found.code, "python")
+        + fence(found.code, "python")
         + "\n\nAs a diff:\n\n"
-        + edits.fence(edits.unified_diff(failure.code, found.code, "cell.py"), "diff")
+        + fence(unified_diff(failure.code, found.code, "cell.py"), "diff")
     )
 
 
@@ -116,4 +115,4 @@ async def _columns(tools: McpTools, holder: str) -> list[str]:
     if inspected.is_error:
         return []
     # The answer starts with a header line ("`df`: DataFrame 3×2 (text/markdown)").
-    return repairs.columns_in(inspected.text.partition("\n\n")[2])
+    return columns_in(inspected.text.partition("\n\n")[2])

@@ -35,9 +35,10 @@ def _quote(answer: McpAnswer) -> str:
 
 def _pick(listing: str) -> str | None:
     """The variable to inspect: the first data frame, else the newest variable."""
-    found = _VARIABLE.findall(listing)
+    found: list[tuple[str, str]] = _VARIABLE.findall(listing)
     frames = [name for name, label in found if label.startswith("DataFrame")]
-    return (frames or [name for name, _ in reversed(found)] or [None])[0]
+    names = frames or [name for name, _ in reversed(found)]
+    return names[0] if names else None
 
 
 async def scene_tools(turn: Turn, arg: str) -> StopReason:

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...protocol import models as m
-from . import edits
 from .cells import edit_cell_holding
+from .edits import KNOWN_EXTENSIONS, fence, shorten, unified_diff
 from .fix import ERROR_URI, attached, scene_fix
 from .refactors import PATTERNS, Refactoring, refactor
 from .replies import StopReason, missing_capability
@@ -44,9 +44,7 @@ def _file_names(text: str) -> list[str]:
     found = []
     for word in text.split():
         word = word.strip("`'\"()[]{}<>,;:!?").rstrip(".")
-        if posixpath.splitext(word.lower())[1] in edits.KNOWN_EXTENSIONS and re.search(
-            r"\w\.\w", word
-        ):
+        if posixpath.splitext(word.lower())[1] in KNOWN_EXTENSIONS and re.search(r"\w\.\w", word):
             found.append(word)
     return found
 
@@ -86,7 +84,7 @@ def describe_block(index: int, block: Any) -> str:
 
 def _describe(index: int, block: Any) -> str:
     if isinstance(block, m.TextContentBlock):
-        preview = edits.shorten(block.text, 60)
+        preview = shorten(block.text, 60)
         return f"{index}. `text`, {len(block.text):,} characters: “{preview}”"
     if isinstance(block, m.ImageContentBlock):
         return f"{index}. `image`, {block.mime_type}, {_decoded_size(block.data)}"
@@ -244,9 +242,9 @@ async def _refactor_code(turn: Turn, label: str, code: str) -> StopReason:
     return await turn.reply(
         f"{label[:1].upper()}{label[1:]} has no file or cell I could edit, so here is the "
         "refactored code instead:\n\n"
-        + edits.fence(result.text, "python")
+        + fence(result.text, "python")
         + "\n\nAs a diff:\n\n"
-        + edits.fence(edits.unified_diff(code, result.text, "cell.py"), "diff")
+        + fence(unified_diff(code, result.text, "cell.py"), "diff")
     )
 
 

@@ -96,7 +96,7 @@ class _Text:
         return self.source[self.start(node) : self.end(node)]
 
     def single_line(self, node: ast.AST) -> bool:
-        return node.lineno == node.end_lineno  # type: ignore[attr-defined]
+        return bool(node.lineno == node.end_lineno)  # type: ignore[attr-defined]
 
 
 def _bodies(tree: ast.Module) -> Iterator[tuple[str, list[ast.stmt]]]:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -30,18 +30,25 @@ from ...protocol.errors import (
 )
 from ...protocol.jsonrpc import Peer, Reply
 from ...protocol.modelbase import AcpModel
+from ..interface import serve_agent
 from .prompt import prompt_chars
 from .scenes import available_commands, run_prompt
 from .session import MODELS, MODES, ClientCaps, DemoSession, config_options
 from .store import SessionStore, timestamp
 from .turn import Turn
 
+if TYPE_CHECKING:
+    from ..interface import ConfigOptionRequest
+
+    #: The answers that open a session (the command list follows them).
+    Opened = TypeVar("Opened", m.NewSessionResponse, m.LoadSessionResponse, m.ResumeSessionResponse)
+
 __all__ = ["DemoAgent", "DemoOptions", "serve"]
 
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
-#: Seconds a prompt waits for its session's command list to go out (see ``_prompt``).
+#: Seconds a prompt waits for its session's command list to go out (see :meth:`DemoAgent.prompt`).
 ANNOUNCE_WAIT = 5.0
 AGENT_INFO = m.Implementation(
     name="acp-notebook-demo", title="acp_notebook demo agent", version=__version__
@@ -84,23 +91,7 @@ class DemoAgent:
         self.caps = ClientCaps()
         self.authenticated = False
         self.store = SessionStore(self.options.state_file)
-        handlers: dict[str, Callable[[Any], Awaitable[Any]]] = {
-            "initialize": self._initialize,
-            "authenticate": self._authenticate,
-            "logout": self._logout,
-            "session/new": self._new_session,
-            "session/load": self._load_session,
-            "session/resume": self._resume_session,
-            "session/list": self._list_sessions,
-            "session/close": self._close_session,
-            "session/delete": self._delete_session,
-            "session/set_mode": self._set_mode,
-            "session/set_config_option": self._set_config_option,
-            "session/prompt": self._prompt,
-        }
-        for method, handler in handlers.items():
-            self.peer.handle_request(method, handler)
-        self.peer.handle_notification("session/cancel", self._cancel)
+        serve_agent(self.peer, self)
 
     async def run(self) -> None:
         """Serve until the client closes the connection (our input ends)."""
@@ -130,9 +121,9 @@ class DemoAgent:
         options = config_options(session, self.caps)
         await self._update(session.id, m.ConfigOptionUpdate(config_options=options))
 
-    def _opened(self, session: DemoSession, result: dict[str, Any]) -> Reply:
+    def _opened(self, session: DemoSession, result: Opened) -> Reply[Opened]:
         """The answer that opened ``session``, followed by its command list (real agents
-        send it right after that answer, before anything of a prompt: see :meth:`_prompt`)."""
+        send it right after that answer, before anything of a prompt: see :meth:`prompt`)."""
         announced = session.announced = anyio.Event()
 
         async def announce() -> None:
@@ -202,8 +193,7 @@ class DemoAgent:
 
     # -- handlers: connection ------------------------------------------------------------
 
-    async def _initialize(self, params: Any) -> Any:
-        request = m.InitializeRequest.parse(params)
+    async def initialize(self, request: m.InitializeRequest) -> m.InitializeResponse:
         self.caps = ClientCaps.of(request.client_capabilities)
         if request.protocol_version != PROTOCOL_VERSION:
             # spec: answer with our latest version; the client decides whether to go on.
@@ -229,8 +219,7 @@ class DemoAgent:
             agent_info=AGENT_INFO,
         )
 
-    async def _authenticate(self, params: Any) -> Any:
-        request = m.AuthenticateRequest.parse(params)
+    async def authenticate(self, request: m.AuthenticateRequest) -> m.AuthenticateResponse:
         if request.method_id != AUTH_METHOD.id:
             raise RpcError(
                 INVALID_PARAMS,
@@ -239,28 +228,30 @@ class DemoAgent:
                 {"authMethods": [AUTH_METHOD.to_wire()]},
             )
         self.authenticated = True
-        return {}
+        return m.AuthenticateResponse()
 
-    async def _logout(self, params: Any) -> Any:
+    async def logout(self, request: m.LogoutRequest) -> m.LogoutResponse:
         self.authenticated = False
-        return {}
+        return m.LogoutResponse()
 
     # -- handlers: sessions --------------------------------------------------------------
 
-    async def _new_session(self, params: Any) -> Any:
+    async def new_session(self, request: m.NewSessionRequest) -> Reply[m.NewSessionResponse]:
         self._require_auth()
-        request = m.NewSessionRequest.parse(params)
         session = DemoSession(id=self.store.next_id(), cwd="/")
         # Checked before the session is kept: a bad cwd must not leave a session behind.
         self._open(session, request.cwd, request.additional_directories, request.mcp_servers)
         self.store.add(session)
         self.store.touch(session)
         await self.store.save()
-        return self._opened(session, {"sessionId": session.id, **session.state(self.caps)})
+        modes, options = session.modes(), config_options(session, self.caps)
+        return self._opened(
+            session,
+            m.NewSessionResponse(session_id=session.id, modes=modes, config_options=options),
+        )
 
-    async def _load_session(self, params: Any) -> Any:
+    async def load_session(self, request: m.LoadSessionRequest) -> Reply[m.LoadSessionResponse]:
         self._require_auth()
-        request = m.LoadSessionRequest.parse(params)
         session = self._known(request.session_id)
         if session.turn is not None:
             raise RpcError(INVALID_REQUEST, "The session is answering a prompt; cancel it first.")
@@ -272,52 +263,56 @@ class DemoAgent:
             )
         for update in session.history:
             await self._update(session.id, update)
-        return self._opened(session, session.state(self.caps))
+        options = config_options(session, self.caps)
+        return self._opened(
+            session, m.LoadSessionResponse(modes=session.modes(), config_options=options)
+        )
 
-    async def _resume_session(self, params: Any) -> Any:
+    async def resume_session(
+        self, request: m.ResumeSessionRequest
+    ) -> Reply[m.ResumeSessionResponse]:
         self._require_auth()
-        request = m.ResumeSessionRequest.parse(params)
         session = self._known(request.session_id)
         self._open(session, request.cwd, request.additional_directories, request.mcp_servers)
-        return self._opened(session, session.state(self.caps))  # spec: no replay
+        options = config_options(session, self.caps)
+        # spec: no replay
+        return self._opened(
+            session, m.ResumeSessionResponse(modes=session.modes(), config_options=options)
+        )
 
-    async def _list_sessions(self, params: Any) -> Any:
-        request = m.ListSessionsRequest.parse(params if params is not None else {})
+    async def list_sessions(self, request: m.ListSessionsRequest) -> m.ListSessionsResponse:
         page, cursor = self.store.page(request.cwd, request.cursor, self.options.page_size)
-        result: dict[str, Any] = {
-            "sessions": [
-                m.SessionInfo(
-                    session_id=s.id,
-                    cwd=s.cwd,
-                    additional_directories=s.additional_directories or None,
-                    title=s.title,
-                    updated_at=s.updated_at or None,
-                ).to_wire()
-                for s in page
-            ]
-        }
-        if cursor is not None:
-            result["nextCursor"] = cursor
-        return result
+        sessions = [
+            m.SessionInfo(
+                session_id=s.id,
+                cwd=s.cwd,
+                additional_directories=s.additional_directories or None,
+                title=s.title,
+                updated_at=s.updated_at or None,
+            )
+            for s in page
+        ]
+        if cursor is None:
+            return m.ListSessionsResponse(sessions=sessions)
+        return m.ListSessionsResponse(sessions=sessions, next_cursor=cursor)
 
-    async def _close_session(self, params: Any) -> Any:
-        request = m.CloseSessionRequest.parse(params)
+    async def close_session(self, request: m.CloseSessionRequest) -> m.CloseSessionResponse:
         session = self._known(request.session_id)
         await self._stop_turn(session)  # spec: as if session/cancel had been sent
         session.active = False
-        return {}
+        return m.CloseSessionResponse()
 
-    async def _delete_session(self, params: Any) -> Any:
-        request = m.DeleteSessionRequest.parse(params)
+    async def delete_session(self, request: m.DeleteSessionRequest) -> m.DeleteSessionResponse:
         session = self.store.get(request.session_id)
         if session is not None:  # spec: deleting an unknown session succeeds
             await self._stop_turn(session)
             self.store.remove(session.id)
             await self.store.save()
-        return {}
+        return m.DeleteSessionResponse()
 
-    async def _set_mode(self, params: Any) -> Any:
-        request = m.SetSessionModeRequest.parse(params)
+    async def set_session_mode(
+        self, request: m.SetSessionModeRequest
+    ) -> Reply[m.SetSessionModeResponse]:
         session = self._active(request.session_id)
         if request.mode_id not in {mode.id for mode in MODES}:
             raise RpcError(
@@ -328,10 +323,11 @@ class DemoAgent:
         session.mode = request.mode_id
         await self.store.save()
         # The mode is also a config option, so both updates follow the answer.
-        return Reply({}, lambda: self._send_mode_updates(session))
+        return Reply(m.SetSessionModeResponse(), lambda: self._send_mode_updates(session))
 
-    async def _set_config_option(self, params: Any) -> Any:
-        request = m.parse(m.SetSessionConfigOptionRequest, params)
+    async def set_config_option(
+        self, request: ConfigOptionRequest
+    ) -> Reply[m.SetSessionConfigOptionResponse]:
         if isinstance(request, m.UnknownSetSessionConfigOptionRequest):
             raise RpcError(
                 INVALID_PARAMS,
@@ -368,12 +364,12 @@ class DemoAgent:
                 await self._update(session.id, m.CurrentModeUpdate(current_mode_id=session.mode))
             await self._send_config_update(session)
 
-        return Reply({"configOptions": session.state(self.caps)["configOptions"]}, updates)
+        options = config_options(session, self.caps)
+        return Reply(m.SetSessionConfigOptionResponse(config_options=options), updates)
 
     # -- handlers: prompts ---------------------------------------------------------------
 
-    async def _prompt(self, params: Any) -> Any:
-        request = m.PromptRequest.parse(params)
+    async def prompt(self, request: m.PromptRequest) -> m.PromptResponse:
         session = self._active(request.session_id)
         if session.announced is not None:
             # A prompt sent as soon as the session opened waits for the command list: the
@@ -407,7 +403,7 @@ class DemoAgent:
             await _shielded(turn.finish())
             turn.account(prompt_chars(request.prompt))
             await turn.send(turn.usage_update(), record=False)
-            return {"stopReason": stop}
+            return m.PromptResponse(stop_reason=stop)
         except BaseException:
             await _shielded(turn.finish())
             raise
@@ -419,9 +415,8 @@ class DemoAgent:
             with anyio.CancelScope(shield=True):
                 await self.store.save()
 
-    def _cancel(self, params: Any) -> None:
-        request = m.CancelNotification.parse(params)
-        session = self.store.get(request.session_id)
+    def cancel(self, notification: m.CancelNotification) -> None:
+        session = self.store.get(notification.session_id)
         if session is not None and session.turn is not None:
             session.turn.cancel()
 

@@ -6,19 +6,33 @@ Everything here is deterministic: tool call and message ids are counters of the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
+
+import anyio
 
 from ...protocol import models as m
 from ...protocol.modelbase import AcpModel
 
-if TYPE_CHECKING:
-    import anyio
-
-    from .turn import Turn
-
-__all__ = ["MODELS", "MODES", "ClientCaps", "DemoModel", "DemoSession", "config_options"]
+__all__ = [
+    "MODELS",
+    "MODES",
+    "ClientCaps",
+    "DemoModel",
+    "DemoSession",
+    "RunningTurn",
+    "config_options",
+]
 
 Wire = dict[str, Any]
+
+
+class RunningTurn(Protocol):
+    """What a session needs of the prompt turn it runs (``.turn.Turn``): to stop it on
+    ``session/cancel`` or ``session/close``, and to know when it has answered."""
+
+    done: anyio.Event
+
+    def cancel(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -108,8 +122,8 @@ class DemoSession:
     model: str = "demo-small"
     verbose: bool = False
     #: Kinds of action the user chose "Allow always" for in this session, each with the
-    #: highest risk it was chosen for (``client/decision.py`` ``risk_rank``: 0 none, 1
-    #: caution): it covers that risk or less, never a riskier action.
+    #: highest risk it was chosen for (:mod:`.risk`: 0 nothing noticed, 1 worth a look):
+    #: it covers that risk or less, never a riskier action.
     allow_always: dict[str, int] = field(default_factory=dict)
     #: The updates ``session/load`` replays (compacted, see :func:`.history.compact`).
     history: list[Wire] = field(default_factory=list)
@@ -124,7 +138,7 @@ class DemoSession:
     mcp_servers: list[str] = field(default_factory=list)
     #: The stdio MCP servers given, by name (the scenes that use the client's MCP tools).
     mcp_stdio: dict[str, m.McpServerStdio] = field(default_factory=dict)
-    turn: Turn | None = None
+    turn: RunningTurn | None = None
     #: Set once the command list that follows the answer opening the session went out.
     announced: anyio.Event | None = None
 
@@ -173,13 +187,6 @@ class DemoSession:
 
     def modes(self) -> m.SessionModeState:
         return m.SessionModeState(current_mode_id=self.mode, available_modes=MODES)
-
-    def state(self, caps: ClientCaps) -> Wire:
-        """``modes`` and ``configOptions``, as the answers that open a session carry them."""
-        return {
-            "modes": self.modes().to_wire(),
-            "configOptions": [option.to_wire() for option in config_options(self, caps)],
-        }
 
 
 def config_options(session: DemoSession, caps: ClientCaps) -> list[AcpModel]:

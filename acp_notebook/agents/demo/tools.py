@@ -14,14 +14,13 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from ...client.danger import assess_command, assess_paths
-from ...client.decision import risk_rank
 from ...protocol import models as m
 from ...protocol.errors import RESOURCE_NOT_FOUND, RpcError
-from . import edits
 from .content import text_content
+from .edits import append_marker, count_lines, fence, language_for, shorten, split_first
 from .refactors import refactor
 from .replies import StopReason, error_text, missing_capability, usage
+from .risk import command_risk, path_risk
 from .turn import Permission, Turn
 
 __all__ = [
@@ -60,7 +59,7 @@ async def read_whole(turn: Turn, path: str) -> str | None:
         else:
             await turn.say(f"The client could not read `{shown}`: {error_text(exc)}.")
         return None
-    lines = edits.count_lines(text)
+    lines = count_lines(text)
     await call.update(
         status="completed",
         content=[text_content(f"Read {lines} line{'s' * (lines != 1)} of `{shown}`.")],
@@ -103,7 +102,7 @@ def _propose_edit(path: str, text: str) -> Proposal:
             line = getattr(exc, "lineno", None)
             where = f" (line {line})" if line else ""
             return Proposal(
-                edits.append_marker(path, text),
+                append_marker(path, text),
                 f"The file is not valid Python{where}, so instead of refactoring it I add one "
                 "labelled comment line at the end.",
             )
@@ -115,11 +114,11 @@ def _propose_edit(path: str, text: str) -> Proposal:
                 result.changes,
             )
         return Proposal(
-            edits.append_marker(path, text),
+            append_marker(path, text),
             "I found nothing to refactor, so I add one labelled comment line at the end instead.",
         )
     return Proposal(
-        edits.append_marker(path, text),
+        append_marker(path, text),
         "A demonstration edit: one clearly labelled line at the end of the file.",
     )
 
@@ -143,7 +142,7 @@ async def apply_edit(
             f"Not written: the client does not offer `fs/write_text_file`; `{shown}` was not changed."
         )
         return await turn.reply(missing_capability("fs.writeTextFile", "write files"))
-    permission = await turn.permit(call, "edit", risk=risk_rank(assess_paths([path], [turn.cwd])))
+    permission = await turn.permit(call, "edit", risk=path_risk([path], turn.cwd))
     if permission.how == "cancelled":
         await call.fail(call.cancel_note)
         return "cancelled"
@@ -183,7 +182,7 @@ def _how(permission: Permission, kind: str) -> str:
 
 
 async def scene_read(turn: Turn, arg: str) -> StopReason:
-    name, rest = edits.split_first(arg)
+    name, rest = split_first(arg)
     numbers = rest.split()
     if not name or len(numbers) > 2 or not all(n.isdigit() and int(n) > 0 for n in numbers):
         return await usage(turn, "/read PATH [LINE [LIMIT]]  (LINE and LIMIT are positive numbers)")
@@ -220,7 +219,7 @@ async def scene_read(turn: Turn, arg: str) -> StopReason:
         summary = f"Lines {line}–{end} of `{shown}`" + (
             " (more follow):" if more else f" (the end; {total:,} lines):"
         )
-        body = "\n\n" + edits.fence("".join(preview), edits.language_for(path))
+        body = "\n\n" + fence("".join(preview), language_for(path))
         if len(preview) < got:
             body += f"\n\n({got - len(preview)} more lines read, not shown.)"
         showing = f"the tool call above shows lines {line}–{end}"
@@ -248,7 +247,7 @@ async def scene_read(turn: Turn, arg: str) -> StopReason:
 
 
 async def scene_edit(turn: Turn, arg: str) -> StopReason:
-    name, _ = edits.split_first(arg)
+    name, _ = split_first(arg)
     if not name:
         return await usage(turn, "/edit PATH")
     read = await read_to_change(turn, name, "read the file I would edit")
@@ -265,7 +264,7 @@ async def scene_edit(turn: Turn, arg: str) -> StopReason:
 
 
 async def scene_write(turn: Turn, arg: str) -> StopReason:
-    name, content = edits.split_first(arg)
+    name, content = split_first(arg)
     if not name or not content:
         return await usage(turn, "/write PATH TEXT")
     path = turn.resolve(name)
@@ -277,7 +276,7 @@ async def scene_write(turn: Turn, arg: str) -> StopReason:
     if turn.caps.read:
         try:
             old = await turn.read_text(path)
-            lines = edits.count_lines(old)
+            lines = count_lines(old)
             note = f"The new text replaced the {lines} line{'s' * (lines != 1)} `{shown}` had."
         except RpcError as exc:
             if exc.code == RESOURCE_NOT_FOUND:
@@ -299,21 +298,19 @@ async def scene_run(turn: Turn, arg: str) -> StopReason:
     if not turn.caps.terminal:
         return await turn.reply(missing_capability("terminal", "run commands"))
     call = await turn.start_tool_call(
-        f"Run {edits.shorten(command)}", "execute", raw_input={"command": command, "cwd": turn.cwd}
+        f"Run {shorten(command)}", "execute", raw_input={"command": command, "cwd": turn.cwd}
     )
     call.cancel_note = "Cancelled before the command started."
     # A destructive command gets no "Allow always" (nor is one remembered for it): what
     # is allowed always must be safe to allow again unseen.
-    destructive = (danger := assess_command(command, [turn.cwd])) is not None and (
-        danger.level == "danger"
-    )
-    permission = await turn.permit(call, "execute", always=not destructive, risk=risk_rank(danger))
+    risk = command_risk(command)
+    permission = await turn.permit(call, "execute", always=risk < 2, risk=risk)
     if permission.how == "cancelled":
         await call.fail(call.cancel_note)
         return "cancelled"
     if not permission.allowed:
         await call.fail("Not allowed: the command was not run.")
-        return await turn.reply(f"{permission.why}, so I did not run `{edits.shorten(command)}`.")
+        return await turn.reply(f"{permission.why}, so I did not run `{shorten(command)}`.")
     create = m.CreateTerminalRequest(
         session_id=turn.session.id,
         command="sh",  # explicit and portable: the spec leaves shells to the agent
@@ -370,9 +367,9 @@ async def scene_run(turn: Turn, arg: str) -> StopReason:
         },
     )
     tail = output.output.splitlines()[-10:]
-    reply = f"`{edits.shorten(command)}` {outcome} ({_how(permission, 'commands').rstrip('.')})."
+    reply = f"`{shorten(command)}` {outcome} ({_how(permission, 'commands').rstrip('.')})."
     if tail:
-        reply += "\n\nThe last lines of its output:\n\n" + edits.fence("\n".join(tail))
+        reply += "\n\nThe last lines of its output:\n\n" + fence("\n".join(tail))
     else:
         reply += " It printed nothing."
     reply += (

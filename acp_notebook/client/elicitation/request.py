@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from ...protocol import models as m
-from ..permissions import _CANCEL_REASONS
+from ..permission_request import _CANCEL_REASONS
 from .form import FieldSpec, fields, schema_problem
 from .redaction import format_values
 from .url import url_host, url_problem

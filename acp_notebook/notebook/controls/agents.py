@@ -8,20 +8,19 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...agents.evidence import GEMINI_UNTRUSTED
-from ...agents.presets import PresetStatus, install_hint, preset_table
-from ...client.auth import AuthMethodInfo, env_methods_first, missing_vars, ready_env_method
+from ...client.presets import PresetStatus, install_hint, preset_table
 from ...protocol.sandbox import sandbox_line
-from ..answers import Column, Table, Text
-from ..folder_servers import quote
 from ..frontend import frontends
-from ..inspector import MessageTable
-from ..snapshots import SessionSnapshot
-from ..state import FolderServersChanged
-from ..tools.live_tools import offered_line
+from ..runtime.folder_servers import quote
+from ..runtime.notebook_state import FolderServersChanged
+from .answers import Column, Table, Text
 from .base import ControlContext, ControlFailed
 
 if TYPE_CHECKING:
-    from ..runtime import AgentRuntime
+    from ...client.auth import AuthMethodInfo
+    from ..inspector import MessageTable
+    from ..runtime.agent import AgentRuntime
+    from ..runtime.snapshots import SessionSnapshot
 
 #: How many messages ``%acp --log`` shows (``acp.messages()`` filters all of them).
 LOG_LAST = 50
@@ -29,6 +28,8 @@ LOG_LAST = 50
 
 async def status(ctx: ControlContext) -> Text:
     """The working directory, each agent with its sessions, and the running turns."""
+    from ..tools.live_tools import offered_line
+
     agents = ctx.agents
     lines = [f"Working directory: {agents.cwd}", f"Sandbox: {sandbox_line(agents.sandbox.mode)}"]
     if not agents.runtimes:
@@ -99,6 +100,8 @@ def _availability(row: PresetStatus) -> str:
 
 async def sessions(ctx: ControlContext) -> Table[SessionSnapshot]:
     """This notebook's sessions, per agent."""
+    from ..runtime.snapshots import SessionSnapshot
+
     columns: tuple[Column[SessionSnapshot], ...] = (
         Column("session", lambda info: info.name),
         Column("agent", lambda info: info.agent),
@@ -228,6 +231,8 @@ async def login(ctx: ControlContext, method_id: str | None = None) -> Text:
 def _login_method(
     methods: Sequence[AuthMethodInfo], env: Mapping[str, str], interactive: bool
 ) -> str:
+    from ...client.auth import env_methods_first, ready_env_method
+
     ready = ready_env_method(methods, env)
     if ready is not None:
         return ready.id
@@ -240,6 +245,8 @@ def _login_method(
 
 def _login_way(method: AuthMethodInfo, env: Mapping[str, str]) -> str:
     """"`openai-api-key` (set `OPENAI_API_KEY` first)", "`chatgpt` (the agent logs you in)"."""
+    from ...client.auth import missing_vars
+
     missing = missing_vars(method, env)
     if missing:
         return f"`{method.id}` (set {' and '.join(f'`{var}`' for var in missing)} first)"

@@ -8,7 +8,7 @@ can click. From that entry come the ``%acp`` option, its Tab completion, its lin
 
 Threads: a handler defined with ``async def`` runs on the agent loop, the only thread that
 touches agents, sessions and widgets once they exist; what it returns is a snapshot, a
-:class:`~..answers.Text` or :class:`~..answers.Table`, or a widget it built there, so the
+:class:`~.answers.Text` or :class:`~.answers.Table`, or a widget it built there, so the
 caller may keep it on any thread. A plain ``def`` handler reads only configuration and
 runs on the caller's thread.
 """
@@ -19,7 +19,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import functools
-import importlib
 import inspect
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
@@ -29,8 +28,8 @@ from ...client.policy import Policy
 
 if TYPE_CHECKING:
     from ...client.session import Session
-    from ..manager import NotebookAgents
-    from ..runtime import AgentRuntime
+    from ..runtime.agent import AgentRuntime
+    from ..runtime.agents import NotebookAgents
 
 #: What ``-a``/``-s`` (``agent=``/``session=``) select: nothing, the agent, or one of its
 #: sessions.
@@ -52,21 +51,6 @@ def _one(value: str) -> tuple[str, ...]:
     return (value,)
 
 
-#: A function, or where it is in this package (``"sessions.load"``), imported on first use:
-#: the ``%acp`` line is parsed, and a prompt turn runs, without loading the controls'
-#: modules (the first ``%acp`` starts its agent before it loads the notebook layer).
-Function = Callable[..., object] | str
-
-
-def resolve(function: Function) -> Callable[..., object]:
-    """The function itself (``"sessions.load"``: imported from this package)."""
-    if callable(function):
-        return function
-    module, _, name = function.rpartition(".")
-    found: Callable[..., object] = getattr(importlib.import_module(f"{__package__}.{module}"), name)
-    return found
-
-
 @dataclass(frozen=True)
 class Arg:
     """The value a control takes on the ``%acp`` line (``--load ID``)."""
@@ -75,7 +59,7 @@ class Arg:
     required: bool = True
     #: How the line's one value becomes the handler's arguments (``--set ID=VALUE``);
     #: raises :class:`ControlFailed` when it cannot.
-    split: Function = _one
+    split: Callable[[str], tuple[str, ...]] = _one
 
 
 @dataclass(frozen=True)
@@ -85,9 +69,11 @@ class Control:
     #: The spellings on the ``%acp`` line, the first one canonical.
     flags: tuple[str, ...]
     help: str
-    #: ``handler(ctx, *arguments)``; ``async def`` to run on the agent loop (a
-    #: :data:`Function`: the function or where it is).
-    implementation: Function
+    #: ``handler(ctx, *arguments)``; ``async def`` to run on the agent loop. The handlers'
+    #: modules are imported with the registry, so the ``%acp`` line's parser loads them:
+    #: what a handler needs of the notebook layer (sessions, the protocol models) it
+    #: imports when it runs (the first ``%acp`` starts its agent before that layer loads).
+    handler: Callable[..., object]
     arg: Arg | None = None
     scope: Scope = "notebook"
     #: False for a control that needs someone to click in the cell.
@@ -101,10 +87,6 @@ class Control:
         return self.flags[0]
 
     @property
-    def handler(self) -> Callable[..., object]:
-        return resolve(self.implementation)
-
-    @property
     def usage(self) -> str:
         """``--resume [ID]``: the flag and its value as the help shows them."""
         if self.arg is None:
@@ -116,7 +98,7 @@ class Control:
         """The handler's arguments from the value given on the ``%acp`` line."""
         if self.arg is None or value is None:
             return ()
-        return cast(tuple[str, ...], resolve(self.arg.split)(value))
+        return self.arg.split(value)
 
 
 @dataclass(frozen=True)
@@ -215,7 +197,7 @@ def _failures(control: Control) -> Iterator[None]:
             "`%acp --restart` starts the agent again."
         ) from None
     except Exception as exc:
-        from ..runtime import EXPECTED_FAILURES
+        from ..runtime.agent import EXPECTED_FAILURES
 
         if not isinstance(exc, EXPECTED_FAILURES):
             raise

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...client.checkpoints import Change, TurnChanges
 from ...client.formatting import fence
-from ..answers import Text
 from ..frontend import frontends
-from ..revert import revert
+from .answers import Text
 from .base import ControlContext, ControlFailed
 
 if TYPE_CHECKING:
     import ipywidgets as w
+
+    from ...client.checkpoints import Change, TurnChanges
 
 NOTHING = "Nothing to undo: no turn of this session changed a file or a cell that is still kept."
 
@@ -60,11 +60,12 @@ async def changes(ctx: ControlContext) -> Text | WithSavedForm:
     if not ctx.interactive:
         return Text(saved_form(turn)["text/plain"])
     cell_id = frontends.executing_cell()
-    if cell_id is not None and ctx.agents.reviews.offer(turn, cell_id):
+    if cell_id is not None and ctx.agents.page_changes.offer(turn, cell_id):
         # The page draws the list in this cell, outside the saved notebook: no widget
         # that would be dead once the notebook is reopened; the words stay.
         return Text(turn.summary())
     from ...ui.changes import ChangesView
+    from ..changes.revert import revert
 
     async def revert_one(change: Change | None, hunk: int | None) -> str:
         return (await revert(turn, change, hunk)).sentence()
@@ -84,6 +85,8 @@ async def undo(ctx: ControlContext) -> Text:
             "The last turn changed cells, which are reverted only while the cell waits for "
             "the notebook: put `%acp --undo` alone on a line of a cell (ipykernel 7.4 or newer)."
         )
+    from ..changes.revert import revert
+
     said = (await revert(turn)).sentence()
-    ctx.agents.reviews.redraw(turn, said)
+    ctx.agents.page_changes.redraw(turn, said)
     return Text(said)

@@ -3,9 +3,13 @@ and answering a waiting request from code (for frontends that cannot show its bu
 
 from __future__ import annotations
 
-from ..answers import Column, Table, Text
-from ..snapshots import PendingPermission
+from typing import TYPE_CHECKING
+
+from .answers import Column, Table, Text
 from .base import ControlContext, ControlFailed
+
+if TYPE_CHECKING:
+    from ..runtime.snapshots import PendingPermission
 
 
 def rules(ctx: ControlContext) -> Text:
@@ -22,6 +26,8 @@ def rules(ctx: ControlContext) -> Text:
 
 async def pending(ctx: ControlContext) -> Table[PendingPermission]:
     """The permission requests waiting for an answer, each with the key ``answer`` takes."""
+    from ..runtime.snapshots import PendingPermission
+
     columns: tuple[Column[PendingPermission], ...] = (
         Column("key", lambda request: request.key, code=True),
         Column("agent", lambda request: request.agent),

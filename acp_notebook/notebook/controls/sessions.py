@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...client.render import Renderer
-from ...client.session import Session
-from ...protocol import models as m
-from ..answers import Column, Table, Text
+from .answers import Column, Table, Text
 from .base import ControlContext, ControlFailed
 
 if TYPE_CHECKING:
     import ipywidgets as w
+
+    from ...client.session import Session
+    from ...protocol import models as m
 
 _TRUE = ("true", "on", "yes", "1")
 _FALSE = ("false", "off", "no", "0")
@@ -83,6 +83,8 @@ async def set_option(ctx: ControlContext, option_id: str, value: str | bool) -> 
     if option is None:
         known = ", ".join(str(getattr(o, "id", "?")) for o in transcript.config_options) or "none"
         raise ControlFailed(f"The session has no config option `{option_id}` (it has: {known}).")
+    from ...protocol import models as m
+
     if isinstance(option, m.SessionConfigOptionBoolean) and isinstance(value, str):
         lowered = value.strip().lower()
         if lowered not in (*_TRUE, *_FALSE):
@@ -188,6 +190,8 @@ class Replayed:
         head = f"Loaded session `{session.session_id}` ({title}): {len(entries)} replayed entries."
 
         def rendered(markdown: bool) -> str:
+            from ...client.render import Renderer
+
             renderer = Renderer(
                 session.transcript, terminals=session.terminal_view, markdown=markdown
             )

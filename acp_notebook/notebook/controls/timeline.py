@@ -12,12 +12,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ...client.timeline import Timeline
-from ..inspector import MessageLog
 from .base import ControlContext
 
 if TYPE_CHECKING:
+    from ...client.timeline import Timeline
     from ...ui.inspector_view import InspectorView
+    from ..inspector import MessageLog
 
 #: Rows of the Markdown table (headless, saved).
 TABLE_ROWS = 50
@@ -92,6 +92,8 @@ async def inspector(ctx: ControlContext) -> TimelineTable | InspectorDisplay:
     log = ctx.agents.log
 
     def table() -> TimelineTable:
+        from ...client.timeline import Timeline
+
         events, dropped, dropped_bytes = _snapshot(log)
         return TimelineTable(Timeline.of(events, dropped=dropped, dropped_bytes=dropped_bytes))
 

@@ -8,62 +8,20 @@ read cells and propose edits through it.
     outcome = await live.propose_edit(cell.id, new, expected_source=cell.source, label="…")
     outcome.status                      # "accepted", "rejected" or "stale"
 
-The wire protocol is documented in :mod:`.protocol`; the API in :mod:`.live`.
+The wire protocol and its values (``CellEdit``, ``LiveCell``, ``LiveNotebookError``, …) are
+:mod:`.protocol`; the API, :class:`~.live.LiveNotebook`, is :mod:`.live`: both imported from
+there, so ``%load_ext`` installs ``frontends`` without loading the messages' pydantic
+models (the first connection loads them).
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .registry import Frontends
 
-if TYPE_CHECKING:
-    from .live import LiveNotebook
-    from .protocol import (
-        CellChange,
-        CellDelete,
-        CellEdit,
-        CellInsert,
-        CellNotFound,
-        EditOutcome,
-        LiveCell,
-        LiveNotebookError,
-        LiveTimeout,
-        NotebookDisconnected,
-        RunOutcome,
-    )
-
 #: This kernel's connected notebooks.
 frontends = Frontends()
-
-__all__ = [
-    "CellChange",
-    "CellDelete",
-    "CellEdit",
-    "CellInsert",
-    "CellNotFound",
-    "EditOutcome",
-    "Frontends",
-    "LiveCell",
-    "LiveNotebook",
-    "LiveNotebookError",
-    "LiveTimeout",
-    "NotebookDisconnected",
-    "RunOutcome",
-    "frontends",
-    "install",
-    "uninstall",
-]
-
-
-def __getattr__(name: str) -> Any:
-    # The API's types are imported when first asked for: `%load_ext` installs `frontends`
-    # without loading the messages' pydantic models (the first connection loads them).
-    home = ".live" if name == "LiveNotebook" else ".protocol"
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(home, __name__), name)
 
 
 def install(shell: Any) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import comm
 
-from ... import __version__
+from ..._version import __version__
 from ..listeners import Listeners
 from .wire import ASK_METADATA, FRONTEND_TARGET, KERNEL_TARGET, PROTOCOL_VERSION, message
 

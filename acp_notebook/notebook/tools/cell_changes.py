@@ -19,7 +19,9 @@ from .cell_reads import CellReads, current_notebook, describe_cell, guarded
 from .registry import CellChangeReport, ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from ..frontend import CellChange, EditOutcome, Frontends, LiveNotebook
+    from ..frontend import Frontends
+    from ..frontend.live import LiveNotebook
+    from ..frontend.protocol import CellChange, EditOutcome
 
 _TOOL = {"edit": "edit_cell", "insert": "insert_cell", "delete": "delete_cell"}
 _DEFAULT_LABEL = {"edit": "Edit", "insert": "New cell", "delete": "Deletion"}
@@ -41,7 +43,7 @@ class CellChanges:
             read = self.reads.required(ctx.session, cell_id, "edit")
             if read.source == source:
                 return ToolResult.text(f"Cell {read.index + 1} already has that source.")
-            from ..frontend import CellEdit
+            from ..frontend.protocol import CellEdit
 
             change = CellEdit(cell_id, source, read.source)
             report = CellChangeReport(
@@ -62,7 +64,7 @@ class CellChanges:
             index = 0
             if above is not None:
                 index = (await live.read_cell(above, max_output_chars=0)).index + 1
-            from ..frontend import CellInsert
+            from ..frontend.protocol import CellInsert
 
             change = CellInsert(above, source, cell_type)  # type: ignore[arg-type]
             report = CellChangeReport(
@@ -81,7 +83,7 @@ class CellChanges:
             cells = await live.list_cells(max_output_chars=0)
             index = next((c.index for c in cells if c.id == cell_id), read.index)
             above = cells[index - 1].id if 0 < index <= len(cells) else None
-            from ..frontend import CellDelete
+            from ..frontend.protocol import CellDelete
 
             change = CellDelete(cell_id, read.source)
             report = CellChangeReport(

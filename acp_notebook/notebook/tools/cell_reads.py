@@ -14,7 +14,9 @@ from ..summaries.model import cut_text, fence
 from .registry import ToolResult
 
 if TYPE_CHECKING:
-    from ..frontend import Frontends, LiveCell, LiveNotebook
+    from ..frontend import Frontends
+    from ..frontend.live import LiveNotebook
+    from ..frontend.protocol import LiveCell
 
 #: Output text given per cell by ``read_cell`` and ``list_cells``.
 READ_OUTPUT_CHARS = 4000
@@ -50,7 +52,7 @@ def current_notebook(frontends: Frontends) -> LiveNotebook:
     """The connected notebook; none is the agent's error (:data:`NO_NOTEBOOK`)."""
     live = frontends.current()
     if live is None:
-        from ..frontend import LiveNotebookError
+        from ..frontend.protocol import LiveNotebookError
 
         raise LiveNotebookError(NO_NOTEBOOK)
     return live
@@ -84,7 +86,7 @@ class CellReads:
         """The cell as last read; not read yet is the agent's error."""
         read = self.last(session, cell_id)
         if read is None:
-            from ..frontend import LiveNotebookError
+            from ..frontend.protocol import LiveNotebookError
 
             raise LiveNotebookError(
                 f"Read the cell first (read_cell with id {cell_id!r}, or list_cells): "
@@ -96,7 +98,7 @@ class CellReads:
 async def guarded(call: Callable[..., Awaitable[ToolResult]], *args: Any) -> ToolResult:
     """``call(*args)``; a live-notebook failure (gone, not answering, no such cell) is
     the agent's error result in one sentence."""
-    from ..frontend import CellNotFound, LiveNotebookError
+    from ..frontend.protocol import CellNotFound, LiveNotebookError
 
     try:
         return await call(*args)

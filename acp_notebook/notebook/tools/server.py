@@ -36,7 +36,7 @@ import anyio
 import anyio.abc
 
 from ...protocol.trace_event import Observer, TraceEvent
-from ..loop import AgentLoop
+from ..runtime.loop import AgentLoop
 from .approval import Approve
 from .endpoint import McpServerSpec, RelayEndpoint, peer_pid
 from .execute import CodeResult
