@@ -32,7 +32,7 @@ def test_the_header_cancel_ends_a_login_panel_waiting_for_a_choice(
     handle.wait(SAFETY)
     assert handle.error is not None and "needs authentication: Log in first." in handle.error
     assert cell.login is not None and "Cancelled." in cell.login.status.value
-    sent = [message.raw for message in agents.message_table() if message.direction == "send"]
+    sent = [message.message for message in agents.message_table() if message.direction == "send"]
     assert "authenticate" not in [raw.get("method") for raw in sent if raw]
 
 

@@ -59,7 +59,7 @@ def test_headless_login_without_a_key_lists_the_methods_and_starts_none(
         "`CODEX_API_KEY` first); `openai-api-key` (set `OPENAI_API_KEY` first); `chatgpt` "
         "(the agent logs you in, maybe in a browser))."
     )
-    sent = [message.raw for message in agents.message_table() if message.direction == "send"]
+    sent = [message.message for message in agents.message_table() if message.direction == "send"]
     assert "initialize" in [raw.get("method") for raw in sent if raw]
     assert "authenticate" not in [raw.get("method") for raw in sent if raw]
 
