@@ -20,6 +20,7 @@ import contextlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, Generic, Literal, TypeVar, overload
 
 from ..protocol.conformance import ValidatorUnavailable, schema_errors
@@ -64,7 +65,8 @@ Sender = Literal["client", "agent", "tools"]
 
 @dataclass(frozen=True)
 class Row:
-    """One message of the timeline (see the module docstring)."""
+    """One message of the timeline (see the module docstring). What the filters read
+    (method, ``sessionUpdate`` kind, session) is read from the event once, when first asked."""
 
     number: int
     agent: str
@@ -92,18 +94,18 @@ class Row:
     def category(self) -> Category:
         return self.event.category
 
-    @property
+    @cached_property
     def method(self) -> str | None:
         """Its method; a response's is the method of the request it answers."""
         if self.request is not None:
             return self.request.method
         return self.event.method
 
-    @property
+    @cached_property
     def update_kind(self) -> str | None:
         return self.event.update_kind
 
-    @property
+    @cached_property
     def session_id(self) -> str | None:
         """The session it concerns; a response's, when it names none, is its request's."""
         if self.event.session_id is None and self.request is not None:
