@@ -1,0 +1,68 @@
+"""How ``./dev test`` shares the suite among its pytest-xdist workers: longest work first.
+
+A unit of work goes to one worker, its tests in order: a test file (its module-scoped
+kernel or server starts once), or, in ``tests/browser``, the tests of one parameter of a
+file (one flavour: JupyterLab, JupyterLab with real-time collaboration, Notebook 7), so
+a file's flavours run side by side on different workers, each with its own server.
+
+xdist's ``loadfile`` hands out files by their number of tests, most first, so the browser
+files (a few tests of 15–60 s each) started late: ``test_live_flow.py``, all three
+flavours on one worker, ran from the run's 148th second for 395 s. Here each unit's cost
+is estimated from its tests' tiers (:data:`SECONDS`, what a test of each tier took in a
+whole run on 2 cores) and the units go out most costly first, so the last to start are
+short ones and the workers finish together.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xdist.scheduler import LoadScopeScheduling
+
+from . import tiers
+
+#: Seconds one test of each tier takes, about (a whole run on 2 cores, 3 workers): only
+#: their proportions count.
+SECONDS = {
+    "agents": 10.0,
+    "deploy": 25.0,
+    "browser": 25.0,
+    "kernel": 3.0,
+    "slow": 2.0,
+    "fast": 0.1,
+}
+
+
+def unit_of(nodeid: str) -> str:
+    """The unit of work ``nodeid`` belongs to: its file, or its file and parameter in
+    ``tests/browser``."""
+    path, _, rest = nodeid.partition("::")
+    if path.startswith("tests/browser/") and rest.endswith("]") and "[" in rest:
+        return f"{path}[{rest[rest.index('[') + 1 : -1]}]"
+    return path
+
+
+def cost_of(nodeid: str) -> float:
+    """What one test is expected to take, from its place's tier (:data:`tiers.BY_PATH`;
+    a notebook's cell is a ``kernel`` test)."""
+    return SECONDS[tiers.tier_of_place(nodeid)]
+
+
+class LongestFirst(LoadScopeScheduling):
+    """xdist's scope scheduling with :func:`unit_of` as the scope, each worker given the
+    most costly unit left whenever it takes one."""
+
+    def __init__(self, config: Any, log: Any = None) -> None:
+        super().__init__(config, log)
+        self._costs: dict[str, float] = {}
+
+    def _split_scope(self, nodeid: str) -> str:
+        return unit_of(nodeid)
+
+    def _assign_work_unit(self, node: Any) -> None:
+        for unit, tests in self.workqueue.items():
+            if unit not in self._costs:
+                self._costs[unit] = sum(cost_of(nodeid) for nodeid in tests)
+        costliest = max(self.workqueue, key=self._costs.__getitem__)
+        self.workqueue.move_to_end(costliest, last=False)  # xdist assigns the first
+        super()._assign_work_unit(node)
