@@ -25,12 +25,16 @@ from . import tiers
 #: their proportions count.
 SECONDS = {
     "agents": 10.0,
-    "deploy": 25.0,
+    "deploy": 35.0,
     "browser": 25.0,
-    "kernel": 3.0,
-    "slow": 2.0,
+    "kernel": 2.0,
+    "slow": 1.0,
     "fast": 0.1,
 }
+
+#: A notebook's cell under nbval: its kernel starts once for the notebook, so a cell costs
+#: less than a ``kernel`` test, which starts its own or shares its module's.
+NOTEBOOK_CELL_SECONDS = 0.5
 
 
 def unit_of(nodeid: str) -> str:
@@ -43,8 +47,9 @@ def unit_of(nodeid: str) -> str:
 
 
 def cost_of(nodeid: str) -> float:
-    """What one test is expected to take, from its place's tier (:data:`tiers.BY_PATH`;
-    a notebook's cell is a ``kernel`` test)."""
+    """What one test is expected to take, from its place's tier (:data:`tiers.BY_PATH`)."""
+    if nodeid.startswith("notebooks/"):
+        return NOTEBOOK_CELL_SECONDS
     return SECONDS[tiers.tier_of_place(nodeid)]
 
 

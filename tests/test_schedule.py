@@ -12,7 +12,7 @@ from tests.schedule import LongestFirst, unit_of
 FLAVOURS = ("lab", "lab-collaboration", "notebook7")
 COLLECTION = [
     *(f"tests/client/test_many.py::test_{i}" for i in range(60)),
-    *(f"tests/kernel/test_kernel.py::test_{t}" for t in "abc"),
+    *(f"tests/kernel/test_kernel.py::test_{t}" for t in "abcd"),
     *(f"tests/browser/test_flow.py::test_{t}[{f}]" for f in FLAVOURS for t in "ab"),
 ]
 
