@@ -53,9 +53,21 @@ def cost_of(nodeid: str) -> float:
     return SECONDS[tiers.tier_of_place(nodeid)]
 
 
+#: Tiers whose tests drive a browser or servers of their own and wait on them with time
+#: limits: at most all workers but one run such units at once, so they keep a share of
+#: the 2 cores the third worker's lighter tests do not take from them.
+HEAVY = frozenset({"browser", "deploy"})
+
+
+def is_heavy(unit: str) -> bool:
+    """Whether ``unit`` (a name :func:`unit_of` gave) runs tests of a :data:`HEAVY` tier."""
+    return tiers.tier_of_place(unit.partition("[")[0]) in HEAVY
+
+
 class LongestFirst(LoadScopeScheduling):
     """xdist's scope scheduling with :func:`unit_of` as the scope, each worker given the
-    most costly unit left whenever it takes one."""
+    most costly unit left whenever it takes one: a light one while all other workers but
+    one run :data:`HEAVY` units."""
 
     def __init__(self, config: Any, log: Any = None) -> None:
         super().__init__(config, log)
@@ -68,6 +80,13 @@ class LongestFirst(LoadScopeScheduling):
         for unit, tests in self.workqueue.items():
             if unit not in self._costs:
                 self._costs[unit] = sum(cost_of(nodeid) for nodeid in tests)
-        costliest = max(self.workqueue, key=self._costs.__getitem__)
-        self.workqueue.move_to_end(costliest, last=False)  # xdist assigns the first
+        heavy_elsewhere = sum(
+            any(is_heavy(unit) and not all(done.values()) for unit, done in units.items())
+            for other, units in self.assigned_work.items()
+            if other is not node
+        )
+        units = sorted(self.workqueue, key=self._costs.__getitem__, reverse=True)
+        if heavy_elsewhere >= max(1, len(self.assigned_work) - 1):
+            units = [unit for unit in units if not is_heavy(unit)] or units
+        self.workqueue.move_to_end(units[0], last=False)  # xdist assigns the first
         super()._assign_work_unit(node)

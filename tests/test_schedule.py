@@ -65,13 +65,18 @@ def test_a_browser_files_flavours_are_units_of_their_own_and_other_files_are_who
 
 def test_the_costliest_units_go_out_first_and_flavours_run_side_by_side() -> None:
     # xdist's loadfile sent the file of most tests first: the browser files, a few long
-    # tests each, came last, and one ran alone for the run's last minutes.
-    first, second = scheduled(workers=2)
+    # tests each, started late, test_live_flow.py's three flavours one after another.
+    first, second, _ = scheduled(workers=3)
     assert units(first) == [
         "tests/browser/test_flow.py[lab]",
         "tests/browser/test_flow.py[notebook7]",
     ]
     assert units(second) == [
         "tests/browser/test_flow.py[lab-collaboration]",
-        "tests/kernel/test_kernel.py",
+        "tests/client/test_many.py",
     ]
+
+
+def test_one_worker_takes_light_units_while_the_others_run_browser_units() -> None:
+    *_, third = scheduled(workers=3)
+    assert units(third) == ["tests/kernel/test_kernel.py"]
