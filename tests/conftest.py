@@ -51,6 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: shutil.rmtree(state, ignore_errors=True))
 
 
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: pytest without xdist runs too
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadfile`` (``./dev test``): whole files per worker, the longest first, a
     browser file's flavours apart (``tests/schedule.py``)."""
