@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -49,6 +49,17 @@ def pytest_configure(config: pytest.Config) -> None:
     state = tempfile.mkdtemp(prefix="acp-notebook-state-")
     os.environ["XDG_STATE_HOME"] = state
     config.add_cleanup(lambda: shutil.rmtree(state, ignore_errors=True))
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: pytest without xdist runs too
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` (``./dev test``): whole files per worker, the longest first, a
+    browser file's flavours apart (``tests/schedule.py``)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from .schedule import LongestFirst
+
+    return LongestFirst(config, log)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

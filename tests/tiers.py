@@ -75,12 +75,14 @@ DESCRIPTIONS = {
 
 def tier_of(item: pytest.Item) -> str:
     """The tier ``item`` belongs to: the most demanding of its markers and its place's."""
-    candidates = {mark.name for mark in item.iter_markers()}
-    node = item.nodeid
-    matches = [p for p in BY_PATH if node == p or node.startswith((p + "/", p + "::", p + "["))]
-    if matches:
-        candidates.add(BY_PATH[max(matches, key=len)])
+    candidates = {mark.name for mark in item.iter_markers()} | {tier_of_place(item.nodeid)}
     return next((tier for tier in TIERS if tier in candidates), "fast")
+
+
+def tier_of_place(node: str) -> str:
+    """The tier :data:`BY_PATH` gives the test of node id ``node`` (``fast`` if none)."""
+    matches = [p for p in BY_PATH if node == p or node.startswith((p + "/", p + "::", p + "["))]
+    return BY_PATH[max(matches, key=len)] if matches else "fast"
 
 
 def configure(config: pytest.Config) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..browser.conftest import TURN_TIMEOUT_MS, NotebookPage
 from ..browser.live_helpers import LiveNotebookPage, expect
-from .processes import Proc, descendants, endpoints, left_behind
+from .processes import Proc, descendants, endpoints, kernel_processes, left_behind
 
 CELLS = [
     "%load_ext acp_notebook\nimport os\nprint('kernel', os.getpid())",
@@ -52,7 +52,7 @@ def start_everything(notebook: NotebookPage, after: tuple[str, ...] = ()) -> Run
     while not any(p.cmdline.startswith("sleep 600") for p in descendants(pid)):
         assert time.monotonic() < deadline, f"no terminal runs sleep: {descendants(pid)}"
         time.sleep(0.2)
-    procs, dirs = descendants(pid), endpoints(pid)
+    procs, dirs = kernel_processes(pid), endpoints(pid)
     assert any("acp_notebook.agents.demo" in p.cmdline for p in procs), procs
     assert dirs, "the notebook tools' relay endpoint was not found"
     (kernel,) = notebook.lab.api("GET", "/api/kernels")

@@ -41,6 +41,16 @@ def _start(pid: int) -> int | None:
     return int(fields[19]) if fields else None
 
 
+def process(pid: int) -> Proc | None:
+    """The live process ``pid``, or None once it is gone."""
+    start = _start(pid)
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return None
+    return None if start is None else Proc(pid, start, cmdline.strip())
+
+
 def descendants(root: int) -> list[Proc]:
     """Every live process below ``root`` (not ``root`` itself)."""
     children: dict[int, list[int]] = {}
@@ -52,14 +62,16 @@ def descendants(root: int) -> list[Proc]:
     while todo:
         pid = todo.pop()
         todo.extend(children.get(pid, []))
-        start = _start(pid)
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if start is not None:
-            found.append(Proc(pid, start, cmdline.strip()))
+        if (proc := process(pid)) is not None:
+            found.append(proc)
     return found
+
+
+def kernel_processes(kernel_pid: int) -> list[Proc]:
+    """The kernel ``kernel_pid`` and every live process below it."""
+    kernel = process(kernel_pid)
+    assert kernel is not None, f"the kernel {kernel_pid} is not running"
+    return [kernel, *descendants(kernel_pid)]
 
 
 def endpoints(kernel_pid: int) -> list[Path]:
@@ -75,12 +87,11 @@ def endpoints(kernel_pid: int) -> list[Path]:
 
 
 def left_behind(procs: list[Proc], dirs: list[Path]) -> tuple[list[Proc], list[Path]]:
-    """What of ``procs`` and ``dirs`` is still there once they went or the safety net ran
-    out (a process that is not our child cannot be awaited: its /proc entry is polled)."""
+    """What of ``procs`` and ``dirs`` is still there once the processes went or the safety
+    net ran out (a process that is not our child cannot be awaited: its /proc entry is
+    polled). ``procs`` holds the kernel that removes ``dirs``, so once they went, the dirs
+    left stay: waiting longer for them would only wait out the safety net."""
     deadline = time.monotonic() + GONE_S
-    while True:
-        procs = [p for p in procs if p.alive()]
-        dirs = [d for d in dirs if d.exists()]
-        if not (procs or dirs) or time.monotonic() > deadline:
-            return procs, dirs
+    while (procs := [p for p in procs if p.alive()]) and time.monotonic() < deadline:
         time.sleep(0.2)
+    return procs, [d for d in dirs if d.exists()]

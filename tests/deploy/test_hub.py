@@ -39,7 +39,7 @@ from acp_notebook.notebook.launch import free_port
 from ..browser.conftest import _stop
 from ..conftest import skip_or_fail
 from ..integration.npm import npm_agents
-from .processes import descendants, endpoints, left_behind
+from .processes import endpoints, kernel_processes, left_behind
 from .test_two_users import probe_as
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -258,7 +258,7 @@ def test_two_hub_users_are_kept_apart_and_a_stopped_server_leaves_no_agent(hub: 
         ),
     ).split()
     pid, cwd, home = int(where[0]), Path(where[1]), Path(where[2])
-    procs, dirs = descendants(pid), endpoints(pid)
+    procs, dirs = kernel_processes(pid), endpoints(pid)
     agent = next(p for p in procs if "acp_notebook.agents.demo" in p.cmdline)
     assert dirs, "alice's relay endpoint was not found"
     state = home / ".local" / "state" / "acp-notebook"

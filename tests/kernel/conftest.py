@@ -117,7 +117,12 @@ class Kernel:
         default), run with ``env`` added to this process's environment."""
         self.cwd = cwd
         extra = {} if kernel_spec_manager is None else {"kernel_spec_manager": kernel_spec_manager}
-        self.km = KernelManager(kernel_name=kernel_name, **extra)
+        # Unix sockets in ``cwd``, not TCP ports: a port found free here was sometimes
+        # taken by another process before the kernel bound it ("Address already in use",
+        # the kernel dead before its kernel_info reply, every test of its module in error).
+        self.km = KernelManager(
+            kernel_name=kernel_name, transport="ipc", ip=str(cwd / "kernel"), **extra
+        )
         # The package is installed editable, but the kernel (and the agents it starts,
         # which inherit its environment) import this checkout first whatever the state
         # of that install (a reinstall running next to the tests, say).

@@ -3,9 +3,11 @@ and bounded output, tracebacks of the agent's code only, and no trace in the his
 
 from __future__ import annotations
 
+import _thread
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -122,6 +124,54 @@ def test_code_interrupted_from_another_thread_ends_as_a_kernel_interrupt_would(
     assert not runner.interrupt("s1", "late")
     # The kernel's own SIGINT handler is back.
     assert signal.getsignal(signal.SIGINT) is not interruption._on_signal
+
+
+def test_an_interrupt_whose_signal_lands_just_before_a_sleep_still_ends_it(
+    shell: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An interrupted run_code slept on until pytest's 300 s timeout: its SIGINT landed after
+    # the main thread let go of the GIL for time.sleep but before the sleep began.
+    real_kill = signal.pthread_kill
+    main = threading.main_thread()
+
+    def lands_before_the_sleep(thread: int, signum: int) -> None:
+        monkeypatch.setattr(signal, "pthread_kill", real_kill)
+        _thread.interrupt_main(signum)  # the handler is due, but nothing wakes the sleep
+
+    monkeypatch.setattr(signal, "pthread_kill", lands_before_the_sleep)
+    runner = MainThreadRunner(loop=None)
+    started, ended, stuck = threading.Event(), threading.Event(), threading.Event()
+    shell.user_ns["started"] = started
+
+    def interrupt_once_sleeping() -> None:
+        started.wait()
+        # No event says the main thread is inside the sleep: its frame on that line while
+        # this thread holds the GIL does (nothing checks for signals until the sleep ends).
+        while not _on_line(main, "<run_code", 3):
+            time.sleep(0.001)
+        runner.interrupt("s1", "the turn was cancelled")
+        if not ended.wait(60):  # still asleep: wake it, or the test would wait 600 s
+            stuck.set()
+            real_kill(main.ident or 0, signal.SIGINT)
+
+    with runner.interruptible("s1") as interruption:
+        threading.Thread(target=interrupt_once_sleeping).start()
+        result = run(shell, "import time\nstarted.set()\ntime.sleep(600)\nlate = 1", interruption)
+        ended.set()
+
+    assert not stuck.is_set(), "the interrupt did not end the sleep"
+    assert result.error is not None and "KeyboardInterrupt" in result.error
+    assert result.notes == ("it was interrupted because the turn was cancelled",)
+    assert "late" not in shell.user_ns
+
+
+def _on_line(thread: threading.Thread, filename: str, line: int) -> bool:
+    frame = sys._current_frames().get(thread.ident or 0)
+    return (
+        frame is not None
+        and frame.f_code.co_filename.startswith(filename)
+        and frame.f_lineno == line
+    )
 
 
 def test_an_interrupt_for_another_session_leaves_the_code_alone(shell: Any) -> None:

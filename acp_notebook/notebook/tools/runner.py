@@ -21,6 +21,12 @@ The agent's code in a job (``run_code``) can be interrupted from another thread 
 kernel's interrupt button does it (:class:`Interruption`): a ``SIGINT`` to the main
 thread, whose handler raises ``KeyboardInterrupt`` in that code. Its turn being cancelled
 (``-t`` ran out, Cancel) does so, through :meth:`MainThreadRunner.interrupt`.
+
+A signal that lands after the main thread released the GIL for a blocking call
+(``time.sleep``, a lock) but before the call began makes its handler due without ending
+the call: Python runs handlers only when the call returns. So until the handler has run,
+the main thread is woken every :data:`_WAKE_SECONDS` by :data:`_WAKE`, a signal whose own
+handler does nothing: the call it interrupts runs the due ``SIGINT`` handler, then resumes.
 """
 
 from __future__ import annotations
@@ -45,6 +51,12 @@ T = TypeVar("T")
 #: its way (its handler must run here, not in whatever the main thread does next).
 _ABSORB_SECONDS = 1.0
 
+#: What wakes the main thread until a due ``SIGINT`` handler has run (see the module
+#: docstring): a signal ignored by default, so one arriving after its handler was put
+#: back does nothing.
+_WAKE = signal.SIGURG
+_WAKE_SECONDS = 0.05
+
 
 class Interruption:
     """Code that one tool call runs on the main thread, interruptible from any thread as
@@ -64,12 +76,14 @@ class Interruption:
         self.hit = False
         self._lock = threading.Lock()
         self._running = False
-        self._delivered = False
+        #: The ``SIGINT`` handler ran.
+        self._handled = threading.Event()
 
     @contextmanager
     def running(self) -> Iterator[None]:
         """Run the code of the ``with`` block interruptibly (main thread only)."""
         saved = signal.signal(signal.SIGINT, self._on_signal)
+        saved_wake = signal.signal(_WAKE, _wake_only)
         with self._lock:
             self._running = True
         try:
@@ -79,6 +93,7 @@ class Interruption:
             raise
         finally:
             self._leave(saved)
+            signal.signal(_WAKE, saved_wake)
 
     def interrupt(self, reason: str) -> bool:
         """Interrupt the code if it is running now (any thread); whether it was signalled."""
@@ -86,13 +101,25 @@ class Interruption:
             if not self._running or self.reason is not None:
                 return False
             self.reason = reason
-            main = threading.main_thread().ident
-            assert main is not None
-            signal.pthread_kill(main, signal.SIGINT)
+            self._signal(signal.SIGINT)
+        waker = threading.Thread(target=self._wake_until_handled, name="acp-wake", daemon=True)
+        waker.start()
         return True
 
+    def _signal(self, signum: int) -> None:
+        main = threading.main_thread().ident
+        assert main is not None
+        signal.pthread_kill(main, signum)
+
+    def _wake_until_handled(self) -> None:
+        while not self._handled.wait(_WAKE_SECONDS):
+            with self._lock:
+                if not self._running:
+                    return
+                self._signal(_WAKE)
+
     def _on_signal(self, signum: int, frame: object) -> None:
-        self._delivered = True
+        self._handled.set()
         raise KeyboardInterrupt
 
     def _leave(self, saved: Any) -> None:
@@ -101,14 +128,18 @@ class Interruption:
                 with self._lock:
                     self._running = False
                 deadline = time.monotonic() + _ABSORB_SECONDS
-                while self.reason is not None and not self._delivered:
+                while self.reason is not None and not self._handled.is_set():
                     if time.monotonic() > deadline:
                         break
                     time.sleep(0.005)  # the signal's handler raises here
                 signal.signal(signal.SIGINT, saved)
                 return
             except KeyboardInterrupt:
-                self._delivered = True
+                pass  # the signal on its way, absorbed: its handler set _handled
+
+
+def _wake_only(signum: int, frame: object) -> None:
+    """:data:`_WAKE`'s handler: the signal only ends a blocking call (see the module docstring)."""
 
 
 @dataclass(frozen=True)
