@@ -39,7 +39,15 @@ class Gateway:
 
     def lab_args(self, *extra: str) -> list[str]:
         """JupyterLab options that run every kernel on this gateway."""
-        return [f"--gateway-url={self.url}", f"--GatewayClient.auth_token={self.token}", *extra]
+        # A kernel's start through the gateway may take longer than Jupyter Server's default
+        # 42 s request limit on a loaded machine: the lab's kernel then stays "Unknown".
+        return [
+            f"--gateway-url={self.url}",
+            f"--GatewayClient.auth_token={self.token}",
+            "--GatewayClient.request_timeout=120",
+            "--GatewayClient.connect_timeout=120",
+            *extra,
+        ]
 
     def api(self, method: str, path: str) -> None:
         request = urllib.request.Request(

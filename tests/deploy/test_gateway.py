@@ -43,7 +43,13 @@ def lab_args(gateway: Gateway) -> list[str]:
 
 
 def _load_extension(notebook: NotebookPage) -> None:
-    notebook.open()
+    try:
+        notebook.open()
+    except AssertionError:
+        # Seen at load: the page kept the kernel "Unknown" after the gateway's kernel came
+        # up (JupyterLab does not retry a kernel connection that timed out); a user reloads.
+        notebook.page.reload()
+        notebook.wait_kernel_idle()
     notebook.run_cell(0)
     notebook.wait_done(0)
 
