@@ -143,7 +143,17 @@ def test_a_missing_or_unexecutable_agent_is_still_reported_as_such(tmp_path: Pat
         anyio.run(start, [str(script)])
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+SIGNALLED = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT]
+
+
+def _default_dispositions() -> None:
+    # A command started in the background (or under nohup) inherits SIGINT (SIGHUP) ignored,
+    # and Python keeps an inherited "ignore": the CLI is started as from a terminal.
+    for sig in SIGNALLED:
+        signal.signal(sig, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("sig", SIGNALLED)
 def test_the_agent_and_its_escapees_die_when_the_command_line_is_signalled(tmp_path: Path, sig):
     pid_file = tmp_path / "pids"
     process = subprocess.Popen(
@@ -152,6 +162,7 @@ def test_the_agent_and_its_escapees_die_when_the_command_line_is_signalled(tmp_p
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        preexec_fn=_default_dispositions,
     )
     try:
         wait_for(pid_file.exists, "the escapee never started")
