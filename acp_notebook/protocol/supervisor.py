@@ -56,7 +56,7 @@ GRACE = 1.0
 
 def descendants(root: int) -> list[int]:
     """Live descendants of ``root`` (from /proc), children first."""
-    children: dict[int, list[int]] = {}
+    table = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -66,13 +66,28 @@ def descendants(root: int) -> list[int]:
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 1 and fields[0] != "Z":
-            children.setdefault(int(fields[1]), []).append(int(name))
+        if len(fields) > 1:
+            table.append((int(name), fields[0], int(fields[1])))
+    return live_below(root, table)
+
+
+def live_below(root: int, table: list[tuple[int, str, int]]) -> list[int]:
+    """The live processes below ``root`` in a /proc scan of ``(pid, state, parent)``.
+
+    The tree is followed through zombies: the scan is not one instant, so a process read
+    before its parent exited still names that parent, which reads as a zombie (``Z``) by the
+    time it is reached — skipping it would lose a live double-forked job re-parented a
+    moment later, and the lingering supervisor would end it as if nothing were left.
+    """
+    children: dict[int, list[tuple[int, bool]]] = {}
+    for pid, state, parent in table:
+        children.setdefault(parent, []).append((pid, state != "Z"))
     found: list[int] = []
     queue = [root]
     while queue:
-        for pid in children.get(queue.pop(), []):
-            found.append(pid)
+        for pid, live in children.get(queue.pop(), []):
+            if live:
+                found.append(pid)
             queue.append(pid)
     return found
 
