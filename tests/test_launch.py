@@ -18,6 +18,8 @@ import pytest
 
 from acp_notebook.notebook.launch import free_port
 
+from .servers import own_session
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +72,7 @@ def test_main_job_opens_jupyterlab_on_the_quickstart(tmp_path: Path) -> None:
         text=True,
         cwd=ROOT,
         env=env,
-        start_new_session=True,
+        **own_session(),
     )
     try:
         url = None

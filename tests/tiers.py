@@ -61,6 +61,7 @@ BY_PATH = {
     "tests/test_dev_setup.py": "slow",
     "tests/test_extras.py": "slow",
     "tests/test_launch.py": "slow",
+    "tests/test_servers.py": "slow",
 }
 
 DESCRIPTIONS = {

@@ -46,6 +46,7 @@ import pytest
 from acp_notebook.notebook.launch import free_port, lab_command
 
 from ..conftest import import_or_skip, skip_or_fail
+from ..servers import own_session
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page
@@ -230,7 +231,7 @@ def start_lab(tmp_path_factory: pytest.TempPathFactory, lab_args: list[str]) -> 
             stdin=subprocess.DEVNULL,
             stdout=log_file,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
+            **own_session(),
         )
     server = Lab(f"http://127.0.0.1:{port}", token, root, log_path, process, dirs["data"])
     try:

@@ -19,6 +19,7 @@ import pytest
 from acp_notebook.notebook.launch import free_port
 
 from ..conftest import skip_or_fail
+from ..servers import own_session
 
 SERVER_START_S = 60.0
 
@@ -99,7 +100,7 @@ def start_gateway(base: Path, *options: str) -> Gateway:
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
+            **own_session(),
         )
     gateway = Gateway(f"http://127.0.0.1:{port}", token, cwd, log, process)
     deadline = time.monotonic() + SERVER_START_S

@@ -39,6 +39,7 @@ from acp_notebook.notebook.launch import free_port
 from ..browser.conftest import _stop
 from ..conftest import skip_or_fail
 from ..integration.npm import npm_agents
+from ..servers import own_session
 from .processes import endpoints, kernel_processes, left_behind
 from .test_two_users import probe_as
 
@@ -166,7 +167,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
+            **own_session(),
         )
     started = Hub(f"http://127.0.0.1:{port}", token, log, process)
     try:
