@@ -327,6 +327,8 @@ class NotebookPage:
     #: The safety net for a kernel to start when the notebook opens (a gateway's
     #: kernels start on another server, slower on a busy machine).
     kernel_start_ms: int = UI_TIMEOUT_MS
+    #: The server runs its kernels on a gateway: see :meth:`open`.
+    through_gateway: bool = False
     _shots: int = 0
     _contexts: list[Any] = field(default_factory=list)
 
@@ -381,23 +383,60 @@ class NotebookPage:
         self.page = self.new_page()
         return self.page
 
+    def start_kernel(self) -> None:
+        """Start the notebook's kernel through the server's REST API, as the page would on
+        opening it (the page then finds the session and connects to its kernel); a
+        session the notebook already has is left as it is."""
+        body = {"path": self.rel, "name": self.name, "type": "notebook"}
+        body["kernel"] = {"name": KERNELSPEC["name"]}
+        self.lab.api("POST", "/api/sessions", body, timeout=self.kernel_start_ms / 1000)
+
     def open(self) -> None:
         """Open the notebook (in a workspace of its own, so nothing else is restored)
-        and wait until its kernel is idle."""
+        and wait until its kernel is idle.
+
+        :attr:`through_gateway`: about one whole-suite run in five, the page kept a
+        gateway's kernel "Unknown" for good, and a user reloads. What the logs show on
+        every run: the page opens two kernel websockets with one session id (closing the
+        first), the server relays each to the gateway, and the gateway closes the one it
+        saw first ("Replacing stale connection"); a relay closed under a page's request
+        would leave its ``kernel_info_request`` unanswered (not seen in a failing run's
+        log yet: the warning below carries the server's log when it happens). So the
+        kernel is started first (a reload then cannot start a second one) and the page is
+        reloaded once if its kernel is not idle within :data:`UI_TIMEOUT_MS`; a kernel
+        merely slow to start is waited for after the reload as before, so either way the
+        test goes on.
+        """
+        if self.through_gateway:
+            self.start_kernel()
         workspace = _slug(f"{self.test}-{len(self._contexts)}")
         self.page.goto(self.lab.url(f"/lab/workspaces/{workspace}/tree/{self.rel}"))
         self.page.locator(".jp-Notebook .jp-Cell").first.wait_for()
-        self.wait_kernel_idle()
+        if not self.through_gateway:
+            self.wait_kernel_idle()
+            return
+        try:
+            self.wait_kernel_idle(min(UI_TIMEOUT_MS, self.kernel_start_ms))
+        except AssertionError:
+            warnings.warn(
+                "the page's kernel was not idle behind the gateway: reloaded; the server's "
+                f"log:\n{self.lab.log_tail(25)}",
+                stacklevel=2,
+            )
+            self.page.reload()
+            self.page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+            self.wait_kernel_idle()
 
-    def wait_kernel_idle(self) -> None:
+    def wait_kernel_idle(self, timeout_ms: int | None = None) -> None:
         from playwright.sync_api import expect
 
+        timeout = self.kernel_start_ms if timeout_ms is None else timeout_ms
         expect(self.page.locator(".jp-Toolbar-kernelName").first).to_contain_text(
-            "Python", timeout=self.kernel_start_ms
+            "Python", timeout=timeout
         )
         expect(
             self.page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]').first
-        ).to_be_visible(timeout=self.kernel_start_ms)
+        ).to_be_visible(timeout=timeout)
 
     @property
     def cells(self) -> Locator:

@@ -35,6 +35,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
 @pytest.fixture(autouse=True)
 def _gateway_kernels_start_on_another_server(notebook: NotebookPage) -> None:
     notebook.kernel_start_ms = TURN_TIMEOUT_MS
+    notebook.through_gateway = True
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +44,7 @@ def lab_args(gateway: Gateway) -> list[str]:
 
 
 def _load_extension(notebook: NotebookPage) -> None:
-    try:
-        notebook.open()
-    except AssertionError:
-        # Seen at load: the page kept the kernel "Unknown" after the gateway's kernel came
-        # up (JupyterLab does not retry a kernel connection that timed out); a user reloads.
-        notebook.page.reload()
-        notebook.wait_kernel_idle()
+    notebook.open()
     notebook.run_cell(0)
     notebook.wait_done(0)
 
