@@ -127,11 +127,16 @@ class Lab:
             with contextlib.suppress(urllib.error.URLError, OSError):
                 self.api("DELETE", f"/api/kernels/{kernel['id']}", timeout=60)
 
-    def log_tail(self, lines: int = 40) -> str:
+    def log_tail(self, lines: int = 40, width: int | None = None) -> str:
+        """The log's last ``lines``, each cut at ``width`` characters if given (a kernel's
+        start logs its whole environment on one line)."""
         try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+            tail = self.log.read_text(errors="replace").splitlines()[-lines:]
         except OSError:
             return "(no log)"
+        if width is not None:
+            tail = [line if len(line) <= width else line[: width - 1] + "…" for line in tail]
+        return "\n".join(tail)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -420,7 +425,7 @@ class NotebookPage:
         except AssertionError:
             warnings.warn(
                 "the page's kernel was not idle behind the gateway: reloaded; the server's "
-                f"log:\n{self.lab.log_tail(25)}",
+                f"log:\n{self.lab.log_tail(25, width=300)}",
                 stacklevel=2,
             )
             self.page.reload()
