@@ -103,8 +103,18 @@ def has_children() -> bool:
     return True
 
 
-def any_descendant() -> bool:
-    return has_children() and bool(descendants(os.getpid()))
+def any_descendant(reaped: list[tuple[int, int]]) -> bool:
+    """Whether a descendant lives, decided without a /proc scan: every child that has
+    exited is reaped first (added to ``reaped``), so a child left is a live one (or one
+    exiting right now, whose SIGCHLD follows), and as a subreaper the supervisor has a
+    live child whenever any descendant lives (see :func:`has_children`).
+
+    A scan cannot decide it: ``/proc`` is listed first and read after, so a job forked
+    after the listing, whose parent then exited (read as a zombie with nothing below it),
+    was missed, and the lingering supervisor ended the job as if nothing were left (seen
+    under load: a double-forked job killed while its terminal was still held)."""
+    reaped += reap()
+    return has_children()
 
 
 def signal_all(sig: int) -> None:
@@ -135,12 +145,10 @@ def kill_everything(grace: float = GRACE) -> list[tuple[int, int]]:
         return reaped
     signal_all(signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while any_descendant() and time.monotonic() < deadline:
-        reaped += reap()
+    while any_descendant(reaped) and time.monotonic() < deadline:
         time.sleep(0.02)
-    while any_descendant():
+    while any_descendant(reaped):
         signal_all(signal.SIGKILL)
-        reaped += reap()
         time.sleep(0.01)
     return reaped + reap()
 
@@ -259,8 +267,10 @@ def linger(child: int, grace: float) -> None:
                     os.write(2, f"{os.waitstatus_to_exitcode(wait_status)}\n".encode())
 
     while signal.sigwaitinfo(WATCHED).si_signo == signal.SIGCHLD:
-        record(reap())
-        if status is not None and not any_descendant():
+        reaped: list[tuple[int, int]] = []
+        left = any_descendant(reaped)
+        record(reaped)
+        if status is not None and not left:
             break
     record(kill_everything(grace))
     if status is None:
