@@ -371,7 +371,16 @@ class NotebookPage:
         return self.path
 
     def saved(self) -> Any:
-        return nbformat.read(self.path, as_version=4)
+        """The notebook as saved on disk; read again while a save is being written (a
+        whole-suite run read the file empty, between the server's truncate and write)."""
+        deadline = time.monotonic() + UI_TIMEOUT_MS / 1000
+        while True:
+            try:
+                return nbformat.read(self.path, as_version=4)
+            except nbformat.reader.NotJSONError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     # -- page -------------------------------------------------------------------------
 
