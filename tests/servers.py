@@ -17,7 +17,7 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
-PR_SET_PDEATHSIG = 1
+from acp_notebook.protocol.supervisor import PR_SET_PDEATHSIG
 
 
 def _ends_with(parent: int) -> Callable[[], None]:

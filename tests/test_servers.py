@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from .hostile.test_orphans import alive
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,14 +26,6 @@ server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]
 print(server.pid, flush=True)
 time.sleep(600)
 """
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux parent-death signal")

@@ -111,8 +111,8 @@ def any_descendant(reaped: list[tuple[int, int]]) -> bool:
 
     A scan cannot decide it: ``/proc`` is listed first and read after, so a job forked
     after the listing, whose parent then exited (read as a zombie with nothing below it),
-    was missed, and the lingering supervisor ended the job as if nothing were left (seen
-    under load: a double-forked job killed while its terminal was still held)."""
+    would be missed, and the lingering supervisor would end a job whose terminal is still
+    held."""
     reaped += reap()
     return has_children()
 

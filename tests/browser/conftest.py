@@ -371,8 +371,8 @@ class NotebookPage:
         return self.path
 
     def saved(self) -> Any:
-        """The notebook as saved on disk; read again while a save is being written (a
-        whole-suite run read the file empty, between the server's truncate and write)."""
+        """The notebook as saved on disk; read again while a save is being written (the
+        file can be read empty between the server's truncate and write)."""
         deadline = time.monotonic() + UI_TIMEOUT_MS / 1000
         while True:
             try:
@@ -406,9 +406,7 @@ class NotebookPage:
         answered the page), and a user reloads. So the page is reloaded once if its
         kernel is not idle within :data:`UI_TIMEOUT_MS`, with a warning that carries the
         server's log; a kernel merely slow to start is waited for after the reload as
-        before, so either way the test goes on. (Starting the kernel through the REST API
-        before the page opened, tried so that a reload could never start a second kernel,
-        made it happen in every run: three of three.)
+        before, so either way the test goes on.
         """
         workspace = _slug(f"{self.test}-{len(self._contexts)}")
         self.page.goto(self.lab.url(f"/lab/workspaces/{workspace}/tree/{self.rel}"))
