@@ -9,11 +9,35 @@ first block of each attachment with ``_meta["acpNotebook"]`` = ``{"label", "name
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import models as m
+
+#: What a prompt may be given as: text, a content block, its dict, or a list of those.
+PromptInput = (
+    str | m.ContentBlock | dict[str, Any] | Sequence[str | m.ContentBlock | dict[str, Any]]
+)
+
+
+def prompt_blocks(prompt: PromptInput) -> list[m.ContentBlock]:
+    """Content blocks from a string, a block, a dict, or a list of those."""
+    items = (
+        [prompt]
+        if isinstance(prompt, (str, dict)) or not isinstance(prompt, Sequence)
+        else list(prompt)
+    )
+    blocks: list[m.ContentBlock] = []
+    for item in items:
+        if isinstance(item, str):
+            blocks.append(m.TextContentBlock(text=item))
+        elif isinstance(item, dict):
+            blocks.append(m.parse(m.ContentBlock, item))
+        else:
+            blocks.append(item)
+    return blocks
+
 
 #: The ``_meta`` key of an attachment's first block.
 ATTACHMENT_META = "acpNotebook"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
@@ -37,6 +37,7 @@ from .fs import FileChange, FileSystem
 from .guard import Guard
 from .permissions import PermissionBroker, Policy
 from .render import transcript_bundle
+from .sent import PromptInput, prompt_blocks
 from .terminals import TerminalManager, TerminalSnapshot
 from .transcript import Transcript, TurnRecord
 
@@ -60,27 +61,6 @@ DEFAULT_CANCEL_GRACE = 10.0
 
 
 TurnState = Literal["queued", "running", "done"]
-PromptInput = (
-    str | m.ContentBlock | dict[str, Any] | Sequence[str | m.ContentBlock | dict[str, Any]]
-)
-
-
-def prompt_blocks(prompt: PromptInput) -> list[m.ContentBlock]:
-    """Content blocks from a string, a block, a dict, or a list of those."""
-    items = (
-        [prompt]
-        if isinstance(prompt, (str, dict)) or not isinstance(prompt, Sequence)
-        else list(prompt)
-    )
-    blocks: list[m.ContentBlock] = []
-    for item in items:
-        if isinstance(item, str):
-            blocks.append(m.TextContentBlock(text=item))
-        elif isinstance(item, dict):
-            blocks.append(m.parse(m.ContentBlock, item))
-        else:
-            blocks.append(item)
-    return blocks
 
 
 class PromptTurn:
@@ -205,6 +185,9 @@ class Session:
         #: Called with the reason ("user", "timeout") when the running turn is cancelled,
         #: to stop what this session runs outside the agent (the notebook's ``run_code``).
         self.on_cancel: list[Callable[[str], None]] = []
+        #: Awaited by a cancelled turn before it ends (at most ``cancel_grace`` in all):
+        #: the work ``on_cancel`` stopped, until it has shown how it ended.
+        self.winding_down: list[Callable[[], Awaitable[None]]] = []
         # AgentRequests (client/handlers.py): files and terminals are served by their
         # managers; the other requests by the methods below.
         # Writes and new commands pass the guard first (write_text_file, create_terminal).
@@ -314,6 +297,8 @@ class Session:
             self.checkpoints.begin(turn.record.index)
             try:
                 await self._exchange(turn)
+                if turn.cancel_requested and turn._prompt_done.is_set():
+                    await self._wind_down()
             finally:
                 self._active = None
                 changes = self.checkpoints.end()
@@ -376,6 +361,15 @@ class Session:
                 error = self.connection.auth_error(error)
             turn.error = str(error)
             turn.exception = error
+
+    async def _wind_down(self) -> None:
+        """Wait for :attr:`winding_down`, at most ``cancel_grace`` in all."""
+        with anyio.move_on_after(self.connection.cancel_grace):
+            for wound_down in list(self.winding_down):
+                try:
+                    await wound_down()
+                except Exception:  # the turn ends all the same
+                    log.exception("waiting for the session's own work to stop failed")
 
     async def cancel(self, *, reason: str = "user") -> bool:
         """Cancel the running turn. False when no turn is running.

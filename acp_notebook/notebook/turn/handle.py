@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...client.agent_markdown import agent_markdown
 from ...client.permissions import Policy
-from ...client.session import PromptInput, PromptTurn, prompt_blocks
+from ...client.sent import PromptInput, prompt_blocks
+from ...client.session import PromptTurn
 from ...protocol import models as m
 from ...ui.saved_transcript import saved_bundle
 from ..prompt.context import NotebookPrompt
