@@ -204,6 +204,60 @@ async def test_cancel_answers_a_pending_permission_cancelled_and_ends_the_turn(
     assert "Permission: Cancelled (the turn was cancelled)" in turn.bundle()["text/plain"]
 
 
+async def test_a_cancelled_turn_ends_after_the_work_its_cancel_stopped_has_shown_its_end(
+    open_session: OpenSession,
+) -> None:
+    # The notebook's run_code, interrupted by the cancel, shows how it ended in its tool
+    # call from the agent's loop; the turn ended as soon as the agent answered the cancel,
+    # and a view that drew the turn then had the call without its end.
+    stopped = anyio.Event()
+    order: list[str] = []
+    wire = Wire()
+    async with open_session(
+        scripted(), observers=[wire], policy="ask", interactive=True
+    ) as session:
+
+        async def shown() -> None:
+            await stopped.wait()
+            session.transcript.add_note("the interrupted code's end")
+            order.append("shown")
+
+        session.winding_down.append(shown)
+        session.on_cancel.append(lambda reason: order.append(f"stop ({reason})"))
+        turn = session.submit("permission cancelled")
+        await wait_until(lambda: bool(session.permissions.pending))
+        await session.cancel()
+        await wait_until(lambda: turn.done or prompt_answered(wire))
+        assert not turn.done  # the agent has answered; the turn waits for the work
+        stopped.set()
+        await turn.wait()
+        order.append("ended")
+
+    assert order == ["stop (user)", "shown", "ended"]
+    assert turn.stop_reason == "cancelled"
+    assert "the interrupted code's end" in turn.bundle()["text/plain"]
+
+
+async def test_work_that_does_not_stop_holds_a_cancelled_turn_for_the_grace_only(
+    open_session: OpenSession,
+) -> None:
+    async with open_session(
+        scripted(), policy="ask", interactive=True, cancel_grace=0.5
+    ) as session:
+        session.winding_down.append(anyio.Event().wait)  # never set
+        turn = session.submit("permission cancelled")
+        await wait_until(lambda: bool(session.permissions.pending))
+        await session.cancel()
+        await turn.wait()  # under the fixture's safety net
+    assert turn.stop_reason == "cancelled" and turn.error is None
+
+
+def prompt_answered(wire: Wire) -> bool:
+    """The agent has answered the ``session/prompt`` seen on ``wire``."""
+    asked = {m["id"] for m in wire.sent() if m.get("method") == "session/prompt"}
+    return any("method" not in m and m.get("id") in asked for m in wire.received())
+
+
 async def test_an_error_answer_after_a_cancel_counts_as_cancelled(
     open_session: OpenSession,
 ) -> None:

@@ -127,12 +127,18 @@ def test_every_session_is_offered_the_same_entry_and_gets_its_own_calls(kernel: 
     command = shlex.join([sys.executable, str(SESSION_AGENT), "--mcp-once"])
     agent = '"' + command.replace("\\", "\\\\").replace('"', '\\"') + '"'
     for name in ("once-a", "once-b"):
-        turn = kernel.execute(f"%acp -a {agent} -s {name} echo hi", allow_stdin=False, until="final")
+        turn = kernel.execute(
+            f"%acp -a {agent} -s {name} echo hi", allow_stdin=False, until="final"
+        )
         assert not turn.errors and "echo: hi" in turn.plain, turn.describe()
 
-    first = kernel.execute("%acp -s route-a -p allow /tools in_a = 1", allow_stdin=False, until="final")
+    first = kernel.execute(
+        "%acp -s route-a -p allow /tools in_a = 1", allow_stdin=False, until="final"
+    )
     entry_a = notebook_server(kernel)
-    second = kernel.execute("%acp -s route-b -p allow /tools in_b = 2", allow_stdin=False, until="final")
+    second = kernel.execute(
+        "%acp -s route-b -p allow /tools in_b = 2", allow_stdin=False, until="final"
+    )
     assert notebook_server(kernel) == entry_a
     assert defined(kernel, "in_a") and defined(kernel, "in_b")
     assert "in_a = 1" in first.plain and "in_b = 2" not in first.plain
@@ -258,6 +264,34 @@ def test_the_turns_time_limit_interrupts_the_code_it_approved(kernel: Kernel) ->
     assert "it was interrupted because the turn's time limit (-t) ran out" in plain, plain
     assert "KeyboardInterrupt" in plain
     assert kernel.text("print(1 + 1)").strip() == "2"  # the kernel goes on
+
+
+def test_a_cancelled_turn_ends_after_the_code_it_interrupted_has_shown_its_end(
+    kernel: Kernel,
+) -> None:
+    # The turn ended as soon as the agent answered the cancel; code that took a moment to
+    # end after the interrupt (here its `with` block's exit) showed its result too late
+    # for the turn's last view, which had the call "cancelled" and nothing of the code.
+    kernel.text(
+        "import time\n"
+        "class SlowToStop:\n"
+        "    def __enter__(self):\n"
+        "        return self\n"
+        "    def __exit__(self, *exc):\n"
+        "        time.sleep(2)\n"
+        "        globals()['stopped_late'] = 1\n"
+    )
+    kernel.execute("%acp -s slow -p allow /tools warm = 1", allow_stdin=False, until="final")
+    turn = kernel.execute(
+        "%acp -s slow -p allow -t 6 /tools with SlowToStop(): time.sleep(120)",
+        allow_stdin=False,
+        until="final",
+    )
+    plain = turn.plain
+    assert "cancelled" in plain, plain
+    assert defined(kernel, "stopped_late")
+    assert "it was interrupted because the turn's time limit (-t) ran out" in plain, plain
+    assert "KeyboardInterrupt" in plain
 
 
 def test_the_inspector_draws_the_tools_traffic_and_who_allowed_the_code(kernel: Kernel) -> None:

@@ -400,6 +400,8 @@ class AgentRuntime:
             offered.session = session
             self.tools[name] = offered
             session.on_cancel.append(_interrupt_run_code(offered))
+            context = offered.context
+            session.winding_down.append(lambda: context.runner.ended(context.session))
         return session
 
     async def _drop(self, name: str) -> None:

@@ -7,9 +7,12 @@ approval of ``run_code`` is awaited on the agent loop thread.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from ..summaries import NOT_FOUND, Summary, resolve, summarise
 from . import execute, history
@@ -84,13 +87,29 @@ async def _run_code(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolResul
     if isinstance(decision, Denied):
         return ToolResult.error(f"The code did not run: {decision.reason}.")
     with ctx.runner.interruptible(ctx.session) as interruption:
-        result = await ctx.runner.run(execute.run, ctx.shell, code, interruption)
+        job = ctx.runner.submit(execute.run, ctx.shell, code, interruption)
+        try:
+            result = await asyncio.wrap_future(job)
+        except anyio.get_cancelled_exc_class():
+            if job.cancelled():  # withdrawn before it started: it never ran
+                raise
+            # Withdrawn while it runs (the agent cancelled the call, or its turn was
+            # cancelled, which interrupted it first): interrupted, and how it ended is
+            # still shown in its tool call before the cancel goes on.
+            interruption.interrupt("the agent withdrew the call")
+            with anyio.CancelScope(shield=True):
+                _show(ctx, await asyncio.wrap_future(job))
+            raise
+        _show(ctx, result)
+    return ToolResult(code_content(result), is_error=not result.ok)
+
+
+def _show(ctx: ToolContext, result: execute.CodeResult) -> None:
     if ctx.show is not None:
         try:
             ctx.show(result)
         except Exception:  # the turn view failing must not lose the agent its result
             log.exception("showing run_code's output failed")
-    return ToolResult(code_content(result), is_error=not result.ok)
 
 
 async def _list_cells(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolResult:

@@ -78,6 +78,9 @@ class Interruption:
         self._running = False
         #: The ``SIGINT`` handler ran.
         self._handled = threading.Event()
+        #: Done when the ``with`` block of :meth:`MainThreadRunner.interruptible` that made
+        #: it has ended (the tool call that ran the code goes on from there).
+        self.ended: concurrent.futures.Future[None] = concurrent.futures.Future()
 
     @contextmanager
     def running(self) -> Iterator[None]:
@@ -192,6 +195,7 @@ class MainThreadRunner:
         finally:
             with self._interruptions_lock:
                 self._interruptions.discard(interruption)
+            interruption.ended.set_result(None)
 
     def interrupt(self, owner: str, reason: str) -> bool:
         """Interrupt ``owner``'s code running on the main thread now (any thread), as a
@@ -199,6 +203,14 @@ class MainThreadRunner:
         with self._interruptions_lock:
             mine = [i for i in self._interruptions if i.owner == owner]
         return any([interruption.interrupt(reason) for interruption in mine])
+
+    async def ended(self, owner: str) -> None:
+        """Returns once every ``with`` block of :meth:`interruptible` open now for ``owner``
+        has ended (awaited on an asyncio loop, e.g. after :meth:`interrupt`)."""
+        with self._interruptions_lock:
+            mine = [i.ended for i in self._interruptions if i.owner == owner]
+        for ended in mine:
+            await asyncio.wrap_future(ended)
 
     def submit(self, func: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
         """Queue ``func(*args)`` for the main thread (from any thread); a future of its result."""
