@@ -7,13 +7,12 @@
   shut down through the REST API). The kernelspec ``python3`` resolves to this venv's
   interpreter: jupyter_client replaces a bare ``python`` with the server's
   ``sys.executable``, which is checked at start.
-* ``browser`` (module): Debian's chromium launched by Playwright (never a downloaded
-  one) on a profile kept on disk for the whole test process (``chromium_profile``), so
-  JupyterLab's scripts come from the profile's cache, compiled, after their first loads.
+* ``browser`` (session): Debian's chromium launched by Playwright (never a downloaded
+  one).
 * ``notebook`` (per test): a fresh directory under the root dir (the kernel's and so the
-  agent's working directory), a fresh page in its own workspace, and a
-  :class:`NotebookPage` helper that writes a notebook, opens it, runs cells and takes
-  screenshots into ``test-artifacts/browser/<test>-<nn>-<step>.png`` at the repo root.
+  agent's working directory), a fresh browser context, and a :class:`NotebookPage`
+  helper that writes a notebook, opens it, runs cells and takes screenshots into
+  ``test-artifacts/browser/<test>-<nn>-<step>.png`` at the repo root.
 
 Without chromium or Playwright the tests skip, saying why; under ``CI=true`` they fail
 instead (:func:`tests.conftest.skip_or_fail`), so CI cannot go green without this layer.
@@ -50,7 +49,7 @@ from ..conftest import import_or_skip, skip_or_fail
 from ..servers import own_session
 
 if TYPE_CHECKING:
-    from playwright.sync_api import BrowserContext, Locator, Page
+    from playwright.sync_api import Browser, Locator, Page
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "browser"
@@ -69,8 +68,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-
-VIEWPORT = {"width": 1280, "height": 1400}
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
@@ -167,7 +164,7 @@ def lab_args() -> list[str]:
 def lab_servers() -> Iterator[dict[tuple[str, ...], Lab]]:
     """The servers started so far in this test process, one per set of server options,
     all stopped at the end of the session: each module's tests get a fresh notebook
-    directory, page and kernel, not a fresh server (a start costs seconds)."""
+    directory, browser context and kernel, not a fresh server (a start costs seconds)."""
     servers: dict[tuple[str, ...], Lab] = {}
     yield servers
     for server in servers.values():
@@ -287,21 +284,11 @@ def chromium_or_skip() -> str:
     return chromium
 
 
-@pytest.fixture(scope="session")
-def chromium_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The test process's chromium profile: every module's browser starts on it."""
-    return tmp_path_factory.mktemp("chromium-profile")
-
-
 @pytest.fixture(scope="module")
-def browser(chromium_profile: Path) -> Iterator[BrowserContext]:
-    """Chromium on :func:`chromium_profile`, as the one context its pages open in.
-
-    Module scope, not session: Playwright's sync API keeps an asyncio loop running in the
-    main thread while it is started, which breaks every async test collected after this
-    module (anyio: "another loop is running"). The profile outlives it, and with it the
-    cache: cookies and storage are shared by the pages too, which every test gets apart
-    through a notebook directory and a workspace of its own."""
+def browser() -> Iterator[Browser]:
+    # Module scope, not session: Playwright's sync API keeps an asyncio loop running in
+    # the main thread while it is started, which breaks every async test collected after
+    # this module (anyio: "another loop is running").
     chromium = chromium_or_skip()
     sync_api = import_or_skip("playwright.sync_api", "playwright is not installed")
     # Every `expect` gets the same safety net as the page's actions: Playwright's own
@@ -314,18 +301,11 @@ def browser(chromium_profile: Path) -> Iterator[BrowserContext]:
         skip_or_fail(f"playwright does not start: {exc}")
     try:
         try:
-            launched = manager.chromium.launch_persistent_context(
-                chromium_profile,
-                executable_path=chromium,
-                headless=True,
-                args=CHROMIUM_ARGS,
-                viewport=VIEWPORT,
+            launched = manager.chromium.launch(
+                executable_path=chromium, headless=True, args=CHROMIUM_ARGS
             )
         except Exception as exc:
             skip_or_fail(f"playwright cannot launch {chromium}: {exc}")
-        launched.set_default_timeout(UI_TIMEOUT_MS)
-        for blank in launched.pages:
-            blank.close()
         yield launched
         launched.close()
     finally:
@@ -344,7 +324,7 @@ class NotebookPage:
     """One test's notebook: its directory, the page showing it, and its screenshots."""
 
     lab: Lab
-    browser: BrowserContext
+    browser: Browser
     dir: Path
     test: str
     page: Page = field(init=False)
@@ -355,7 +335,7 @@ class NotebookPage:
     #: The server runs its kernels on a gateway: see :meth:`open`.
     through_gateway: bool = False
     _shots: int = 0
-    _pages: list[Page] = field(default_factory=list)
+    _contexts: list[Any] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.page = self.new_page()
@@ -405,12 +385,13 @@ class NotebookPage:
     # -- page -------------------------------------------------------------------------
 
     def new_page(self) -> Page:
-        page = self.browser.new_page()
-        self._pages.append(page)
-        return page
+        context = self.browser.new_context(viewport={"width": 1280, "height": 1400})
+        context.set_default_timeout(UI_TIMEOUT_MS)
+        self._contexts.append(context)
+        return context.new_page()
 
     def close_page(self) -> None:
-        self.page.close()
+        self.page.context.close()
 
     def reopen_page(self) -> Page:
         self.page = self.new_page()
@@ -429,7 +410,7 @@ class NotebookPage:
         this, with a warning carrying the server's log each time. A kernel merely slow to
         start is waited for as before.
         """
-        workspace = _slug(f"{self.test}-{len(self._pages)}")
+        workspace = _slug(f"{self.test}-{len(self._contexts)}")
         self.page.goto(self.lab.url(f"/lab/workspaces/{workspace}/tree/{self.rel}"))
         self.page.locator(".jp-Notebook .jp-Cell").first.wait_for()
         if not self.through_gateway:
@@ -545,15 +526,13 @@ class NotebookPage:
         return target
 
     def close(self) -> None:
-        for page in self._pages:
+        for context in self._contexts:
             with contextlib.suppress(Exception):
-                page.close()
+                context.close()
 
 
 @pytest.fixture
-def notebook(
-    request: pytest.FixtureRequest, browser: BrowserContext, lab: Lab
-) -> Iterator[NotebookPage]:
+def notebook(request: pytest.FixtureRequest, browser: Browser, lab: Lab) -> Iterator[NotebookPage]:
     test = _slug(request.node.name)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for old in ARTIFACTS.glob(f"{test}-*.png"):

@@ -113,7 +113,7 @@ class LiveNotebookPage:
         self._sockets.append(socket.url)
 
     def reload(self) -> None:
-        """A new page on the same server and kernel (the old one closed: a reload)."""
+        """A new page (a fresh browser context) on the same server and kernel."""
         self.nb.close_page()
         self.nb.reopen_page()
         self.open()

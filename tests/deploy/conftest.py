@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from ..browser.conftest import (  # noqa: F401  (fixtures and the report hook, shared)
     browser,
-    chromium_profile,
     lab,
     lab_servers,
     notebook,
