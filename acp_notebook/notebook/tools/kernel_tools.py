@@ -91,7 +91,7 @@ async def _run_code(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolResul
         try:
             result = await asyncio.wrap_future(job)
         except anyio.get_cancelled_exc_class():
-            if job.cancelled():  # withdrawn before it started: it never ran
+            if job.cancel():  # withdrawn before it started: it never runs
                 raise
             # Withdrawn while it runs (the agent cancelled the call, or its turn was
             # cancelled, which interrupted it first): interrupted, and how it ended is
