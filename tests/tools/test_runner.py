@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
+from typing import Any
 
 import pytest
 
-from acp_notebook.notebook.tools import MainThreadRunner
+from acp_notebook.notebook.tools import Approved, MainThreadRunner, ToolContext, kernel_tools
 
 
 def _thread_name() -> str:
@@ -105,3 +106,56 @@ def _make(errors: list[BaseException]) -> None:
         MainThreadRunner()
     except RuntimeError as exc:
         errors.append(exc)
+
+
+class _Untouchable:
+    """A shell that must not be used: any attribute read is recorded."""
+
+    def __init__(self) -> None:
+        self.read: list[str] = []
+
+    def __getattr__(self, name: str) -> object:
+        self.read.append(name)
+        raise AttributeError(name)
+
+
+def test_run_code_withdrawn_before_its_job_starts_never_runs_it() -> None:
+    # The agent withdraws its call (its turn was cancelled) while the kernel's main thread
+    # is still busy: the queued code must not run later, when the main thread gets to it.
+    submitted = threading.Event()
+
+    class Recording(MainThreadRunner):
+        def submit(self, func: Any, *args: Any) -> concurrent.futures.Future[Any]:
+            future = super().submit(func, *args)
+            submitted.set()
+            return future
+
+    runner = Recording(loop=None)  # jobs run only in drain(): the main thread is busy
+    shell = _Untouchable()
+    shown: list[object] = []
+
+    async def allow(request: object) -> Approved:
+        return Approved("the test")
+
+    context = ToolContext("s", shell, runner, allow, show=shown.append)  # type: ignore[arg-type]
+    run_code = kernel_tools().get("run_code")
+    assert run_code is not None
+    outcome: list[str] = []
+
+    async def withdraw() -> None:
+        task = asyncio.ensure_future(run_code.call(context, {"code": "ran = 1"}))
+        while not submitted.is_set():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            outcome.append("withdrawn")
+
+    agent_loop = threading.Thread(target=lambda: asyncio.run(withdraw()))
+    agent_loop.start()
+    agent_loop.join(timeout=30)
+    assert outcome == ["withdrawn"]
+
+    assert runner.drain() == 1  # the main thread gets to the job: it is skipped
+    assert shell.read == [] and shown == []
