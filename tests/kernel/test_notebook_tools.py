@@ -20,7 +20,7 @@ import pytest
 
 from tests.tools.helpers import McpAgent, relay_processes, wait_until
 
-from .conftest import SAFETY, Kernel
+from .conftest import SAFETY, Execution, Kernel
 
 pytestmark = pytest.mark.kernel
 
@@ -248,15 +248,21 @@ def test_a_headless_notebook_run_by_nbclient(tmp_path: Path) -> None:
     nbformat.validate(notebook)
 
 
+def run_code_past_the_time_limit(kernel: Kernel, session: str, limit: int, code: str) -> Execution:
+    """A turn of ``session`` (allowed by policy) whose ``run_code`` runs ``code`` under
+    ``-t limit``, after a first turn that starts the agent's MCP client (so the limited one
+    reaches run_code soon)."""
+    kernel.execute(f"%acp -s {session} -p allow /tools warm = 1", allow_stdin=False, until="final")
+    return kernel.execute(
+        f"%acp -s {session} -p allow -t {limit} /tools {code}", allow_stdin=False, until="final"
+    )
+
+
 def test_the_turns_time_limit_interrupts_the_code_it_approved(kernel: Kernel) -> None:
     # `-t` did not bound an approved run_code: the turn was cancelled, and the code went
     # on in the user's namespace until a kernel interrupt freed it.
-    # A first turn starts the agent's MCP client, so the limited one reaches run_code soon.
-    kernel.execute("%acp -s limited -p allow /tools warm = 1", allow_stdin=False, until="final")
-    turn = kernel.execute(
-        "%acp -s limited -p allow -t 8 /tools import time; time.sleep(120); after_sleep = 1",
-        allow_stdin=False,
-        until="final",
+    turn = run_code_past_the_time_limit(
+        kernel, "limited", 8, "import time; time.sleep(120); after_sleep = 1"
     )
     plain = turn.plain
     assert "Now **`run_code`**" in turn.markdown, plain  # the code started
@@ -281,13 +287,9 @@ def test_a_cancelled_turn_ends_after_the_code_it_interrupted_has_shown_its_end(
         "        time.sleep(2)\n"
         "        globals()['stopped_late'] = 1\n"
     )
-    kernel.execute("%acp -s slow -p allow /tools warm = 1", allow_stdin=False, until="final")
-    turn = kernel.execute(
-        "%acp -s slow -p allow -t 6 /tools with SlowToStop(): time.sleep(120)",
-        allow_stdin=False,
-        until="final",
-    )
-    plain = turn.plain
+    plain = run_code_past_the_time_limit(
+        kernel, "slow", 6, "with SlowToStop(): time.sleep(120)"
+    ).plain
     assert "cancelled" in plain, plain
     assert defined(kernel, "stopped_late")
     assert "it was interrupted because the turn's time limit (-t) ran out" in plain, plain
