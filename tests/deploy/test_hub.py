@@ -77,12 +77,17 @@ class Hub:
             except (urllib.error.URLError, OSError, ValueError):
                 pass
             if self.process.poll() is not None or time.monotonic() > deadline:
-                tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-30:])
-                pytest.fail(f"{what} never happened:\n{tail}")
+                pytest.fail(f"{what} never happened:\n{self.log_tail()}")
             time.sleep(0.3)
 
+    def log_tail(self) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-30:])
+
     def start_server(self, user: str) -> None:
-        self.api("POST", f"/hub/api/users/{user}/server")
+        try:
+            self.api("POST", f"/hub/api/users/{user}/server")
+        except urllib.error.HTTPError as exc:
+            pytest.fail(f"the hub did not start {user}'s server ({exc}):\n{self.log_tail()}")
         self.wait(f"{user}'s server start", lambda: self.api("GET", f"/user/{user}/api/status"))
 
     def stop_server(self, user: str) -> None:
