@@ -10,9 +10,16 @@
 * ``browser`` (session): Debian's chromium launched by Playwright (never a downloaded
   one).
 * ``notebook`` (per test): a fresh directory under the root dir (the kernel's and so the
-  agent's working directory), a fresh browser context, and a :class:`NotebookPage`
-  helper that writes a notebook, opens it, runs cells and takes screenshots into
-  ``test-artifacts/browser/<test>-<nn>-<step>.png`` at the repo root.
+  agent's working directory), a :class:`NotebookPage` helper that writes a notebook,
+  opens it, runs cells and takes screenshots into
+  ``test-artifacts/browser/<test>-<nn>-<step>.png`` at the repo root, and its page.
+* ``shared_lab`` (module): the JupyterLab page a module's tests open their notebooks in,
+  one after another (:class:`SharedLab`). Loading JupyterLab costs a page about
+  4 CPU-seconds more than opening a notebook in one already loaded, and the browser
+  tests are most of the suite's CPU. A test still gets a fresh notebook, kernel and
+  agents; a test that failed, left a dialog or took the page elsewhere leaves the next
+  one a fresh browser context. ``tests/deploy`` shares nothing (its tests restart
+  kernels and reload pages behind gateways).
 
 Without chromium or Playwright the tests skip, saying why; under ``CI=true`` they fail
 instead (:func:`tests.conftest.skip_or_fail`), so CI cannot go green without this layer.
@@ -226,7 +233,8 @@ def start_lab(tmp_path_factory: pytest.TempPathFactory, lab_args: list[str]) -> 
     )
     port = free_port()
     token = secrets.token_hex(16)
-    cmd = [*lab_command(root, port, token), *lab_args]
+    # ``window.jupyterapp``: how :class:`SharedLab` opens a notebook in a loaded page.
+    cmd = [*lab_command(root, port, token), "--LabApp.expose_app_in_browser=True", *lab_args]
     log_path = base_dir / "jupyterlab.log"
     with log_path.open("wb") as log_file:
         process = subprocess.Popen(
@@ -320,25 +328,113 @@ def _slug(text: str) -> str:
 
 
 @dataclass
+class SharedLab:
+    """The loaded JupyterLab page one module's tests open their notebooks in, one after
+    another (on one server: a module's flavours get one each)."""
+
+    page: Page | None = None
+    #: The workspace the page was loaded in: a page whose URL names another is not it.
+    workspace: str = ""
+
+    def take(self) -> Page | None:
+        """The loaded page if it still shows JupyterLab in its workspace, else None (and a
+        page taken elsewhere is closed)."""
+        if self.page is None:
+            return None
+        here = re.search(r"/lab/workspaces/([^/?#]+)", self.page.url)
+        if self.page.is_closed() or here is None or here.group(1) != self.workspace:
+            self.drop()
+            return None
+        return self.page
+
+    def adopt(self, page: Page, workspace: str) -> None:
+        """``page`` has loaded JupyterLab in ``workspace``: later tests open theirs in it."""
+        self.page, self.workspace = page, workspace
+
+    def owns(self, page: Page) -> bool:
+        return self.page is not None and page is self.page
+
+    def open(self, rel: str) -> None:
+        """Open ``rel`` in the loaded page, then close every other document in it."""
+        assert self.page is not None
+        self.page.evaluate(
+            """async (path) => {
+                const app = window.jupyterapp;
+                const before = Array.from(app.shell.widgets('main'));
+                const panel = await app.commands.execute('docmanager:open', {path});
+                for (const widget of before) if (widget !== panel) widget.dispose();
+                const folder = path.split('/').slice(0, -1).join('/');
+                try {  // the file browser shows the notebook's folder, as after a load
+                    await app.commands.execute('filebrowser:go-to-path', {path: folder});
+                } catch (error) {
+                    console.warn('filebrowser:go-to-path', error);
+                }
+            }""",
+            rel,
+        )
+
+    def tidy(self) -> None:
+        """After a test: close its documents without saving (before its kernels are shut
+        down) and fold the right sidebar, as a freshly loaded page has it. A page showing a
+        dialog, or that cannot be tidied, is dropped."""
+        if self.page is None:
+            return
+        try:
+            tidied = self.page.evaluate(
+                """() => {
+                    if (document.querySelector('.jp-Dialog')) return false;
+                    const app = window.jupyterapp;
+                    for (const widget of Array.from(app.shell.widgets('main'))) widget.dispose();
+                    app.shell.collapseRight();
+                    return true;
+                }"""
+            )
+        except Exception:
+            tidied = False
+        if not tidied:
+            self.drop()
+
+    def drop(self) -> None:
+        """Close the page's browser context: the next test loads JupyterLab afresh."""
+        if self.page is not None:
+            with contextlib.suppress(Exception):
+                self.page.context.close()
+        self.page = None
+
+
+@dataclass
 class NotebookPage:
-    """One test's notebook: its directory, the page showing it, and its screenshots."""
+    """One test's notebook: its directory, the page showing it, and its screenshots.
+
+    Its page is, until the test asks for a new one, its module's :class:`SharedLab` page
+    when there is one (see :meth:`open`), else a fresh browser context's.
+    """
 
     lab: Lab
     browser: Browser
     dir: Path
     test: str
-    page: Page = field(init=False)
+    shared: SharedLab | None = None
     name: str = "notebook.ipynb"
     #: The safety net for a kernel to start when the notebook opens (a gateway's
     #: kernels start on another server, slower on a busy machine).
     kernel_start_ms: int = UI_TIMEOUT_MS
     #: The server runs its kernels on a gateway: see :meth:`open`.
     through_gateway: bool = False
+    _page: Page | None = None
     _shots: int = 0
     _contexts: list[Any] = field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        self.page = self.new_page()
+    @property
+    def page(self) -> Page:
+        if self._page is None:
+            taken = self.shared.take() if self.shared is not None else None
+            self._page = taken or self.new_page()
+        return self._page
+
+    @page.setter
+    def page(self, page: Page) -> None:
+        self._page = page
 
     # -- files ------------------------------------------------------------------------
 
@@ -391,15 +487,21 @@ class NotebookPage:
         return context.new_page()
 
     def close_page(self) -> None:
-        self.page.context.close()
+        if self.shared is not None and self.shared.owns(self.page):
+            self.shared.drop()
+        else:
+            self.page.context.close()
 
     def reopen_page(self) -> Page:
+        """A fresh browser context's page (never the shared one)."""
         self.page = self.new_page()
         return self.page
 
     def open(self) -> None:
-        """Open the notebook (in a workspace of its own, so nothing else is restored)
-        and wait until its kernel is idle.
+        """Open the notebook and wait until its kernel is idle: in the module's loaded
+        JupyterLab page when this test has it (every other document there is closed), else
+        by loading JupyterLab in a workspace of its own (so nothing else is restored),
+        which the module's next tests then share.
 
         :attr:`through_gateway`: in about one whole-suite run in five, the page kept a
         gateway's kernel "Unknown" for good, and once a reload did not help. (Seen every
@@ -410,11 +512,18 @@ class NotebookPage:
         this, with a warning carrying the server's log each time. A kernel merely slow to
         start is waited for as before.
         """
+        if self.shared is not None and self.shared.owns(self.page):
+            self.shared.open(self.rel)
+            self.cells.first.wait_for()
+            self.wait_kernel_idle()
+            return
         workspace = _slug(f"{self.test}-{len(self._contexts)}")
         self.page.goto(self.lab.url(f"/lab/workspaces/{workspace}/tree/{self.rel}"))
         self.page.locator(".jp-Notebook .jp-Cell").first.wait_for()
         if not self.through_gateway:
             self.wait_kernel_idle()
+            if self.shared is not None and self.shared.page is None:
+                self.shared.adopt(self.page, workspace)
             return
         remedies = [
             ("reloaded", lambda: None),
@@ -525,14 +634,36 @@ class NotebookPage:
         self.page.screenshot(path=str(target), full_page=True)
         return target
 
-    def close(self) -> None:
+    def close(self, failed: bool = False) -> None:
+        """Close the test's own browser contexts; tidy the shared page for the next test
+        (or drop it when the test ``failed``: nothing of a failure is carried over)."""
+        if self.shared is not None:
+            if failed:
+                self.shared.drop()
+            else:
+                self.shared.tidy()
+        kept = self.shared.page if self.shared is not None else None
         for context in self._contexts:
-            with contextlib.suppress(Exception):
-                context.close()
+            if kept is None or context is not kept.context:
+                with contextlib.suppress(Exception):
+                    context.close()
+
+
+@pytest.fixture(scope="module")
+def shared_lab(browser: Browser, lab: Lab) -> Iterator[SharedLab | None]:
+    """The JupyterLab page this module's tests share on ``lab`` (see :class:`SharedLab`)."""
+    shared = SharedLab()
+    yield shared
+    shared.drop()
 
 
 @pytest.fixture
-def notebook(request: pytest.FixtureRequest, browser: Browser, lab: Lab) -> Iterator[NotebookPage]:
+def notebook(
+    request: pytest.FixtureRequest,
+    browser: Browser,
+    lab: Lab,
+    shared_lab: SharedLab | None,
+) -> Iterator[NotebookPage]:
     test = _slug(request.node.name)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for old in ARTIFACTS.glob(f"{test}-*.png"):
@@ -541,14 +672,15 @@ def notebook(request: pytest.FixtureRequest, browser: Browser, lab: Lab) -> Iter
     if directory.exists():
         shutil.rmtree(directory)
     directory.mkdir()
-    nb = NotebookPage(lab, browser, directory, test)
+    nb = NotebookPage(lab, browser, directory, test, shared_lab)
     try:
         yield nb
     finally:
-        if getattr(request.node, "rep_call_failed", False):
+        failed = getattr(request.node, "rep_call_failed", False)
+        if failed:
             with contextlib.suppress(Exception):
                 nb.shot("failure")
-        nb.close()
+        nb.close(failed)
         lab.shutdown_sessions()
 
 

@@ -3,6 +3,8 @@ server per set of options, a fresh notebook per test), and the servers it runs b
 
 from __future__ import annotations
 
+import pytest
+
 from ..browser.conftest import (  # noqa: F401  (fixtures and the report hook, shared)
     browser,
     lab,
@@ -10,3 +12,10 @@ from ..browser.conftest import (  # noqa: F401  (fixtures and the report hook, s
     notebook,
     pytest_runtest_makereport,
 )
+
+
+@pytest.fixture(scope="module")
+def shared_lab() -> None:
+    """No shared page here: these tests restart kernels and reload pages behind gateways
+    and hubs, each in a browser context of its own."""
+    return None
