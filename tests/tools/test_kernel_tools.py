@@ -237,3 +237,32 @@ def test_a_tool_registered_later_is_announced_and_callable(kernel: Kernel, agent
     assert text_of(agent.call("hello")) == "hello from session s1"
     kernel.text("_unregister()")
     assert "hello" not in agent.tool_names()
+
+
+def test_arguments_the_schema_refuses_get_what_is_wrong_and_run_nothing(
+    kernel: Kernel, agent: McpAgent
+) -> None:
+    kernel.text("ran_by_a_bad_call = False")
+    missing = agent.call("run_code", {})
+    assert missing.is_error
+    assert text_of(missing) == (
+        "Invalid arguments for run_code: the arguments must contain ['code'] properties"
+    )
+    wrong_type = agent.call("run_code", {"code": ["ran_by_a_bad_call = True"]})
+    assert wrong_type.is_error
+    assert text_of(wrong_type) == "Invalid arguments for run_code: code must be string"
+    assert text_of(agent.call("read_cell", {"n": "1"})) == (
+        "Invalid arguments for read_cell: n must be integer"
+    )
+    assert kernel_value(kernel, "ran_by_a_bad_call") is False
+
+
+def test_a_tool_call_does_not_import_jsonschema_into_the_kernel(
+    kernel: Kernel, agent: McpAgent
+) -> None:
+    # Importing jsonschema costs the kernel about a second of CPU (its URI format parser),
+    # on the first tool call, for schemas that use none of it.
+    kernel.text("import sys\nsys.modules.pop('jsonschema', None)")
+    assert "Invalid arguments" in text_of(agent.call("inspect_variable", {}))
+    assert text_of(agent.call("list_cells"))
+    assert kernel_value(kernel, "'jsonschema' in sys.modules") is False

@@ -26,9 +26,10 @@ from __future__ import annotations
 import base64
 import contextvars
 import functools
+import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -249,7 +250,6 @@ class NotebookToolsServer:
         )
 
     async def _call_tool(self, ctx: Any, params: Any) -> mcp_types.CallToolResult:
-        import jsonschema
         import mcp_types
         from mcp.shared.exceptions import MCPError
 
@@ -261,10 +261,9 @@ class NotebookToolsServer:
         if isinstance(context, str):
             return _to_mcp(ToolResult.error(context))
         arguments = params.arguments or {}
-        try:
-            jsonschema.validate(arguments, dict(tool.input_schema))
-        except jsonschema.ValidationError as exc:
-            return _to_mcp(ToolResult.error(f"Invalid arguments for {tool.name}: {exc.message}"))
+        wrong = argument_error(tool.input_schema, arguments)
+        if wrong is not None:
+            return _to_mcp(ToolResult.error(f"Invalid arguments for {tool.name}: {wrong}"))
         try:
             result = await tool.call(context, arguments)
         except Exception as exc:
@@ -293,6 +292,47 @@ class NotebookToolsServer:
                     log.debug("could not announce a tool change", exc_info=True)
 
         self._loop.submit(announce)
+
+
+def argument_error(schema: Mapping[str, Any], arguments: Any) -> str | None:
+    """What is wrong with a tool call's ``arguments`` against the tool's JSON Schema, or
+    None when nothing is.
+
+    Checked by a validator fastjsonschema compiles once per schema (it comes with nbformat),
+    not by ``jsonschema``: importing that costs the user's kernel about a second of CPU on
+    its first tool call, nearly all of it building a parser for a URI format
+    (``rfc3987_syntax``) that no tool schema uses. A schema fastjsonschema cannot compile
+    (a keyword of a draft it does not know) is checked by ``jsonschema`` instead.
+    """
+    key = json.dumps(schema, sort_keys=True, default=str)
+    try:
+        check = _compiled(key)
+    except Exception:
+        import jsonschema
+
+        try:
+            jsonschema.validate(arguments, dict(schema))
+        except jsonschema.ValidationError as exc:
+            return str(exc.message)
+        return None
+    import fastjsonschema
+
+    try:
+        check(arguments)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        # Its messages name the value "data": "data.code must be string".
+        message = str(exc.message)
+        if message.startswith("data."):
+            return message[len("data.") :]
+        return "the arguments" + message[len("data") :] if message.startswith("data") else message
+    return None
+
+
+@functools.lru_cache(maxsize=128)
+def _compiled(schema_json: str) -> Callable[[Any], Any]:
+    import fastjsonschema
+
+    return fastjsonschema.compile(json.loads(schema_json))
 
 
 def _to_mcp(result: ToolResult) -> mcp_types.CallToolResult:
