@@ -65,6 +65,8 @@ ARTIFACTS = REPO / "test-artifacts" / "browser"
 UI_TIMEOUT_MS = 30_000
 TURN_TIMEOUT_MS = 60_000
 SERVER_START_S = 60.0
+#: How long a page waits for a gateway's kernel before it reloads (see NotebookPage.open).
+GATEWAY_STALL_MS = 15_000
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -509,8 +511,10 @@ class NotebookPage:
         at once with the same session id; the server's proxy cannot cancel its pending
         upstream connect, and the gateway logs "Replacing stale connection". That this
         is the cause is not proven.) A user reloads, then restarts the kernel: so does
-        this, with a warning carrying the server's log each time. A kernel merely slow to
-        start is waited for as before.
+        this, with a warning carrying the server's log each time: the first after
+        :data:`GATEWAY_STALL_MS` (a stall cost a run its 30 s safety net, on its last
+        worker), the next after the full safety net. A kernel merely slow to start loses
+        nothing by a reload: it goes on starting on the gateway, and the page waits again.
         """
         if self.shared is not None and self.shared.owns(self.page):
             self.shared.open(self.rel)
@@ -529,9 +533,9 @@ class NotebookPage:
             ("reloaded", lambda: None),
             ("restarted its kernel and reloaded", self._restart),
         ]
-        for done, remedy in remedies:
+        for attempt, (done, remedy) in enumerate(remedies):
             try:
-                self.wait_kernel_idle(min(UI_TIMEOUT_MS, self.kernel_start_ms))
+                self.wait_kernel_idle(GATEWAY_STALL_MS if attempt == 0 else UI_TIMEOUT_MS)
                 return
             except AssertionError:
                 warnings.warn(
