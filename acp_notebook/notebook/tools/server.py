@@ -298,16 +298,16 @@ def argument_error(schema: Mapping[str, Any], arguments: Any) -> str | None:
     """What is wrong with a tool call's ``arguments`` against the tool's JSON Schema, or
     None when nothing is.
 
-    Checked by a validator fastjsonschema compiles once per schema (it comes with nbformat),
-    not by ``jsonschema``: importing that costs the user's kernel about a second of CPU on
-    its first tool call, nearly all of it building a parser for a URI format
-    (``rfc3987_syntax``) that no tool schema uses. A schema fastjsonschema cannot compile
-    (a keyword of a draft it does not know) is checked by ``jsonschema`` instead.
+    Checked, where it reads the schema as ``jsonschema`` would, by a validator fastjsonschema
+    compiles once per schema (it comes with nbformat): importing ``jsonschema`` costs the
+    user's kernel about a second of CPU on its first tool call, nearly all of it building a
+    parser for a URI format (``rfc3987_syntax``) that no tool schema uses. fastjsonschema
+    knows drafts up to 7; MCP's default dialect is 2020-12, so a schema naming another
+    dialect or using a keyword 2020-12 added or changed (:data:`_NEWER`) is checked by
+    ``jsonschema``, as is one fastjsonschema cannot compile.
     """
-    key = json.dumps(schema, sort_keys=True, default=str)
-    try:
-        check = _compiled(key)
-    except Exception:
+    check = _fast_check(json.dumps(schema, sort_keys=True, default=str))
+    if check is None:
         import jsonschema
 
         try:
@@ -328,11 +328,51 @@ def argument_error(schema: Mapping[str, Any], arguments: Any) -> str | None:
     return None
 
 
+#: Keywords draft 2020-12 added or gave another meaning after draft 7.
+_NEWER = frozenset(
+    {
+        "prefixItems",
+        "dependentRequired",
+        "dependentSchemas",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "minContains",
+        "maxContains",
+        "$anchor",
+        "$dynamicRef",
+        "$dynamicAnchor",
+        "$recursiveRef",
+        "$recursiveAnchor",
+        "$vocabulary",
+    }
+)
+
+
+def _reads_as_draft7(node: Any, top: bool = True) -> bool:
+    """Whether a schema means the same to a draft-7 validator as to a 2020-12 one."""
+    if isinstance(node, list):
+        return all(_reads_as_draft7(item, False) for item in node)
+    if not isinstance(node, dict):
+        return True
+    dialect = node.get("$schema")
+    if dialect is not None and not (top and "draft-07" in str(dialect)):
+        return False
+    if _NEWER & node.keys() or isinstance(node.get("items"), list):
+        return False
+    return all(_reads_as_draft7(value, False) for value in node.values())
+
+
 @functools.lru_cache(maxsize=128)
-def _compiled(schema_json: str) -> Callable[[Any], Any]:
+def _fast_check(schema_json: str) -> Callable[[Any], Any] | None:
+    schema = json.loads(schema_json)
+    if not _reads_as_draft7(schema):
+        return None
     import fastjsonschema
 
-    return fastjsonschema.compile(json.loads(schema_json))
+    try:
+        return fastjsonschema.compile(schema)
+    except Exception:  # a schema it cannot read: jsonschema says what it makes of it
+        return None
 
 
 def _to_mcp(result: ToolResult) -> mcp_types.CallToolResult:
