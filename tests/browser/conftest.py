@@ -7,7 +7,7 @@
   shut down through the REST API). The kernelspec ``python3`` resolves to this venv's
   interpreter: jupyter_client replaces a bare ``python`` with the server's
   ``sys.executable``, which is checked at start.
-* ``browser`` (session): Debian's chromium launched by Playwright (never a downloaded
+* ``browser`` (module): Debian's chromium launched by Playwright (never a downloaded
   one).
 * ``notebook`` (per test): a fresh directory under the root dir (the kernel's and so the
   agent's working directory), a :class:`NotebookPage` helper that writes a notebook,
@@ -56,7 +56,7 @@ from ..conftest import import_or_skip, skip_or_fail
 from ..servers import own_session
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Locator, Page
+    from playwright.sync_api import Browser, BrowserContext, Locator, Page
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "browser"
@@ -354,7 +354,7 @@ class SharedLab:
         self.page, self.workspace = page, workspace
 
     def owns(self, page: Page) -> bool:
-        return self.page is not None and page is self.page
+        return page is self.page
 
     def open(self, rel: str) -> None:
         """Open ``rel`` in the loaded page, then close every other document in it."""
@@ -425,7 +425,7 @@ class NotebookPage:
     through_gateway: bool = False
     _page: Page | None = None
     _shots: int = 0
-    _contexts: list[Any] = field(default_factory=list)
+    _contexts: list[BrowserContext] = field(default_factory=list)
 
     @property
     def page(self) -> Page:
@@ -512,8 +512,8 @@ class NotebookPage:
         upstream connect, and the gateway logs "Replacing stale connection". That this
         is the cause is not proven.) A user reloads, then restarts the kernel: so does
         this, with a warning carrying the server's log each time: the first after
-        :data:`GATEWAY_STALL_MS` (a stall cost a run its 30 s safety net, on its last
-        worker), the next after the full safety net. A kernel merely slow to start loses
+        :data:`GATEWAY_STALL_MS` (a stall would otherwise hold its worker for the whole
+        safety net), the next after the full safety net. A kernel merely slow to start loses
         nothing by a reload: it goes on starting on the gateway, and the page waits again.
         """
         if self.shared is not None and self.shared.owns(self.page):
