@@ -20,6 +20,7 @@ import os
 import pwd
 import secrets
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -105,6 +106,27 @@ def _user(name: str) -> None:
         subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", name], check=True)
 
 
+@contextlib.contextmanager
+def _enterable(*paths: Path) -> Iterator[None]:
+    """Every user may enter ``paths`` and the folders above them (search only, not list)
+    while the hub runs; their modes are put back after. The users' servers import this
+    checkout and the test environment's packages, and a checkout in a private folder
+    (``mktemp -d`` makes one, mode 700) is otherwise out of their reach."""
+    closed: dict[Path, int] = {}
+    for path in paths:
+        for folder in (path, *path.parents):
+            mode = stat.S_IMODE(folder.stat().st_mode)
+            if not mode & stat.S_IXOTH:
+                closed.setdefault(folder, mode)
+    try:
+        for folder, mode in closed.items():
+            folder.chmod(mode | stat.S_IXOTH)
+        yield
+    finally:
+        for folder, mode in closed.items():
+            folder.chmod(mode)
+
+
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
     if os.geteuid() != 0:
@@ -162,27 +184,28 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
         },
     }
     (base / "jupyterhub_config.json").write_text(json.dumps(config))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "JPY_"))}
-    log = base / "hub.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "jupyterhub", "-f", str(base / "jupyterhub_config.json")],
-            cwd=base,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            **own_session(),
-        )
-    started = Hub(f"http://127.0.0.1:{port}", token, log, process)
-    try:
-        started.wait("the hub's start", lambda: started.api("GET", "/hub/api/"))
-        yield started
-    finally:
-        for name in USERS:
-            with contextlib.suppress(urllib.error.URLError, OSError):
-                started.api("DELETE", f"/hub/api/users/{name}/server")
-        _stop(process)
+    with _enterable(ROOT, Path(site)):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "JPY_"))}
+        log = base / "hub.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "jupyterhub", "-f", str(base / "jupyterhub_config.json")],
+                cwd=base,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                **own_session(),
+            )
+        started = Hub(f"http://127.0.0.1:{port}", token, log, process)
+        try:
+            started.wait("the hub's start", lambda: started.api("GET", "/hub/api/"))
+            yield started
+        finally:
+            for name in USERS:
+                with contextlib.suppress(urllib.error.URLError, OSError):
+                    started.api("DELETE", f"/hub/api/users/{name}/server")
+            _stop(process)
 
 
 async def _run(hub: Hub, user: str, kernel: str, code: str) -> str:
