@@ -108,22 +108,27 @@ def _user(name: str) -> None:
 
 @contextlib.contextmanager
 def _enterable(*paths: Path) -> Iterator[None]:
-    """Every user may enter ``paths`` and the folders above them (search only, not list)
-    while the hub runs; their modes are put back after. The users' servers import this
-    checkout and the test environment's packages, and a checkout in a private folder
-    (``mktemp -d`` makes one, mode 700) is otherwise out of their reach."""
-    closed: dict[Path, int] = {}
+    """Every user may list ``paths`` (an import reads the folder) and enter the folders
+    above them (search only, not list) while the hub runs; their modes are put back after.
+    The users' servers import this checkout and the test environment's packages, and a
+    checkout in a private folder (``mktemp -d`` makes one, mode 700) is otherwise out of
+    their reach."""
+    closed: dict[Path, tuple[int, int]] = {}
     for path in paths:
-        for folder in (path, *path.parents):
+        for folder, needed in (
+            (path, stat.S_IROTH | stat.S_IXOTH),
+            *((up, stat.S_IXOTH) for up in path.parents),
+        ):
             mode = stat.S_IMODE(folder.stat().st_mode)
-            if not mode & stat.S_IXOTH:
-                closed.setdefault(folder, mode)
+            if mode & needed != needed:
+                was, more = closed.get(folder, (mode, 0))
+                closed[folder] = (was, more | needed)
     try:
-        for folder, mode in closed.items():
-            folder.chmod(mode | stat.S_IXOTH)
+        for folder, (mode, more) in closed.items():
+            folder.chmod(mode | more)
         yield
     finally:
-        for folder, mode in closed.items():
+        for folder, (mode, _) in closed.items():
             folder.chmod(mode)
 
 
